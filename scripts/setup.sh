@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs everything hlox needs from Debian 12 packages (run as root) and builds it into build/.
+# Safe to run again: apt-get skips what is installed, and the build is incremental.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config ccache git
+  libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libeigen3-dev libspdlog-dev libabsl-dev
+  libcli11-dev libsqlite3-dev libcpp-httplib-dev nlohmann-json3-dev libpng-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  pybind11-dev python3-pybind11 python3-dev python3-numpy python3-zmq python3-msgpack
+  python3-torch python3-torchvision
+  clang libclang-rt-14-dev
+  iproute2 chromium python3-yaml
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+cmake --build build -j "$(nproc)"

@@ -1,0 +1,36 @@
+// Shared test helpers: where the real-HLO corpus is, and how tests react when it is missing.
+//
+// The corpus is found at $HLOX_CORPUS if set, else at <source>/../shared/hlo. A test that needs
+// it calls HLOX_REQUIRE_CORPUS(): when missing, the test is skipped with a message, except under
+// CI=true where missing data is a failure.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace hlox::testing {
+
+// The corpus folder, or "" when it does not exist.
+std::string CorpusDir();
+// Every *.hlo file of the corpus (top level), sorted; empty when missing.
+std::vector<std::string> CorpusFiles();
+// The pass_pairs/*.hlo files, sorted.
+std::vector<std::string> PassPairFiles();
+bool InCi();
+// Reads a whole file; fails the test on error.
+std::string ReadFileOrDie(const std::string& path);
+// Path of the built hlox binary.
+std::string HloxBinary();
+std::string SourceDir();
+
+}  // namespace hlox::testing
+
+#define HLOX_REQUIRE_CORPUS()                                                          \
+  do {                                                                                 \
+    if (::hlox::testing::CorpusDir().empty()) {                                        \
+      if (::hlox::testing::InCi()) FAIL() << "HLO corpus missing (set HLOX_CORPUS)";   \
+      GTEST_SKIP() << "HLO corpus not found; set HLOX_CORPUS to ../shared/hlo";         \
+    }                                                                                  \
+  } while (0)

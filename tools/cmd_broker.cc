@@ -1,0 +1,17 @@
+// hlox broker: placeholder until its issue lands; says so and fails.
+#include <iostream>
+
+#include "tools/commands.h"
+
+namespace hlox::cli {
+
+void RegisterBroker(CLI::App& app) {
+  auto* cmd = app.add_subcommand("broker", "(not built yet)");
+  cmd->allow_extras();
+  cmd->callback([] {
+    std::cerr << "hlox broker: not built yet\n";
+    ExitCode() = 2;
+  });
+}
+
+}  // namespace hlox::cli

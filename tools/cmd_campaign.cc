@@ -1,0 +1,17 @@
+// hlox campaign: placeholder until its issue lands; says so and fails.
+#include <iostream>
+
+#include "tools/commands.h"
+
+namespace hlox::cli {
+
+void RegisterCampaign(CLI::App& app) {
+  auto* cmd = app.add_subcommand("campaign", "(not built yet)");
+  cmd->allow_extras();
+  cmd->callback([] {
+    std::cerr << "hlox campaign: not built yet\n";
+    ExitCode() = 2;
+  });
+}
+
+}  // namespace hlox::cli

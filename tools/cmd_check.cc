@@ -1,0 +1,17 @@
+// hlox check: placeholder until its issue lands; says so and fails.
+#include <iostream>
+
+#include "tools/commands.h"
+
+namespace hlox::cli {
+
+void RegisterCheck(CLI::App& app) {
+  auto* cmd = app.add_subcommand("check", "(not built yet)");
+  cmd->allow_extras();
+  cmd->callback([] {
+    std::cerr << "hlox check: not built yet\n";
+    ExitCode() = 2;
+  });
+}
+
+}  // namespace hlox::cli

@@ -1,0 +1,17 @@
+// hlox print: placeholder until its issue lands; says so and fails.
+#include <iostream>
+
+#include "tools/commands.h"
+
+namespace hlox::cli {
+
+void RegisterPrint(CLI::App& app) {
+  auto* cmd = app.add_subcommand("print", "(not built yet)");
+  cmd->allow_extras();
+  cmd->callback([] {
+    std::cerr << "hlox print: not built yet\n";
+    ExitCode() = 2;
+  });
+}
+
+}  // namespace hlox::cli

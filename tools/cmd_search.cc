@@ -1,0 +1,17 @@
+// hlox search: placeholder until its issue lands; says so and fails.
+#include <iostream>
+
+#include "tools/commands.h"
+
+namespace hlox::cli {
+
+void RegisterSearch(CLI::App& app) {
+  auto* cmd = app.add_subcommand("search", "(not built yet)");
+  cmd->allow_extras();
+  cmd->callback([] {
+    std::cerr << "hlox search: not built yet\n";
+    ExitCode() = 2;
+  });
+}
+
+}  // namespace hlox::cli
