@@ -1,0 +1,77 @@
+// The result record every part of hlox uses for one evaluated candidate: its status, the
+// measured cost distribution, analytical costs and provenance. docs/RESULTS.md describes each
+// field of its JSON form.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hlox {
+
+enum class JobStatus : uint8_t {
+  kOk,
+  kWrongOutput,
+  kInvalidDecisions,
+  kRunError,
+  kTimeout,
+  kPoison,
+  kCancelled,
+};
+std::string_view JobStatusName(JobStatus s);  // "OK", "WRONG_OUTPUT", ...
+std::optional<JobStatus> ParseJobStatus(std::string_view s);
+
+// A measured cost: all samples and their summary, in seconds per call.
+struct CostDistribution {
+  double median = 0;           // seconds
+  double mad = 0;              // median absolute deviation, seconds
+  double ci_low = 0, ci_high = 0;  // bootstrap 95% interval of the median
+  double mean = 0, min = 0;
+  int64_t calls_per_sample = 1;
+  std::vector<double> samples; // seconds per call, one entry per sample
+  bool unstable = false;       // time cap reached before the spread target
+};
+
+// Costs computed without running anything.
+struct AnalyticalCost {
+  int64_t op_count = 0;        // instructions in the entry and called computations (no params/constants)
+  double flops = 0;
+  double bytes_moved = 0;      // DRAM traffic under the module's fusion
+  double roofline_seconds = 0; // max(flops/peak, bytes/bandwidth) summed per kernel
+  int64_t scratchpad_bytes = 0;          // scratchpad size the traffic was counted for
+  double scratchpad_traffic_bytes = 0;   // DRAM<->scratchpad bytes
+  int64_t peak_memory_bytes = 0;
+};
+
+struct Provenance {
+  std::string host, cpu;
+  int cores = 0, threads = 0;
+  std::string hlox_version;
+  std::string worker_id, hardware_class;
+  std::string protocol;        // timing protocol parameters, as text
+  uint64_t seed = 0;
+};
+
+// Where a candidate's outputs first differed from the reference.
+struct Mismatch {
+  int64_t output = 0;          // leaf index
+  int64_t index = 0;           // flat element index
+  double expected = 0, actual = 0;
+  std::string detail;
+};
+
+struct ResultRecord {
+  JobStatus status = JobStatus::kOk;
+  std::string message;         // error text for non-OK statuses
+  std::string module_hash, pipeline;
+  CostDistribution cost;       // empty unless measured
+  AnalyticalCost analytical;
+  Provenance provenance;
+  std::optional<Mismatch> mismatch;
+  int64_t instruction_count = 0;  // of the optimized module
+  double eval_seconds = 0;     // wall time of the whole evaluation
+};
+
+}  // namespace hlox

@@ -1,0 +1,51 @@
+// Executes a verified module on the CPU. An Executor is built once per module (it plans
+// buffers by liveness and prepares fused loops) and can run many times.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ir/module.h"
+#include "runtime/kernel.h"
+#include "runtime/value.h"
+
+namespace hlox::rt {
+
+struct ExecOptions {
+  int threads = 1;
+  uint64_t seed = 0;  // seeds rng ops and elided constants
+};
+
+struct RunStats {
+  int64_t peak_bytes = 0;  // peak live buffer bytes during the run
+};
+
+class Executor {
+ public:
+  // Prepares `module` (which must outlive the executor) for execution.
+  static absl::StatusOr<std::unique_ptr<Executor>> Create(const Module& module, ExecOptions options);
+  ~Executor();
+
+  // Runs the entry computation on `args` (one value per entry parameter).
+  absl::StatusOr<Value> Run(const std::vector<Value>& args, RunStats* stats = nullptr);
+  // Runs any computation of the module (used by kernels for to_apply, while bodies, ...).
+  absl::StatusOr<Value> RunComputation(const Computation& comp, const std::vector<const Value*>& args);
+
+  ThreadPool& pool();
+  const ExecOptions& options() const;
+
+ private:
+  Executor();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Seeded inputs for the entry parameters: the same (module, seed) gives the same bits on every
+// machine. Floats are uniform in a dtype-suited range, ints small non-negative, pred random.
+std::vector<Value> MakeSeededInputs(const Module& module, uint64_t seed);
+// Fills an array shape with seeded values (used for inputs and elided constants).
+Value MakeSeededValue(const Shape& shape, uint64_t seed);
+
+}  // namespace hlox::rt

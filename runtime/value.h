@@ -1,0 +1,58 @@
+// Runtime values. An array value is a Buffer: a shape and 64-byte aligned memory holding the
+// elements densely in logical row-major order, whatever the shape's layout says (layouts only
+// matter to bitcast, whose kernel maps physical orders). A tuple value holds its elements.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "ir/literal.h"
+#include "ir/shape.h"
+
+namespace hlox::rt {
+
+class Buffer {
+ public:
+  // Allocates uninitialized memory for an array shape (from the process-wide buffer pool).
+  explicit Buffer(Shape shape);
+  ~Buffer();
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  const Shape& shape() const { return shape_; }
+  int64_t element_count() const { return shape_.ElementCount(); }
+  int64_t byte_size() const { return bytes_; }
+  uint8_t* data() { return data_; }
+  const uint8_t* data() const { return data_; }
+  template <typename T> T* as() { return reinterpret_cast<T*>(data_); }
+  template <typename T> const T* as() const { return reinterpret_cast<const T*>(data_); }
+
+ private:
+  Shape shape_;
+  int64_t bytes_ = 0;
+  uint8_t* data_ = nullptr;
+};
+
+using BufferPtr = std::shared_ptr<Buffer>;
+
+// An array buffer, a tuple of values, or a token (neither).
+struct Value {
+  BufferPtr array;
+  std::vector<Value> tuple;
+  bool is_tuple = false;
+
+  static Value Array(BufferPtr b) { Value v; v.array = std::move(b); return v; }
+  static Value Tuple(std::vector<Value> elems) { Value v; v.tuple = std::move(elems); v.is_tuple = true; return v; }
+  static Value Token() { return Value(); }
+  bool is_array() const { return array != nullptr; }
+  // Array leaves in depth-first order.
+  void Flatten(std::vector<BufferPtr>* out) const;
+};
+
+// Conversions between runtime values and IR literals (for constants, tests and tools).
+Value ValueFromLiteral(const Literal& literal);
+Literal LiteralFromValue(const Value& value, const Shape& shape);
+
+}  // namespace hlox::rt
