@@ -17,7 +17,7 @@ absl::StatusOr<ApplyReport> Pass::Run(Module& module) {
 }
 
 absl::Status InvalidDecisionsError(std::string_view message) {
-  absl::Status s = absl::InvalidArgumentError(absl::StrCat("invalid decisions: ", message));
+  absl::Status s = absl::InvalidArgumentError(absl::StrCat("invalid decisions: ", std::string(message)));
   s.SetPayload(kKindPayload, absl::Cord(kInvalidDecisions));
   return s;
 }
