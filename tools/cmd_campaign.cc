@@ -1,16 +1,45 @@
-// hlox campaign: placeholder until its issue lands; says so and fails.
+// hlox campaign --graphs DIR --algos a,b --budget N --seeds K [--resume]: many searches through one
+// fleet, stored durably and resumable, summarised as Markdown/CSV tables and plots.
 #include <iostream>
 
+#include "absl/strings/str_split.h"
+#include "agent/campaign.h"
 #include "tools/commands.h"
 
 namespace hlox::cli {
 
 void RegisterCampaign(CLI::App& app) {
-  auto* cmd = app.add_subcommand("campaign", "(not built yet)");
-  cmd->allow_extras();
-  cmd->callback([] {
-    std::cerr << "hlox campaign: not built yet\n";
-    ExitCode() = 2;
+  auto* cmd = app.add_subcommand("campaign", "run searches over many graphs, algorithms and seeds");
+  auto o = std::make_shared<CampaignOptions>();
+  auto algos = std::make_shared<std::string>("random,greedy");
+  auto objective = std::make_shared<std::string>("measured");
+  o->session.progress = false;
+  cmd->add_option("--graphs", o->graphs_dir, "folder of .hlo modules")->required();
+  cmd->add_option("--algos", *algos, "comma-separated algorithms")->capture_default_str();
+  cmd->add_option("--budget", o->session.search.budget)->capture_default_str();
+  cmd->add_option("--seeds", o->seeds)->capture_default_str();
+  cmd->add_option("--out", o->out_dir, "campaign folder")->capture_default_str();
+  cmd->add_flag("--resume", o->resume, "continue a campaign in --out, skipping finished runs");
+  cmd->add_option("--pipeline", o->session.pipeline)->capture_default_str();
+  cmd->add_option("--broker", o->session.broker, "broker address (default: embedded fleet)");
+  cmd->add_option("--workers", o->session.workers, "embedded workers");
+  cmd->add_option("--threads", o->session.threads)->capture_default_str();
+  cmd->add_option("--objective", *objective, "measured|roofline|ops")->capture_default_str();
+  cmd->add_option("--model", o->session.search.model_path, "advantage model for guided");
+  cmd->add_flag("--in-process", o->session.in_process, "evaluate in this process");
+  cmd->callback([o, algos, objective] {
+    o->algos = absl::StrSplit(*algos, ',', absl::SkipEmpty());
+    absl::StatusOr<Objective> obj = ParseObjective(*objective);
+    absl::Status s = obj.status();
+    if (s.ok()) {
+      o->session.search.objective = *obj;
+      o->session.verdict = *obj == Objective::kMeasured;
+      s = RunCampaign(*o);
+    }
+    if (!s.ok()) {
+      std::cerr << "hlox campaign: " << s.message() << "\n";
+      ExitCode() = 1;
+    }
   });
 }
 

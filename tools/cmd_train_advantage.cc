@@ -1,16 +1,45 @@
-// hlox train-advantage: placeholder until its issue lands; says so and fails.
+// hlox train-advantage --logs DIR -o MODEL: train the local-advantage model on search logs.
+#include <filesystem>
 #include <iostream>
 
+#include "agent/train_advantage.h"
 #include "tools/commands.h"
 
 namespace hlox::cli {
 
 void RegisterTrainAdvantage(CLI::App& app) {
-  auto* cmd = app.add_subcommand("train-advantage", "(not built yet)");
-  cmd->allow_extras();
-  cmd->callback([] {
-    std::cerr << "hlox train-advantage: not built yet\n";
-    ExitCode() = 2;
+  auto* cmd = app.add_subcommand("train-advantage", "train the learned advantage model on search logs");
+  auto logs = std::make_shared<std::vector<std::string>>();
+  auto out = std::make_shared<std::string>();
+  auto opts = std::make_shared<TrainOptions>();
+  cmd->add_option("--logs", *logs, "folders or .jsonl files written by hlox search --out")->required();
+  cmd->add_option("-o,--output", *out, "model file to write")->required();
+  cmd->add_option("--epochs", opts->epochs)->capture_default_str();
+  cmd->add_option("--lr", opts->learning_rate)->capture_default_str();
+  cmd->add_option("--seed", opts->seed)->capture_default_str();
+  cmd->callback([logs, out, opts] {
+    namespace fs = std::filesystem;
+    std::vector<std::string> files;
+    for (const std::string& p : *logs) {
+      if (fs::is_directory(p)) {
+        for (const auto& e : fs::recursive_directory_iterator(p)) {
+          if (e.path().extension() == ".jsonl") files.push_back(e.path().string());
+        }
+      } else {
+        files.push_back(p);
+      }
+    }
+    std::sort(files.begin(), files.end());
+    AdvantageModel model(opts->seed);
+    absl::StatusOr<TrainReport> r = TrainAdvantageModel(files, *opts, model);
+    absl::Status saved = r.ok() ? model.Save(*out) : r.status();
+    if (!saved.ok()) {
+      std::cerr << "hlox train-advantage: " << saved.message() << "\n";
+      ExitCode() = 1;
+      return;
+    }
+    std::cout << "trained on " << r->graphs << " logs, " << r->samples << " labelled samples; loss "
+              << r->initial_loss << " -> " << r->final_loss << "; wrote " << *out << "\n";
   });
 }
 

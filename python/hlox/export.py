@@ -134,15 +134,18 @@ def export(model: torch.nn.Module, input_shapes: Sequence[Tuple[int, ...]], trai
             break
         if node.op != "call_function":
             raise ExportError(f"unsupported fx node {node.op} {node.target}")
-        rargs, rkwargs = real_arg(node.args), {k: real_arg(v) for k, v in node.kwargs.items()}
+        rargs, rkwargs = list(real_arg(node.args)), {k: real_arg(v) for k, v in node.kwargs.items()}
+        packet = getattr(node.target, "overloadpacket", None)
+        inplace = packet is not None and packet.__name__.endswith("_") and isinstance(node.args[0], torch.fx.Node)
+        if inplace:  # run in-place ops on a copy so earlier readers keep their values
+            rargs[0] = rargs[0].clone()
         with torch.no_grad():
-            value = node.target(*[x.clone() if isinstance(x, torch.Tensor) else x for x in rargs], **rkwargs)
+            value = node.target(*rargs, **rkwargs)
         real[node] = value
         env[node] = aten_ops.lower(L, node.target, hlo_arg(node.args),
                                    {k: hlo_arg(v) for k, v in node.kwargs.items()}, value)
         # In-place ops (name ending in '_') update their first argument for later readers.
-        packet = getattr(node.target, "overloadpacket", None)
-        if packet is not None and packet.__name__.endswith("_") and isinstance(node.args[0], torch.fx.Node):
+        if inplace:
             env[node.args[0]] = env[node]
             real[node.args[0]] = value
     flat_out = [o for o in outputs if o is not None]

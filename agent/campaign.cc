@@ -1,0 +1,150 @@
+// Campaign loop, resume and summary tables.
+#include "agent/campaign.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "agent/embedded.h"
+#include "agent/plot.h"
+#include "agent/search_log.h"
+#include "common/status_macros.h"
+
+namespace hlox {
+namespace fs = std::filesystem;
+namespace {
+
+std::optional<nlohmann::json> ReadSummary(const fs::path& p) {
+  std::ifstream in(p);
+  if (!in) return std::nullopt;
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;  // a run that crashed while writing: run it again
+  }
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+absl::Status WriteTables(const CampaignOptions& o, const std::vector<std::string>& graphs) {
+  std::ofstream csv(fs::path(o.out_dir) / "results.csv");
+  csv << "graph,algo,seed,evaluations,invalid,evaluations_to_best,search_speedup,best_speedup,ci_low,ci_high\n";
+  std::ostringstream md;
+  md << "| graph | algo | best speedup (median over seeds) | range | evals to best | invalid |\n"
+     << "|---|---|---|---|---|---|\n";
+  for (const std::string& g : graphs) {
+    std::vector<PlotSeries> series;
+    const uint32_t colors[] = {0x1f77b4, 0xff7f0e, 0x2ca02c, 0xd62728, 0x9467bd, 0x8c564b, 0xe377c2, 0x7f7f7f};
+    for (size_t a = 0; a < o.algos.size(); ++a) {
+      std::vector<double> speedups, to_best;
+      int64_t invalid = 0;
+      for (int s = 0; s < o.seeds; ++s) {
+        fs::path run = fs::path(o.out_dir) / "runs" / g / o.algos[a] / absl::StrCat("seed", s);
+        auto j = ReadSummary(run / "summary.json");
+        if (!j) continue;
+        auto num = [&](const char* k) { return (*j)[k].is_number() ? (*j)[k].get<double>() : NAN; };
+        speedups.push_back(num("best_speedup"));
+        to_best.push_back(num("evaluations_to_best"));
+        invalid += (*j)["invalid"].get<int64_t>();
+        csv << absl::StrFormat("%s,%s,%d,%d,%d,%g,%g,%g,%g,%g\n", g, o.algos[a], s, (*j)["evaluations"].get<int64_t>(),
+                               (*j)["invalid"].get<int64_t>(), num("evaluations_to_best"), num("search_speedup"),
+                               num("best_speedup"), (*j)["best_speedup_ci"][0].is_number() ? (*j)["best_speedup_ci"][0].get<double>() : NAN,
+                               (*j)["best_speedup_ci"][1].is_number() ? (*j)["best_speedup_ci"][1].get<double>() : NAN);
+        if (s == 0) {
+          absl::StatusOr<SearchLog> log = ReadSearchLog((run / "log.jsonl").string());
+          if (log.ok() && !log->entries.empty()) {
+            PlotSeries ps;
+            ps.rgb = colors[a % 8];
+            double base = log->entries[0].cost, best = INFINITY;
+            for (const LogEntry& e : log->entries) {
+              best = std::min(best, e.cost);
+              ps.x.push_back(static_cast<double>(e.evaluation));
+              ps.y.push_back(std::isfinite(best) && best > 0 ? base / best : NAN);
+            }
+            series.push_back(ps);
+          }
+        }
+      }
+      if (speedups.empty()) continue;
+      md << absl::StrFormat("| %s | %s | %.3fx | %.3f .. %.3f | %.0f | %d |\n", g, o.algos[a], Median(speedups),
+                            *std::min_element(speedups.begin(), speedups.end()),
+                            *std::max_element(speedups.begin(), speedups.end()), Median(to_best), invalid);
+    }
+    fs::create_directories(fs::path(o.out_dir) / "plots");
+    if (!series.empty()) {
+      HLOX_RETURN_IF_ERROR(WriteLinePlot((fs::path(o.out_dir) / "plots" / (g + ".png")).string(), series, 1.0));
+    }
+  }
+  md << "\nPlot colours in plots/: ";
+  for (size_t a = 0; a < o.algos.size(); ++a) md << (a ? ", " : "") << o.algos[a];
+  md << " (blue, orange, green, red, purple, brown, pink, grey).\n";
+  std::ofstream(fs::path(o.out_dir) / "table.md") << md.str();
+  std::cout << md.str();
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status RunCampaign(const CampaignOptions& o) {
+  if (o.algos.empty() || o.seeds < 1) return absl::InvalidArgumentError("need at least one algorithm and one seed");
+  std::vector<std::string> graphs;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(o.graphs_dir, ec)) {
+    if (e.path().extension() == ".hlo") graphs.push_back(e.path().stem().string());
+  }
+  if (ec) return absl::InvalidArgumentError(absl::StrCat("cannot read ", o.graphs_dir, ": ", ec.message()));
+  if (graphs.empty()) return absl::InvalidArgumentError(absl::StrCat("no .hlo files in ", o.graphs_dir));
+  std::sort(graphs.begin(), graphs.end());
+  if (fs::exists(fs::path(o.out_dir) / "runs") && !o.resume) {
+    return absl::AlreadyExistsError(absl::StrCat(o.out_dir, " already holds a campaign; pass --resume to continue it"));
+  }
+  SessionOptions base = o.session;
+  std::optional<agent::EmbeddedFleet> fleet;
+  if (base.broker.empty() && !base.in_process) {
+    agent::EmbeddedOptions eo;
+    eo.threads = base.threads;
+    eo.db_path = (fs::path(o.out_dir) / "broker.db").string();
+    fs::create_directories(o.out_dir);
+    int workers = base.workers > 0 ? base.workers : 2;
+    HLOX_ASSIGN_OR_RETURN(agent::EmbeddedFleet f, agent::StartEmbeddedFleet(workers, eo));
+    base.broker = f.address;
+    base.workers = workers;
+    fleet = std::move(f);
+  }
+  int total = static_cast<int>(graphs.size() * o.algos.size()) * o.seeds, done = 0;
+  for (const std::string& g : graphs) {
+    for (const std::string& algo : o.algos) {
+      for (int s = 0; s < o.seeds; ++s) {
+        ++done;
+        fs::path run = fs::path(o.out_dir) / "runs" / g / algo / absl::StrCat("seed", s);
+        if (ReadSummary(run / "summary.json")) continue;  // finished before a crash or stop
+        SessionOptions so = base;
+        so.module_path = (fs::path(o.graphs_dir) / (g + ".hlo")).string();
+        so.out_dir = run.string();
+        so.search.algo = algo;
+        so.search.seed = static_cast<uint64_t>(s);
+        so.campaign = absl::StrCat("campaign-", g, "-", algo, "-", s);
+        std::cerr << absl::StrFormat("[%d/%d] %s %s seed %d\n", done, total, g, algo, s);
+        absl::StatusOr<SessionResult> r = RunSearchSession(so);
+        if (!r.ok()) {
+          std::cerr << "  failed: " << r.status().message() << "\n";
+          fs::create_directories(run);
+          std::ofstream(run / "error.txt") << r.status().message() << "\n";
+        }
+      }
+    }
+  }
+  return WriteTables(o, graphs);
+}
+
+}  // namespace hlox

@@ -1,0 +1,29 @@
+// Campaigns: many graphs x algorithms x seeds through one fleet. Each run writes its own folder
+// (runs/<graph>/<algo>/seed<k>/) and its summary.json last, so a campaign that crashed or was
+// stopped resumes by skipping finished runs; identical jobs are also answered by the broker's
+// durable result cache. The summary is a Markdown and a CSV table per graph and algorithm and one
+// progress plot per graph.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "agent/search_session.h"
+
+namespace hlox {
+
+struct CampaignOptions {
+  std::string graphs_dir;
+  std::vector<std::string> algos;
+  int seeds = 1;
+  std::string out_dir = "campaign";
+  bool resume = false;
+  SessionOptions session;        // budget, pipeline, broker/workers, threads, objective...
+};
+
+// Runs (or resumes) the campaign and writes table.md, results.csv and plots/. Errors: bad
+// options, an out_dir holding results without --resume, unreadable graphs folder.
+absl::Status RunCampaign(const CampaignOptions& options);
+
+}  // namespace hlox

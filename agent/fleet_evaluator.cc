@@ -1,0 +1,48 @@
+// Submitting a batch and gathering exactly one result per job.
+#include "agent/fleet_evaluator.h"
+
+#include <random>
+#include <unordered_map>
+
+#include "absl/strings/str_cat.h"
+
+namespace hlox {
+
+FleetEvaluator::FleetEvaluator(std::unique_ptr<agent::Client> client, const std::string& module_text,
+                               std::string pipeline, std::string campaign, int parallelism)
+    : client_(std::move(client)),
+      module_text_(std::make_shared<const std::string>(module_text)),
+      pipeline_(std::move(pipeline)),
+      campaign_(std::move(campaign)),
+      parallelism_(std::max(1, parallelism)) {}
+
+std::vector<ResultRecord> FleetEvaluator::Evaluate(const std::vector<PipelineDecisions>& batch) {
+  std::vector<ResultRecord> out(batch.size());
+  std::unordered_map<std::string, size_t> slot;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    agent::JobSpec job;
+    job.id = absl::StrCat(campaign_, "-", next_id_++);
+    job.campaign = campaign_;
+    job.module_text = module_text_;
+    job.pipeline = pipeline_;
+    job.decisions = batch[i];
+    absl::StatusOr<std::string> id = client_->Submit(std::move(job));
+    if (!id.ok()) {
+      out[i].status = JobStatus::kRunError;
+      out[i].message = std::string(id.status().message());
+      continue;
+    }
+    slot[*id] = i;
+  }
+  while (!slot.empty()) {
+    std::optional<agent::JobResult> r = client_->Next(std::chrono::milliseconds(1000));
+    if (!r) continue;  // the client resubmits on its own if the broker went away
+    auto it = slot.find(r->job_id);
+    if (it == slot.end()) continue;
+    out[it->second] = std::move(r->record);
+    slot.erase(it);
+  }
+  return out;
+}
+
+}  // namespace hlox

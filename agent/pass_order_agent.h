@@ -1,0 +1,34 @@
+// Pass ordering, the XLA pass-ordering gym's task: choose the next pass from a menu until
+// "stop". A REINFORCE agent with a per-step softmax policy (one logit per step position and
+// action) and a moving-average baseline learns sequences that shrink the op count; the best
+// sequence seen is kept.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ir/module.h"
+
+namespace hlox {
+
+struct PassOrderOptions {
+  int episodes = 100;            // the evaluation budget: one episode = one evaluated sequence
+  int max_steps = 12;
+  double learning_rate = 0.5;
+  uint64_t seed = 0;
+};
+
+struct PassOrderResult {
+  std::vector<std::string> best_sequence;
+  int64_t initial_ops = 0;       // the unoptimized module
+  int64_t best_ops = 0;          // after the best sequence
+  int64_t default_ops = 0;       // after the default pipeline (the baseline to beat)
+  std::vector<int64_t> best_so_far;  // best op count after each episode
+};
+
+// Runs the agent on `module`. Errors come from the passes (a pass failing on the module).
+absl::StatusOr<PassOrderResult> SearchPassOrder(const Module& module, const PassOrderOptions& options);
+
+}  // namespace hlox

@@ -1,0 +1,61 @@
+// Search agents over a SearchSpace: random, greedy coordinate descent, beam search over the
+// sequential decision points, simulated annealing, Gibbs sampling, evolution and search guided
+// by a learned local-advantage model. Every agent respects the evaluation budget, starts from the
+// default policy or a random vector, and reports every (configuration, cost) pair it saw.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "agent/evaluator.h"
+#include "agent/search_space.h"
+
+namespace hlox {
+
+struct SearchOptions {
+  std::string algo = "random";   // random|greedy|beam|anneal|gibbs|evolution|guided
+  int64_t budget = 100;          // evaluations, the default-policy baseline included
+  uint64_t seed = 0;
+  bool start_random = false;     // start from random decisions instead of the default policy
+  Objective objective = Objective::kMeasured;
+  int batch = 0;                 // candidates per round; 0 = the evaluator's parallelism
+  int beam_width = 4;
+  double temperature = 0.05;     // anneal start / gibbs tau, relative to the baseline cost
+  int population = 16;           // evolution
+  double mutation_rate = 0;      // evolution; 0 = 1/sites
+  std::string model_path;        // guided: trained advantage model
+  double top_fraction = 0.1;     // guided: alpha, pick among the top alpha of predicted nodes
+  int neighbourhood = 1;         // guided: k hops mutated around the chosen node
+  // Called after each round of evaluations.
+  std::function<void(int64_t evaluations, int64_t invalid, double best_speedup)> on_progress;
+};
+
+// One evaluated configuration.
+struct LogEntry {
+  DecisionVector decisions;
+  double cost;                   // +inf when invalid
+  JobStatus status;
+  int64_t evaluation;            // 1-based index in evaluation order
+};
+
+struct SearchResult {
+  DecisionVector best;
+  double best_cost = 0;
+  double default_cost = 0;       // the default policy's cost (first evaluation)
+  int64_t evaluations = 0, invalid = 0;
+  int64_t evaluations_to_best = 0;
+  std::vector<double> best_so_far;  // after each evaluation
+  std::vector<LogEntry> log;
+  double speedup() const { return best_cost > 0 ? default_cost / best_cost : 1.0; }
+};
+
+std::vector<std::string> SearchAlgorithms();
+// Runs `options.algo`. InvalidArgument for an unknown algorithm or a bad option; errors from
+// loading the model for guided search.
+absl::StatusOr<SearchResult> RunSearch(const SearchSpace& space, Evaluator& evaluator,
+                                       const SearchOptions& options);
+
+}  // namespace hlox

@@ -1,0 +1,92 @@
+// Guided search with a learned local advantage function: predict, for the current
+// configuration, how much flipping each site would change the cost; pick a site among the top
+// alpha fraction by predicted magnitude; mutate its k-hop neighbourhood of sites; keep the best
+// configuration seen.
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <set>
+
+#include "agent/advantage_model.h"
+#include "agent/search_driver.h"
+
+namespace hlox {
+namespace {
+
+// Sites whose anchor node is within `k` hops of `start` in the undirected graph.
+std::vector<int64_t> NeighbourSites(const GraphFeatures& f, const std::vector<std::vector<int64_t>>& adj,
+                                    const std::vector<std::vector<int64_t>>& sites_at, int64_t start, int k) {
+  std::vector<int64_t> out;
+  std::vector<int> dist(f.node_count(), -1);
+  std::deque<int64_t> q{start};
+  dist[start] = 0;
+  while (!q.empty()) {
+    int64_t n = q.front();
+    q.pop_front();
+    for (int64_t s : sites_at[n]) out.push_back(s);
+    if (dist[n] == k) continue;
+    for (int64_t m : adj[n]) {
+      if (dist[m] < 0) {
+        dist[m] = dist[n] + 1;
+        q.push_back(m);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::Status RunGuided(SearchDriver& d) {
+  absl::StatusOr<AdvantageModel> model = AdvantageModel::Load(d.options().model_path);
+  if (!model.ok()) return model.status();
+  const SearchSpace& space = d.space();
+  const GraphFeatures& f = space.features;
+  std::vector<std::vector<int64_t>> adj(f.node_count()), sites_at(f.node_count());
+  for (int64_t e = 0; e < f.edge_count(); ++e) {
+    int64_t a = f.edge_index[e], b = f.edge_index[f.edge_count() + e];
+    adj[a].push_back(b);
+    adj[b].push_back(a);
+  }
+  for (int64_t s = 0; s < space.size(); ++s) {
+    if (f.site_nodes[s] >= 0) sites_at[f.site_nodes[s]].push_back(s);
+  }
+  DecisionVector cur = d.Start();
+  double cur_cost = d.Evaluate(cur);
+  GraphInput input = MakeGraphInput(f, cur);
+  std::uniform_real_distribution<double> u(0, 1);
+  while (!d.exhausted()) {
+    SetDecisions(input, cur);
+    Eigen::VectorXf pred = model->Predict(input);
+    std::vector<int64_t> ranked;
+    for (int64_t s = 0; s < space.size(); ++s) {
+      if (f.site_nodes[s] >= 0 && d.Choices(s) > 1) ranked.push_back(s);
+    }
+    if (ranked.empty()) break;
+    std::stable_sort(ranked.begin(), ranked.end(), [&](int64_t a, int64_t b) {
+      return std::fabs(pred(f.site_nodes[a])) > std::fabs(pred(f.site_nodes[b]));
+    });
+    size_t top = std::max<size_t>(1, static_cast<size_t>(std::ceil(d.options().top_fraction * ranked.size())));
+    std::vector<DecisionVector> props;
+    for (int i = 0; i < d.batch_size(); ++i) {
+      int64_t s = ranked[std::uniform_int_distribution<size_t>(0, top - 1)(d.rng())];
+      DecisionVector v = cur;
+      int c = std::uniform_int_distribution<int>(0, d.Choices(s) - 2)(d.rng());
+      v[s] = c >= v[s] ? c + 1 : c;
+      for (int64_t t : NeighbourSites(f, adj, sites_at, f.site_nodes[s], d.options().neighbourhood)) {
+        if (t != s && u(d.rng()) < 0.5) v[t] = std::uniform_int_distribution<int>(0, d.Choices(t) - 1)(d.rng());
+      }
+      props.push_back(v);
+    }
+    std::vector<double> costs = d.Evaluate(props);
+    for (size_t i = 0; i < props.size(); ++i) {
+      if (costs[i] < cur_cost) {
+        cur = props[i];
+        cur_cost = costs[i];
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace hlox

@@ -1,0 +1,239 @@
+// The search session: evaluator choice, progress bar, verdict and output files.
+#include "agent/search_session.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "agent/embedded.h"
+#include "agent/fleet_evaluator.h"
+#include "agent/pass_order_agent.h"
+#include "agent/plot.h"
+#include "agent/search_log.h"
+#include "common/status_macros.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "passes/decisions_io.h"
+#include "passes/pass_order.h"
+#include "passes/pipeline.h"
+
+namespace hlox {
+namespace {
+
+class ProgressBar {
+ public:
+  ProgressBar(int64_t budget, bool enabled) : budget_(budget), enabled_(enabled), tty_(isatty(2)),
+                                              start_(std::chrono::steady_clock::now()) {}
+  void Update(int64_t done, int64_t invalid, double speedup) {
+    if (!enabled_) return;
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    double eta = done > 0 ? secs / done * (budget_ - done) : 0;
+    int width = 30, filled = static_cast<int>(width * done / std::max<int64_t>(1, budget_));
+    std::string bar(filled, '#');
+    bar.resize(width, '.');
+    std::string line = absl::StrFormat("[%s] %lld/%lld evals  best %.3fx  invalid %lld  ETA %.0fs", bar,
+                                       static_cast<long long>(done), static_cast<long long>(budget_), speedup,
+                                       static_cast<long long>(invalid), eta);
+    if (tty_) {
+      std::fprintf(stderr, "\r%s", line.c_str());
+    } else if (done * 10 / std::max<int64_t>(1, budget_) != last_decile_) {
+      last_decile_ = done * 10 / std::max<int64_t>(1, budget_);
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
+  }
+  void Done() {
+    if (enabled_ && tty_) std::fprintf(stderr, "\n");
+  }
+
+ private:
+  int64_t budget_;
+  bool enabled_, tty_;
+  int64_t last_decile_ = -1;
+  std::chrono::steady_clock::time_point start_;
+};
+
+absl::Status WriteOutputs(const SessionOptions& o, const SearchSpace& space, const SessionResult& r) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(o.out_dir, ec);
+  if (ec) return absl::InvalidArgumentError(absl::StrCat("cannot create ", o.out_dir, ": ", ec.message()));
+  DecisionsFile best{o.pipeline, space.Decisions(r.search.best)};
+  std::ofstream(fs::path(o.out_dir) / "best_decisions.json") << DecisionsToJson(best) << "\n";
+  std::ofstream(fs::path(o.out_dir) / "summary.json") << r.Summary(o).dump(2) << "\n";
+  SearchLog log{fs::absolute(o.module_path).string(), o.pipeline, space.key,
+                o.search.objective == Objective::kMeasured ? "measured"
+                : o.search.objective == Objective::kRoofline ? "roofline" : "ops",
+                space.size(), r.search.log};
+  HLOX_RETURN_IF_ERROR(WriteSearchLog((fs::path(o.out_dir) / "log.jsonl").string(), log));
+  PlotSeries s;
+  for (size_t i = 0; i < r.search.best_so_far.size(); ++i) {
+    s.x.push_back(static_cast<double>(i + 1));
+    double c = r.search.best_so_far[i];
+    s.y.push_back(std::isfinite(c) && c > 0 ? r.search.default_cost / c : NAN);
+  }
+  return WriteLinePlot((fs::path(o.out_dir) / "progress.png").string(), {s}, 1.0);
+}
+
+}  // namespace
+
+nlohmann::json SessionResult::Summary(const SessionOptions& o) const {
+  auto finite = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  return {{"module", o.module_path},
+          {"algo", o.search.algo},
+          {"pipeline", o.pipeline},
+          {"decision_point", key},
+          {"sites", sites},
+          {"budget", o.search.budget},
+          {"evaluations", search.evaluations},
+          {"invalid", search.invalid},
+          {"evaluations_to_best", search.evaluations_to_best},
+          {"default_cost", finite(search.default_cost)},
+          {"best_cost", finite(search.best_cost)},
+          {"search_speedup", finite(search.speedup())},
+          {"best_speedup", finite(best_speedup)},
+          {"best_speedup_ci", {finite(ci_low), finite(ci_high)}},
+          {"verdict", verdict_measured ? "paired" : "search"},
+          {"best_decisions", search.best},
+          {"pass_sequence", pass_sequence},
+          {"initial_ops", initial_ops}};
+}
+
+std::string FormatSessionTable(const SessionOptions& o, const SessionResult& r) {
+  std::string t;
+  absl::StrAppendFormat(&t, "%-22s %s\n", "module", o.module_path);
+  absl::StrAppendFormat(&t, "%-22s %s (%s, %lld sites)\n", "decision point", r.key, o.pipeline,
+                        static_cast<long long>(r.sites));
+  absl::StrAppendFormat(&t, "%-22s %s, budget %lld\n", "algorithm", o.search.algo,
+                        static_cast<long long>(o.search.budget));
+  absl::StrAppendFormat(&t, "%-22s %lld (invalid %lld, best at %lld)\n", "evaluations",
+                        static_cast<long long>(r.search.evaluations), static_cast<long long>(r.search.invalid),
+                        static_cast<long long>(r.search.evaluations_to_best));
+  if (r.key == "pass-order") {
+    absl::StrAppendFormat(&t, "%-22s %lld -> default pipeline %.0f -> best sequence %.0f\n", "op count",
+                          static_cast<long long>(r.initial_ops), r.search.default_cost, r.search.best_cost);
+    absl::StrAppendFormat(&t, "%-22s %s\n", "best sequence", absl::StrJoin(r.pass_sequence, " "));
+  }
+  absl::StrAppendFormat(&t, "%-22s %.6g\n", "default cost", r.search.default_cost);
+  absl::StrAppendFormat(&t, "%-22s %.6g\n", "best cost", r.search.best_cost);
+  absl::StrAppendFormat(&t, "%-22s %.3fx\n", "search speedup", r.search.speedup());
+  if (r.verdict_measured) {
+    absl::StrAppendFormat(&t, "%-22s %.3fx  (95%% CI %.3f .. %.3f, paired)\n", "verified speedup", r.best_speedup,
+                          r.ci_low, r.ci_high);
+  }
+  return t;
+}
+
+namespace {
+
+// --algo pass-order: REINFORCE over pass sequences with op-count reward; the best sequence is
+// then measured against the default pipeline.
+absl::StatusOr<SessionResult> RunPassOrderSession(const SessionOptions& o, const Module& module) {
+  PassOrderOptions po;
+  po.episodes = static_cast<int>(o.search.budget);
+  po.seed = o.search.seed;
+  HLOX_ASSIGN_OR_RETURN(PassOrderResult pr, SearchPassOrder(module, po));
+  SessionResult r;
+  r.key = "pass-order";
+  r.sites = static_cast<int64_t>(PassOrderMenu().size());
+  r.search.evaluations = po.episodes;
+  r.search.default_cost = static_cast<double>(pr.default_ops);
+  r.search.best_cost = static_cast<double>(pr.best_ops);
+  for (int64_t v : pr.best_so_far) r.search.best_so_far.push_back(static_cast<double>(v));
+  r.pass_sequence = pr.best_sequence;
+  r.initial_ops = pr.initial_ops;
+  r.best_speedup = r.search.speedup();
+  if (o.verdict) {
+    std::unique_ptr<Module> best = module.Clone();
+    const std::vector<std::string> menu = PassOrderMenu();
+    for (const std::string& p : pr.best_sequence) {
+      int a = static_cast<int>(std::find(menu.begin(), menu.end(), p) - menu.begin());
+      HLOX_ASSIGN_OR_RETURN(PassOrderStep step, PassOrderApply(*best, a));
+      best = std::move(step.module);
+    }
+    HLOX_ASSIGN_OR_RETURN(std::unique_ptr<Module> def, RunPipeline(module, "default", {}));
+    TimingProtocol protocol;
+    protocol.max_samples = 30;
+    protocol.time_cap_seconds = 3;
+    absl::StatusOr<PairedResult> paired = PairedModules(*def, *best, protocol, o.threads, o.search.seed);
+    if (paired.ok() && paired->ratio > 0) {
+      r.best_speedup = 1.0 / paired->ratio;
+      r.ci_low = 1.0 / paired->ci_high;
+      r.ci_high = 1.0 / paired->ci_low;
+      r.verdict_measured = true;
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+absl::StatusOr<SessionResult> RunSearchSession(const SessionOptions& o) {
+  HLOX_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, ParseModuleFile(o.module_path));
+  if (o.search.algo == "pass-order") return RunPassOrderSession(o, *module);
+  HLOX_ASSIGN_OR_RETURN(SearchSpace space, BuildSearchSpace(*module, o.pipeline, o.point));
+  std::string campaign = o.campaign;
+  if (campaign.empty()) campaign = absl::StrCat("search-", std::random_device{}());
+  EvalOptions eval;
+  eval.seed = o.search.seed;
+  eval.threads = o.threads;
+  eval.measure = o.search.objective == Objective::kMeasured;
+  std::unique_ptr<Evaluator> evaluator;
+  std::optional<agent::EmbeddedFleet> fleet;
+  if (o.in_process) {
+    evaluator = std::make_unique<LocalEvaluator>(*module, o.pipeline, eval);
+  } else {
+    std::string address = o.broker;
+    int workers = o.workers > 0 ? o.workers
+                                : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / std::max(1, o.threads));
+    if (address.empty()) {
+      agent::EmbeddedOptions eo;
+      eo.threads = o.threads;
+      HLOX_ASSIGN_OR_RETURN(agent::EmbeddedFleet f, agent::StartEmbeddedFleet(workers, eo));
+      address = f.address;
+      fleet = std::move(f);
+    }
+    HLOX_ASSIGN_OR_RETURN(std::unique_ptr<agent::Client> client, agent::Client::Connect(address));
+    evaluator = std::make_unique<FleetEvaluator>(std::move(client), PrintModule(*module), o.pipeline, campaign,
+                                                 2 * workers);
+  }
+  ProgressBar bar(o.search.budget, o.progress);
+  SearchOptions so = o.search;
+  so.on_progress = [&](int64_t done, int64_t invalid, double speedup) { bar.Update(done, invalid, speedup); };
+  HLOX_ASSIGN_OR_RETURN(SearchResult result, RunSearch(space, *evaluator, so));
+  bar.Done();
+  SessionResult r;
+  r.search = std::move(result);
+  r.key = space.key;
+  r.sites = space.size();
+  r.best_speedup = r.search.speedup();
+  if (o.verdict && r.search.best != space.defaults && std::isfinite(r.search.best_cost)) {
+    TimingProtocol protocol;
+    protocol.max_samples = 30;
+    protocol.time_cap_seconds = 3;
+    absl::StatusOr<PairedResult> paired = PairedVerdict(*module, o.pipeline, space.Decisions(space.defaults),
+                                                        space.Decisions(r.search.best), protocol, o.threads,
+                                                        o.search.seed);
+    if (paired.ok() && paired->ratio > 0) {
+      r.best_speedup = 1.0 / paired->ratio;
+      r.ci_low = 1.0 / paired->ci_high;
+      r.ci_high = 1.0 / paired->ci_low;
+      r.verdict_measured = true;
+    }
+  } else if (o.verdict) {
+    r.best_speedup = 1.0;  // the default policy itself is the best configuration found
+  }
+  if (!o.out_dir.empty()) HLOX_RETURN_IF_ERROR(WriteOutputs(o, space, r));
+  return r;
+}
+
+}  // namespace hlox

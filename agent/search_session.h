@@ -1,0 +1,45 @@
+// One whole search as the CLI and campaigns run it: build the space, choose the evaluator
+// (in-process, embedded fleet or a broker), run the agent, take the paired final verdict, and
+// write the outputs (best decisions, log, summary, plot).
+#pragma once
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "agent/search.h"
+#include "nlohmann/json.hpp"
+
+namespace hlox {
+
+struct SessionOptions {
+  std::string module_path;
+  std::string pipeline = "default";
+  std::string point;             // decision point key hint ("" = fusion, else largest)
+  std::string broker;            // broker address; "" = embedded fleet (or in-process)
+  int workers = 0;               // embedded workers; 0 = one per core
+  bool in_process = false;       // evaluate in this process, no fleet
+  int threads = 1;               // runtime threads per evaluation
+  std::string out_dir;           // "" = write nothing
+  bool progress = true;          // progress bar on stderr
+  bool verdict = true;           // paired final verdict
+  std::string campaign;          // "" = generated
+  SearchOptions search;
+};
+
+struct SessionResult {
+  SearchResult search;
+  std::string key;
+  int64_t sites = 0;
+  double best_speedup = 1;       // paired verdict (or the search's own ratio without verdict)
+  double ci_low = 1, ci_high = 1;
+  bool verdict_measured = false;
+  std::vector<std::string> pass_sequence;  // pass-order only: the best sequence found
+  int64_t initial_ops = 0;                 // pass-order only
+  nlohmann::json Summary(const SessionOptions& o) const;
+};
+
+absl::StatusOr<SessionResult> RunSearchSession(const SessionOptions& options);
+// The human-readable final table.
+std::string FormatSessionTable(const SessionOptions& o, const SessionResult& r);
+
+}  // namespace hlox

@@ -1,0 +1,124 @@
+// Building labelled examples from logs and the prioritized training loop.
+#include "agent/train_advantage.h"
+
+#include <cmath>
+#include <map>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "agent/search_log.h"
+#include "agent/search_space.h"
+#include "common/status_macros.h"
+#include "ir/parser.h"
+
+namespace hlox {
+namespace {
+
+struct Example {
+  GraphInput input;
+  std::vector<int64_t> nodes;
+  std::vector<float> labels;
+  std::vector<double> weights;  // sampling priority
+};
+
+// Examples of one log: one per logged configuration that has single-site neighbours in the log.
+absl::Status AddExamples(const std::string& path, std::vector<Example>& out, int64_t& samples) {
+  HLOX_ASSIGN_OR_RETURN(SearchLog log, ReadSearchLog(path));
+  HLOX_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, ParseModuleFile(log.module_path));
+  HLOX_ASSIGN_OR_RETURN(SearchSpace space, BuildSearchSpace(*module, log.pipeline, log.key));
+  if (space.key != log.key || space.size() != log.sites) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": decision point ", log.key, " with ", log.sites,
+                                                   " sites no longer matches the module"));
+  }
+  std::map<DecisionVector, double> cost;
+  for (const LogEntry& e : log.entries) {
+    if (std::isfinite(e.cost)) cost[e.decisions] = e.cost;
+  }
+  auto base_it = cost.find(space.defaults);
+  double base = base_it != cost.end() ? base_it->second : (cost.empty() ? 1.0 : cost.begin()->second);
+  struct Raw {
+    const DecisionVector* config;
+    int64_t site;
+    double advantage;
+  };
+  std::vector<Raw> raw;
+  for (const auto& [config, c] : cost) {
+    for (int64_t s = 0; s < space.size(); ++s) {
+      DecisionVector alt = config;
+      for (int choice = 0; choice < static_cast<int>(space.sites[s].choices.size()); ++choice) {
+        if (choice == config[s]) continue;
+        alt[s] = choice;
+        auto it = cost.find(alt);
+        if (it != cost.end()) raw.push_back({&config, s, (it->second - c) / base});
+      }
+    }
+  }
+  std::vector<double> adv;
+  for (const Raw& r : raw) adv.push_back(r.advantage);
+  std::vector<float> scaled = ScaleAdvantages(adv);
+  std::map<const DecisionVector*, size_t> example_of;
+  for (size_t i = 0; i < raw.size(); ++i) {
+    int64_t node = space.features.site_nodes[raw[i].site];
+    if (node < 0) continue;
+    auto [it, fresh] = example_of.emplace(raw[i].config, out.size());
+    if (fresh) out.push_back({MakeGraphInput(space.features, *raw[i].config), {}, {}, {}});
+    Example& ex = out[it->second];
+    ex.nodes.push_back(node);
+    ex.labels.push_back(scaled[i]);
+    ex.weights.push_back(std::fabs(scaled[i]) + 0.1);
+    ++samples;
+  }
+  return absl::OkStatus();
+}
+
+double Epoch(std::vector<Example>& examples, AdvantageModel& model, const TrainOptions& o, std::mt19937_64& rng,
+             bool train) {
+  std::vector<size_t> order(examples.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::shuffle(order.begin(), order.end(), rng);
+  double total = 0;
+  for (size_t idx : order) {
+    Example& ex = examples[idx];
+    std::discrete_distribution<size_t> pick(ex.weights.begin(), ex.weights.end());
+    std::vector<int64_t> nodes;
+    std::vector<float> labels;
+    size_t n = std::min<size_t>(o.batch_nodes, ex.nodes.size() * 2);
+    for (size_t k = 0; k < n; ++k) {
+      size_t j = pick(rng);
+      nodes.push_back(ex.nodes[j]);
+      labels.push_back(ex.labels[j]);
+    }
+    if (train) {
+      total += model.TrainStep(ex.input, nodes, labels, o.learning_rate);
+    } else {
+      Eigen::VectorXf y = model.Predict(ex.input);
+      double l = 0;
+      for (size_t k = 0; k < nodes.size(); ++k) l += std::pow(y(nodes[k]) - labels[k], 2);
+      total += l / std::max<size_t>(1, nodes.size());
+    }
+  }
+  return examples.empty() ? 0 : total / examples.size();
+}
+
+}  // namespace
+
+absl::StatusOr<TrainReport> TrainAdvantageModel(const std::vector<std::string>& log_paths,
+                                                const TrainOptions& options, AdvantageModel& model) {
+  std::vector<Example> examples;
+  TrainReport report;
+  for (const std::string& p : log_paths) {
+    HLOX_RETURN_IF_ERROR(AddExamples(p, examples, report.samples));
+    ++report.graphs;
+  }
+  if (examples.empty()) {
+    return absl::InvalidArgumentError("the logs hold no pairs of configurations differing at one site "
+                                      "(record them with hlox search --algo gibbs --out DIR)");
+  }
+  std::mt19937_64 rng(options.seed + 99);
+  report.initial_loss = Epoch(examples, model, options, rng, false);
+  for (int e = 0; e < options.epochs; ++e) Epoch(examples, model, options, rng, true);
+  report.final_loss = Epoch(examples, model, options, rng, false);
+  return report;
+}
+
+}  // namespace hlox
