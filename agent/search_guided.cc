@@ -55,6 +55,8 @@ absl::Status RunGuided(SearchDriver& d) {
   double cur_cost = d.Evaluate(cur);
   GraphInput input = MakeGraphInput(f, cur);
   std::uniform_real_distribution<double> u(0, 1);
+  double alpha = d.options().top_fraction;
+  int64_t evaluated = -1;
   while (!d.exhausted()) {
     SetDecisions(input, cur);
     Eigen::VectorXf pred = model->Predict(input);
@@ -66,7 +68,11 @@ absl::Status RunGuided(SearchDriver& d) {
     std::stable_sort(ranked.begin(), ranked.end(), [&](int64_t a, int64_t b) {
       return std::fabs(pred(f.site_nodes[a])) > std::fabs(pred(f.site_nodes[b]));
     });
-    size_t top = std::max<size_t>(1, static_cast<size_t>(std::ceil(d.options().top_fraction * ranked.size())));
+    // When every proposal from the top alpha was seen already, widen alpha (up to all sites).
+    int64_t now = d.remaining();
+    if (now == evaluated) alpha = std::min(1.0, alpha * 2);
+    evaluated = now;
+    size_t top = std::max<size_t>(1, static_cast<size_t>(std::ceil(alpha * ranked.size())));
     std::vector<DecisionVector> props;
     for (int i = 0; i < d.batch_size(); ++i) {
       int64_t s = ranked[std::uniform_int_distribution<size_t>(0, top - 1)(d.rng())];

@@ -1,0 +1,81 @@
+// The search commands end to end on a shipped example: Gibbs sampling writes a log, the
+// advantage model trains on it, guided search loads it, the best decisions feed `hlox opt`,
+// pass ordering shrinks the op count, and the embedded fleet (the default a new user meets)
+// runs a measured search with real worker processes.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/test_util.h"
+
+namespace hlox {
+namespace {
+
+struct CliRun {
+  int code;
+  std::string out;
+};
+
+CliRun Hlox(const std::string& args) {
+  std::string cmd = ::hlox::testing::HloxBinary() + " " + args + " 2>/dev/null";
+  CliRun r{0, ""};
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
+  r.code = WEXITSTATUS(pclose(p));
+  return r;
+}
+
+std::string Example() { return ::hlox::testing::SourceDir() + "/examples/mlp_train_small.hlo"; }
+
+TEST(SearchCli, GibbsTrainGuidedAndOpt) {
+  std::string dir = ::testing::TempDir() + "/search_cli";
+  std::filesystem::remove_all(dir);
+  CliRun g = Hlox("search " + Example() + " --algo gibbs --budget 30 --in-process --objective roofline --json --out " + dir + "/gibbs");
+  ASSERT_EQ(g.code, 0) << g.out;
+  nlohmann::json s = nlohmann::json::parse(g.out);
+  EXPECT_EQ(s["evaluations"].get<int>(), 30);
+  EXPECT_EQ(s["invalid"].get<int>(), 0);
+  EXPECT_GE(s["best_speedup"].get<double>(), 1.0);
+  for (const char* f : {"best_decisions.json", "log.jsonl", "summary.json", "progress.png"}) {
+    EXPECT_TRUE(std::filesystem::exists(dir + "/gibbs/" + f)) << f;
+  }
+  CliRun t = Hlox("train-advantage --logs " + dir + "/gibbs -o " + dir + "/adv.model --epochs 10");
+  ASSERT_EQ(t.code, 0) << t.out;
+  CliRun gd = Hlox("search " + Example() + " --algo guided --model " + dir + "/adv.model --budget 12 --in-process --objective roofline --json");
+  ASSERT_EQ(gd.code, 0) << gd.out;
+  EXPECT_EQ(nlohmann::json::parse(gd.out)["evaluations"].get<int>(), 12);
+  CliRun opt = Hlox("opt " + Example() + " --pipeline default --decisions " + dir + "/gibbs/best_decisions.json -o " + dir + "/best.hlo");
+  ASSERT_EQ(opt.code, 0) << opt.out;
+  EXPECT_EQ(Hlox("check " + dir + "/best.hlo").code, 0);
+}
+
+TEST(SearchCli, BadArgumentsAreClearErrors) {
+  EXPECT_EQ(Hlox("search " + Example() + " --algo nonsense --budget 3 --in-process").code, 1);
+  EXPECT_EQ(Hlox("search /nonexistent.hlo --algo random --budget 3 --in-process").code, 1);
+  EXPECT_EQ(Hlox("search " + Example() + " --algo guided --budget 3 --in-process").code, 1);  // no model
+  EXPECT_EQ(Hlox("train-advantage --logs /nonexistent -o /tmp/x.model").code, 1);
+}
+
+TEST(SearchCli, PassOrderDoesNotGrowTheModule) {
+  CliRun r = Hlox("search " + Example() + " --algo pass-order --budget 8 --no-verdict --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  nlohmann::json s = nlohmann::json::parse(r.out);
+  EXPECT_LT(s["best_cost"].get<double>(), s["initial_ops"].get<double>());
+  EXPECT_FALSE(s["pass_sequence"].empty());
+}
+
+TEST(SearchCli, EmbeddedFleetMeasuredSearch) {
+  CliRun r = Hlox("search " + Example() + " --algo random --budget 6 --workers 2 --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  nlohmann::json s = nlohmann::json::parse(r.out);
+  EXPECT_EQ(s["evaluations"].get<int>(), 6);
+  EXPECT_TRUE(s["best_speedup"].is_number());
+}
+
+}  // namespace
+}  // namespace hlox
