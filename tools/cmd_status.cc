@@ -1,16 +1,85 @@
-// hlox status: placeholder until its issue lands; says so and fails.
+// hlox status --broker ADDR [--json] [--watch]: the fleet at a glance, from the broker's control
+// channel (answered ahead of every evaluation, so it is instant even when all workers are busy).
+#include <chrono>
 #include <iostream>
+#include <thread>
 
+#include "absl/strings/str_format.h"
+#include "agent/client.h"
+#include "broker/protocol.h"
+#include "nlohmann/json.hpp"
 #include "tools/commands.h"
 
 namespace hlox::cli {
+namespace {
+
+std::string Table(const nlohmann::json& s) {
+  std::string t;
+  const auto& b = s["broker"];
+  absl::StrAppendFormat(&t, "broker %s  up %.0fs  version %s  protocol %s  %s\n",
+                        b["instance"].dump(), b["uptime_s"].get<double>(), b["version"].get<std::string>(),
+                        b["protocol"].dump(), b["durable"].get<bool>() ? "durable" : "memory-only");
+  absl::StrAppendFormat(&t, "\n%-24s %-12s %-10s %-9s %6s %6s %8s %7s %-8s\n", "WORKER", "HOST", "CLASS", "STATE",
+                        "DONE", "FAILED", "EVALS/S", "HB AGE", "VERSION");
+  for (const auto& w : s["workers"]) {
+    double up = std::max(1e-3, w["uptime_s"].get<double>());
+    absl::StrAppendFormat(&t, "%-24s %-12s %-10s %-9s %6d %6d %8.2f %6.1fs %-8s\n", w["id"].get<std::string>(),
+                          w["host"].get<std::string>(), w["hardware_class"].get<std::string>(),
+                          w["state"].get<std::string>(), w["jobs_done"].get<int64_t>(), w["jobs_failed"].get<int64_t>(),
+                          w["jobs_done"].get<double>() / up, w["last_heartbeat_age_s"].get<double>(),
+                          w["version"].get<std::string>());
+  }
+  const auto& q = s["queues"];
+  absl::StrAppendFormat(&t, "\nqueue: %d pending, %d in flight   throughput %.1f jobs/s   latency p50 %.4fs p99 %.4fs\n",
+                        q["pending"].get<int64_t>(), q["in_flight"].get<int64_t>(),
+                        s["throughput_jobs_per_s"].get<double>(),
+                        s["latency_s"]["p50"].is_number() ? s["latency_s"]["p50"].get<double>() : 0.0,
+                        s["latency_s"]["p99"].is_number() ? s["latency_s"]["p99"].get<double>() : 0.0);
+  if (!q["campaigns"].empty()) {
+    absl::StrAppendFormat(&t, "\n%-36s %8s %9s %8s\n", "CAMPAIGN", "PENDING", "IN FLIGHT", "DONE");
+    for (auto it = q["campaigns"].begin(); it != q["campaigns"].end(); ++it) {
+      absl::StrAppendFormat(&t, "%-36s %8d %9d %8d\n", it.key(), (*it)["pending"].get<int64_t>(),
+                            (*it)["in_flight"].get<int64_t>(), (*it)["done"].get<int64_t>());
+    }
+  }
+  return t;
+}
+
+}  // namespace
 
 void RegisterStatus(CLI::App& app) {
-  auto* cmd = app.add_subcommand("status", "(not built yet)");
-  cmd->allow_extras();
-  cmd->callback([] {
-    std::cerr << "hlox status: not built yet\n";
-    ExitCode() = 2;
+  auto* cmd = app.add_subcommand("status", "show the fleet: workers, queues, throughput, latency");
+  auto broker = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  auto watch = std::make_shared<bool>(false);
+  auto interval = std::make_shared<double>(1.0);
+  cmd->add_option("--broker", *broker, "broker address (its control address is derived)")->required();
+  cmd->add_flag("--json", *json, "print the raw status JSON");
+  cmd->add_flag("--watch", *watch, "refresh in place until interrupted");
+  cmd->add_option("--interval", *interval, "seconds between refreshes with --watch")->capture_default_str();
+  cmd->callback([broker, json, watch, interval] {
+    std::string control = proto::ControlAddressFor(*broker);
+    do {
+      absl::StatusOr<std::string> s = agent::ControlRequest(control, "status");
+      if (!s.ok()) {
+        std::cerr << "hlox status: " << s.status().message() << "\n";
+        ExitCode() = 1;
+        return;
+      }
+      if (*json) {
+        std::cout << *s << std::endl;
+      } else {
+        nlohmann::json j = nlohmann::json::parse(*s, nullptr, false);
+        if (j.is_discarded()) {
+          std::cerr << "hlox status: the broker sent malformed status JSON\n";
+          ExitCode() = 1;
+          return;
+        }
+        if (*watch) std::cout << "\x1b[H\x1b[2J";  // home + clear, like top
+        std::cout << Table(j) << std::flush;
+      }
+      if (*watch) std::this_thread::sleep_for(std::chrono::duration<double>(*interval));
+    } while (*watch);
   });
 }
 
