@@ -29,6 +29,8 @@ struct EvalOptions {
   bool measure = true;
   TimingProtocol protocol;
   std::string worker_id, hardware_class;
+  double tolerance_scale = 1.0;                  // multiplies the validation tolerances
+  int64_t scratchpad_bytes = int64_t{1} << 20;   // S for the scratchpad traffic figure
 };
 
 // Never fails: every problem becomes a status in the record (INVALID_DECISIONS, RUN_ERROR,
@@ -36,5 +38,18 @@ struct EvalOptions {
 // per (module hash, seed).
 ResultRecord EvaluateCandidate(const Module& original, const std::string& pipeline,
                                const PipelineDecisions& decisions, const EvalOptions& options);
+
+// The same for an already optimized module (a pass outside the pipeline registry, a module a
+// worker received optimized): verify, validate against `original`, measure, analyse. The
+// record's pipeline is left empty for the caller to fill.
+ResultRecord EvaluateOptimized(const Module& original, const Module& optimized,
+                               const EvalOptions& options);
+
+struct PairedResult;  // cost/paired.h
+// Paired measurement of two modules with the same entry signature (e.g. the default pipeline's
+// output and a search's best) on the same seeded inputs: ratio candidate/baseline with its
+// interval (cost/paired.h). Build or run errors are returned; no validation is done here.
+absl::StatusOr<PairedResult> MeasurePairedModules(const Module& baseline, const Module& candidate,
+                                                  const EvalOptions& options);
 
 }  // namespace hlox

@@ -47,5 +47,10 @@ class Executor {
 std::vector<Value> MakeSeededInputs(const Module& module, uint64_t seed);
 // Fills an array shape with seeded values (used for inputs and elided constants).
 Value MakeSeededValue(const Shape& shape, uint64_t seed);
+// The value of a constant instruction: its literal, or (elided) seeded values keyed by the
+// run seed and a hash of the instruction's name, so every machine gets the same bits.
+Value ConstantValue(const Instruction& constant, uint64_t seed);
+// Deterministic 64-bit mixing (splitmix64 finalizer) used for every seed derivation.
+uint64_t MixSeed(uint64_t a, uint64_t b);
 
 }  // namespace hlox::rt

@@ -1,16 +1,62 @@
-// hlox broker: placeholder until its issue lands; says so and fails.
+// hlox broker --bind ADDR --db PATH: serves agents and workers until a control "shutdown".
+#include <csignal>
 #include <iostream>
 
+#include "broker/broker.h"
+#include "monitor/http_monitor.h"
 #include "tools/commands.h"
 
 namespace hlox::cli {
+namespace {
+
+broker::Broker* g_broker = nullptr;
+void OnSignal(int) {
+  if (g_broker) g_broker->Stop();
+}
+
+}  // namespace
 
 void RegisterBroker(CLI::App& app) {
-  auto* cmd = app.add_subcommand("broker", "(not built yet)");
-  cmd->allow_extras();
-  cmd->callback([] {
-    std::cerr << "hlox broker: not built yet\n";
-    ExitCode() = 2;
+  auto opts = std::make_shared<broker::BrokerOptions>();
+  auto* cmd = app.add_subcommand("broker", "run the job broker (agents and workers connect to it)");
+  cmd->add_option("--bind", opts->bind, "address for agents and workers (tcp://HOST:PORT, ipc://PATH)")
+      ->capture_default_str();
+  cmd->add_option("--control", opts->control_bind,
+                  "control address (default: tcp port + 1, or the ipc path + .ctl)");
+  cmd->add_option("--db", opts->db_path, "SQLite file for durable results (default: memory only)");
+  cmd->add_option("--heartbeat-ms", opts->heartbeat_ms, "heartbeat interval")->capture_default_str();
+  cmd->add_option("--poison", opts->poison_crashes, "crashed workers before a job is POISON")
+      ->capture_default_str();
+  cmd->add_option("--max-pending", opts->max_pending, "queued jobs before SUBMIT gets FULL")
+      ->capture_default_str();
+  auto metrics = std::make_shared<std::string>();
+  cmd->add_option("--metrics", *metrics, "serve /metrics (Prometheus), /status.json and a dashboard on HOST:PORT");
+  cmd->callback([opts, metrics] {
+    auto b = broker::Broker::Create(*opts);
+    if (!b.ok()) {
+      std::cerr << "hlox broker: " << b.status().message() << "\n";
+      ExitCode() = 1;
+      return;
+    }
+    std::unique_ptr<monitor::HttpMonitor> http;
+    if (!metrics->empty()) {
+      auto m = monitor::HttpMonitor::Start({*metrics, (*b)->control_address()});
+      if (!m.ok()) {
+        std::cerr << "hlox broker: " << m.status().message() << "\n";
+        ExitCode() = 1;
+        return;
+      }
+      http = std::move(*m);
+    }
+    g_broker = b->get();
+    std::signal(SIGTERM, OnSignal);
+    std::signal(SIGINT, OnSignal);
+    absl::Status st = (*b)->Run();
+    g_broker = nullptr;
+    if (!st.ok()) {
+      std::cerr << "hlox broker: " << st.message() << "\n";
+      ExitCode() = 1;
+    }
   });
 }
 

@@ -1,17 +1,46 @@
-// hlox calibrate: placeholder until its issue lands; says so and fails.
+// hlox calibrate [--threads N] [--seconds S] [--output PATH] [--no-save]: measures this machine's
+// peak f32 GFLOP/s and memory bandwidth for 1 and N threads, prints them and stores them as
+// JSON (default $HLOX_CALIBRATION or ~/.cache/hlox/calibration.json) for the roofline model.
 #include <iostream>
 
+#include "cost/calibrate.h"
+#include "cost/provenance.h"
 #include "tools/commands.h"
 
 namespace hlox::cli {
+namespace {
+
+struct CalibrateOptions {
+  int threads = 0;  // 0: all cores
+  double seconds = 0.3;
+  std::string output;
+  bool no_save = false;
+};
+
+int RunCalibrate(const CalibrateOptions& o) {
+  int threads = o.threads > 0 ? o.threads : CoreCount();
+  MachinePeaks p = MeasurePeaks(threads, o.seconds);
+  std::cout << PeaksToJsonString(p) << "\n";
+  if (o.no_save) return 0;
+  std::string path = o.output.empty() ? CalibrationPath() : o.output;
+  if (absl::Status st = SavePeaks(p, path); !st.ok()) {
+    std::cerr << "hlox calibrate: " << st.message() << "\n";
+    return 1;
+  }
+  std::cerr << "stored in " << path << "\n";
+  return 0;
+}
+
+}  // namespace
 
 void RegisterCalibrate(CLI::App& app) {
-  auto* cmd = app.add_subcommand("calibrate", "(not built yet)");
-  cmd->allow_extras();
-  cmd->callback([] {
-    std::cerr << "hlox calibrate: not built yet\n";
-    ExitCode() = 2;
-  });
+  auto o = std::make_shared<CalibrateOptions>();
+  auto* cmd = app.add_subcommand("calibrate", "Measure and store this machine's peak GFLOP/s and bandwidth");
+  cmd->add_option("--threads", o->threads, "threads for the multi-threaded figures (default: all cores)");
+  cmd->add_option("--seconds", o->seconds, "seconds per test")->check(CLI::Range(0.01, 60.0));
+  cmd->add_option("--output,-o", o->output, "file to store (default $HLOX_CALIBRATION or ~/.cache/hlox/calibration.json)");
+  cmd->add_flag("--no-save", o->no_save, "print only");
+  cmd->callback([o] { ExitCode() = RunCalibrate(*o); });
 }
 
 }  // namespace hlox::cli

@@ -1,17 +1,117 @@
-// hlox eval: placeholder until its issue lands; says so and fails.
+// hlox eval FILE [--pipeline P] [--decisions F] [--seed S] [--threads N] [--json]: validates and
+// measures one candidate (the module after pipeline P with decisions F) and prints its result
+// record as a table or as JSON (docs/RESULTS.md). Exit status: 0 OK, 3 INVALID_DECISIONS,
+// 4 WRONG_OUTPUT, 1 anything else.
+#include <cstdio>
 #include <iostream>
 
+#include "absl/strings/str_format.h"
+#include "cost/evaluate.h"
+#include "cost/result_json.h"
+#include "ir/parser.h"
+#include "passes/decisions_io.h"
 #include "tools/commands.h"
 
 namespace hlox::cli {
+namespace {
+
+struct EvalCliOptions {
+  std::string file, pipeline, decisions;
+  bool json = false, no_samples = false;
+  EvalOptions eval;
+};
+
+void PrintTable(const ResultRecord& r) {
+  const CostDistribution& c = r.cost;
+  const AnalyticalCost& a = r.analytical;
+  const Provenance& p = r.provenance;
+  std::printf("status          %s\n", std::string(JobStatusName(r.status)).c_str());
+  if (!r.message.empty()) std::printf("message         %s\n", r.message.c_str());
+  std::printf("module_hash     %s\n", r.module_hash.c_str());
+  std::printf("pipeline        %s\n", r.pipeline.c_str());
+  std::printf("instructions    %lld\n", static_cast<long long>(r.instruction_count));
+  if (!c.samples.empty()) {
+    std::printf("median          %.6g s  (95%% CI %.6g .. %.6g)\n", c.median, c.ci_low, c.ci_high);
+    std::printf("mad             %.3g s  (%.2f%% of median)%s\n", c.mad,
+                c.median > 0 ? 100 * c.mad / c.median : 0.0, c.unstable ? "  UNSTABLE" : "");
+    std::printf("mean / min      %.6g / %.6g s\n", c.mean, c.min);
+    std::printf("samples         %zu x %lld calls\n", c.samples.size(),
+                static_cast<long long>(c.calls_per_sample));
+  }
+  std::printf("op_count        %lld\n", static_cast<long long>(a.op_count));
+  std::printf("flops           %.6g\n", a.flops);
+  std::printf("bytes_moved     %.6g\n", a.bytes_moved);
+  std::printf("roofline        %.6g s\n", a.roofline_seconds);
+  std::printf("scratchpad      %.6g bytes of traffic with S = %lld\n", a.scratchpad_traffic_bytes,
+              static_cast<long long>(a.scratchpad_bytes));
+  std::printf("peak_memory     %lld bytes\n", static_cast<long long>(a.peak_memory_bytes));
+  if (r.mismatch) {
+    std::printf("mismatch        output %lld index %lld expected %.9g actual %.9g\n",
+                static_cast<long long>(r.mismatch->output),
+                static_cast<long long>(r.mismatch->index), r.mismatch->expected,
+                r.mismatch->actual);
+  }
+  std::printf("host / cpu      %s / %s (%d cores, %d threads)\n", p.host.c_str(), p.cpu.c_str(),
+              p.cores, p.threads);
+  std::printf("protocol        %s seed=%llu\n", p.protocol.c_str(),
+              static_cast<unsigned long long>(p.seed));
+  std::printf("eval_seconds    %.3f\n", r.eval_seconds);
+}
+
+int RunEval(EvalCliOptions& o) {
+  auto module = ParseModuleFile(o.file);
+  if (!module.ok()) {
+    std::cerr << module.status().message() << "\n";
+    return 1;
+  }
+  DecisionsFile decisions;
+  if (!o.decisions.empty()) {
+    auto d = ReadDecisionsFile(o.decisions);
+    if (!d.ok()) {
+      std::cerr << "hlox eval: " << d.status().message() << "\n";
+      return 3;
+    }
+    decisions = *std::move(d);
+  }
+  std::string pipeline = !o.pipeline.empty()             ? o.pipeline
+                         : !decisions.pipeline.empty() ? decisions.pipeline
+                                                        : "default";
+  ResultRecord r = EvaluateCandidate(**module, pipeline, decisions.decisions, o.eval);
+  if (o.json) {
+    std::cout << ResultToJsonString(r, !o.no_samples, 2) << "\n";
+  } else {
+    PrintTable(r);
+  }
+  switch (r.status) {
+    case JobStatus::kOk: return 0;
+    case JobStatus::kInvalidDecisions: return 3;
+    case JobStatus::kWrongOutput: return 4;
+    default: return 1;
+  }
+}
+
+}  // namespace
 
 void RegisterEval(CLI::App& app) {
-  auto* cmd = app.add_subcommand("eval", "(not built yet)");
-  cmd->allow_extras();
-  cmd->callback([] {
-    std::cerr << "hlox eval: not built yet\n";
-    ExitCode() = 2;
-  });
+  auto o = std::make_shared<EvalCliOptions>();
+  auto* cmd = app.add_subcommand("eval", "Validate and measure one candidate; print its result record");
+  cmd->add_option("file", o->file, "HLO module")->required();
+  cmd->add_option("--pipeline", o->pipeline, "pipeline (default: the decisions file's, else 'default')");
+  cmd->add_option("--decisions", o->decisions, "decisions file (JSON or compact form)");
+  cmd->add_option("--seed", o->eval.seed, "seed for inputs, elided constants and rng");
+  cmd->add_option("--threads", o->eval.threads, "runtime threads")->check(CLI::Range(1, 1024));
+  cmd->add_flag("--json", o->json, "print the record as JSON");
+  cmd->add_flag("--no-samples", o->no_samples, "leave the sample list out of the JSON");
+  cmd->add_option("--time-cap", o->eval.protocol.time_cap_seconds, "measurement time cap, seconds");
+  cmd->add_option("--target-spread", o->eval.protocol.target_rel_spread, "stop when MAD/median is under this");
+  cmd->add_option("--min-samples", o->eval.protocol.min_samples, "minimum timed samples");
+  cmd->add_option("--max-samples", o->eval.protocol.max_samples, "maximum timed samples");
+  cmd->add_option("--warmups", o->eval.protocol.warmups, "untimed warm-up runs");
+  cmd->add_option("--scratchpad", o->eval.scratchpad_bytes, "scratchpad bytes for the traffic model");
+  cmd->add_option("--tolerance-scale", o->eval.tolerance_scale, "multiply validation tolerances");
+  cmd->add_flag("!--no-validate", o->eval.validate, "skip output validation");
+  cmd->add_flag("!--no-measure", o->eval.measure, "skip timing (analytical costs only)");
+  cmd->callback([o] { ExitCode() = RunEval(*o); });
 }
 
 }  // namespace hlox::cli

@@ -1,17 +1,194 @@
-// hlox run: placeholder until its issue lands; says so and fails.
+// hlox run FILE: parses and verifies a module, runs it on seeded inputs (or .npy inputs) with
+// the CPU runtime, and prints per output leaf its shape, dtype and checksum (FNV-1a 64 of the
+// bytes, and the sum of finite values), the time per run (min and median over --repeat) and
+// the peak live buffer bytes. --save-outputs writes the leaves as 0.npy, 1.npy, ...
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
 #include <iostream>
 
+#include "absl/strings/str_format.h"
+#include "ir/parser.h"
+#include "ir/verifier.h"
+#include "nlohmann/json.hpp"
+#include "runtime/executor.h"
+#include "runtime/npy.h"
 #include "tools/commands.h"
 
 namespace hlox::cli {
+namespace {
+
+struct RunOptions {
+  std::string file;
+  int threads = 1;
+  uint64_t seed = 0;
+  int repeat = 1;
+  std::string inputs_dir;
+  std::string save_dir;
+  bool json = false;
+};
+
+uint64_t Fnv1a(const uint8_t* p, int64_t n) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (int64_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+
+// Sum of the finite values of a leaf (as double), for a human-readable checksum.
+double FiniteSum(const rt::Buffer& b) {
+  Literal lit(b.shape());
+  if (lit.byte_size() != b.byte_size()) return 0;
+  if (b.byte_size() > 0) std::memcpy(lit.data(), b.data(), b.byte_size());
+  double s = 0;
+  PrimitiveType t = b.shape().element_type();
+  for (int64_t i = 0; i < lit.element_count(); ++i) {
+    double v = IsComplex(t) ? lit.GetAsComplex(i).real() : lit.GetAsDouble(i);
+    if (std::isfinite(v)) s += v;
+  }
+  return s;
+}
+
+// Leaf shapes of the entry parameters, in flattened order.
+void LeafShapes(const Shape& s, std::vector<Shape>* out) {
+  if (s.IsTuple()) {
+    for (const Shape& e : s.tuple_shapes()) LeafShapes(e, out);
+  } else {
+    out->push_back(s);
+  }
+}
+
+absl::StatusOr<rt::Value> BuildFromLeaves(const Shape& s, const std::vector<rt::Value>& leaves, size_t* next) {
+  if (s.IsTuple()) {
+    std::vector<rt::Value> elems;
+    for (const Shape& e : s.tuple_shapes()) {
+      auto v = BuildFromLeaves(e, leaves, next);
+      if (!v.ok()) return v.status();
+      elems.push_back(*std::move(v));
+    }
+    return rt::Value::Tuple(std::move(elems));
+  }
+  if (!s.IsArray()) return rt::Value::Token();
+  return leaves.at((*next)++);
+}
+
+absl::StatusOr<std::vector<rt::Value>> ReadInputs(const Module& m, const std::string& dir) {
+  std::vector<rt::Value> args;
+  size_t file_index = 0;
+  for (const Instruction* p : m.entry()->parameters()) {
+    std::vector<Shape> leaves;
+    LeafShapes(p->shape(), &leaves);
+    std::vector<rt::Value> values;
+    for (const Shape& leaf : leaves) {
+      if (!leaf.IsArray()) {
+        values.push_back(rt::Value::Token());
+        continue;
+      }
+      std::string path = (std::filesystem::path(dir) / absl::StrFormat("%d.npy", file_index++)).string();
+      auto v = rt::ReadNpy(path, leaf);
+      if (!v.ok()) return v.status();
+      values.push_back(*std::move(v));
+    }
+    size_t next = 0;
+    std::vector<rt::Value> arrays;
+    for (auto& v : values) if (v.is_array()) arrays.push_back(v);
+    auto built = BuildFromLeaves(p->shape(), arrays, &next);
+    if (!built.ok()) return built.status();
+    args.push_back(*std::move(built));
+  }
+  return args;
+}
+
+int RunMain(const RunOptions& o) {
+  auto fail = [](const absl::Status& s) {
+    std::cerr << "hlox run: " << s.message() << "\n";
+    return 1;
+  };
+  auto module = ParseModuleFile(o.file);
+  if (!module.ok()) return fail(module.status());
+  if (absl::Status v = VerifyModule(**module); !v.ok()) return fail(v);
+  rt::ExecOptions eo;
+  eo.threads = std::max(1, o.threads);
+  eo.seed = o.seed;
+  auto exec = rt::Executor::Create(**module, eo);
+  if (!exec.ok()) return fail(exec.status());
+  std::vector<rt::Value> args;
+  if (!o.inputs_dir.empty()) {
+    auto in = ReadInputs(**module, o.inputs_dir);
+    if (!in.ok()) return fail(in.status());
+    args = *std::move(in);
+  } else {
+    args = rt::MakeSeededInputs(**module, o.seed);
+  }
+  std::vector<double> times;
+  rt::Value result;
+  rt::RunStats stats;
+  for (int r = 0; r < std::max(1, o.repeat); ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto out = (*exec)->Run(args, &stats);
+    auto t1 = std::chrono::steady_clock::now();
+    if (!out.ok()) return fail(out.status());
+    result = *std::move(out);
+    times.push_back(std::chrono::duration<double>(t1 - t0).count());
+  }
+  std::vector<double> sorted = times;
+  std::sort(sorted.begin(), sorted.end());
+  double tmin = sorted.front(), tmed = sorted[sorted.size() / 2];
+  std::vector<rt::BufferPtr> leaves;
+  result.Flatten(&leaves);
+  if (!o.save_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.save_dir, ec);
+    for (size_t i = 0; i < leaves.size(); ++i) {
+      std::string path = (std::filesystem::path(o.save_dir) / absl::StrFormat("%d.npy", i)).string();
+      if (absl::Status s = rt::WriteNpy(path, *leaves[i]); !s.ok()) return fail(s);
+    }
+  }
+  nlohmann::json j;
+  j["outputs"] = nlohmann::json::array();
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    const rt::Buffer& b = *leaves[i];
+    std::string checksum = absl::StrFormat("%016x", Fnv1a(b.data(), b.byte_size()));
+    double sum = FiniteSum(b);
+    if (o.json) {
+      j["outputs"].push_back({{"shape", b.shape().ToString(false)},
+                              {"dtype", std::string(PrimitiveTypeName(b.shape().element_type()))},
+                              {"checksum", checksum},
+                              {"finite_sum", sum}});
+    } else {
+      std::cout << absl::StrFormat("output %d: %s checksum=%s sum=%.9g\n", i, b.shape().ToString(false), checksum, sum);
+    }
+  }
+  if (o.json) {
+    j["time_per_run_s"] = tmed;
+    j["time_min_s"] = tmin;
+    j["repeats"] = times.size();
+    j["threads"] = eo.threads;
+    j["seed"] = eo.seed;
+    j["peak_bytes"] = stats.peak_bytes;
+    std::cout << j.dump() << "\n";
+  } else {
+    std::cout << absl::StrFormat("time per run: min %.6f s, median %.6f s over %d run(s), %d thread(s)\n", tmin, tmed,
+                                 times.size(), eo.threads);
+    std::cout << absl::StrFormat("peak memory: %d bytes\n", stats.peak_bytes);
+  }
+  return 0;
+}
+
+}  // namespace
 
 void RegisterRun(CLI::App& app) {
-  auto* cmd = app.add_subcommand("run", "(not built yet)");
-  cmd->allow_extras();
-  cmd->callback([] {
-    std::cerr << "hlox run: not built yet\n";
-    ExitCode() = 2;
-  });
+  auto* cmd = app.add_subcommand("run", "Run a module on the CPU runtime and print output checksums");
+  auto o = std::make_shared<RunOptions>();
+  cmd->add_option("file", o->file, "HLO text file")->required();
+  cmd->add_option("--threads", o->threads, "runtime threads (default 1)");
+  cmd->add_option("--seed", o->seed, "seed for inputs, elided constants and rng ops (default 0)");
+  cmd->add_option("--repeat", o->repeat, "number of timed runs (default 1)");
+  cmd->add_option("--inputs", o->inputs_dir, "read parameters from DIR/0.npy, 1.npy, ... (tuples flattened)");
+  cmd->add_option("--save-outputs", o->save_dir, "write output leaves to DIR/0.npy, 1.npy, ...");
+  cmd->add_flag("--json", o->json, "print one JSON object");
+  cmd->callback([o] { ExitCode() = RunMain(*o); });
 }
 
 }  // namespace hlox::cli

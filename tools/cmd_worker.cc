@@ -1,16 +1,61 @@
-// hlox worker: placeholder until its issue lands; says so and fails.
+// hlox worker --broker ADDR [--threads N] [--class C] [--supervise]: evaluates jobs from a broker.
+#include <unistd.h>
+
+#include <csignal>
 #include <iostream>
 
 #include "tools/commands.h"
+#include "worker/worker.h"
 
 namespace hlox::cli {
+namespace {
+
+std::atomic<bool> g_stop{false};
+void OnSignal(int) { g_stop.store(true); }
+
+}  // namespace
 
 void RegisterWorker(CLI::App& app) {
-  auto* cmd = app.add_subcommand("worker", "(not built yet)");
-  cmd->allow_extras();
-  cmd->callback([] {
-    std::cerr << "hlox worker: not built yet\n";
-    ExitCode() = 2;
+  auto opts = std::make_shared<worker::WorkerOptions>();
+  auto supervise = std::make_shared<bool>(false);
+  auto no_fork = std::make_shared<bool>(false);
+  auto* cmd = app.add_subcommand("worker", "evaluate jobs from a broker");
+  cmd->add_option("--broker", opts->broker, "broker address")->required();
+  cmd->add_option("--threads", opts->threads, "runtime threads per evaluation")->capture_default_str();
+  cmd->add_option("--class", opts->hardware_class, "hardware class")->capture_default_str();
+  cmd->add_option("--credit", opts->credit, "jobs outstanding at once")->capture_default_str();
+  cmd->add_option("--id", opts->worker_id, "worker id (default host-pid-random)");
+  cmd->add_option("--test-mode", opts->test_mode, "benchmarks: echo | sleep-<ms>");
+  cmd->add_flag("--no-fork", *no_fork, "evaluate in this process (a crash takes the worker down)");
+  cmd->add_flag("--supervise", *supervise, "restart the worker when it crashes");
+  cmd->callback([opts, supervise, no_fork] {
+    if (*supervise) {
+      char self[4096];
+      ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
+      if (n <= 0) {
+        std::cerr << "hlox worker: cannot find /proc/self/exe\n";
+        ExitCode() = 1;
+        return;
+      }
+      std::vector<std::string> argv = {std::string(self, static_cast<size_t>(n)), "worker",
+                                       "--broker", opts->broker, "--threads",
+                                       std::to_string(opts->threads), "--class",
+                                       opts->hardware_class, "--credit",
+                                       std::to_string(opts->credit)};
+      if (!opts->worker_id.empty()) { argv.push_back("--id"); argv.push_back(opts->worker_id); }
+      if (!opts->test_mode.empty()) { argv.push_back("--test-mode"); argv.push_back(opts->test_mode); }
+      if (*no_fork) argv.push_back("--no-fork");
+      ExitCode() = worker::RunSupervised(argv);
+      return;
+    }
+    opts->fork = !*no_fork;
+    std::signal(SIGTERM, OnSignal);
+    std::signal(SIGINT, OnSignal);
+    absl::Status st = worker::RunWorker(*opts, &g_stop);
+    if (!st.ok()) {
+      std::cerr << "hlox worker: " << st.message() << "\n";
+      ExitCode() = 1;
+    }
   });
 }
 

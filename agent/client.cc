@@ -1,0 +1,320 @@
+// The agent client's I/O thread and queues; see client.h.
+#include "agent/client.h"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "absl/strings/str_cat.h"
+#include "broker/zmq_util.h"
+#include "common/logging.h"
+
+namespace hlox::agent {
+
+using proto::Command;
+
+class Client::Impl {
+ public:
+  Impl(std::string address, ClientOptions o) : address_(std::move(address)), opts_(std::move(o)) {
+    if (opts_.identity.empty()) {
+      std::random_device rd;
+      opts_.identity = absl::StrCat("agent-", rd(), "-", rd());
+    }
+  }
+  ~Impl() {
+    stop_.store(true);
+    Wake();
+    if (io_.joinable()) io_.join();
+    if (event_fd_ >= 0) ::close(event_fd_);
+  }
+
+  absl::Status Start() {
+    event_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (event_fd_ < 0) return absl::InternalError("eventfd failed");
+    auto s = proto::ConnectDealer(ctx_, address_, opts_.identity);
+    if (!s.ok()) return s.status();
+    sock_ = std::make_unique<zmq::socket_t>(std::move(*s));
+    io_ = std::thread([this] { IoMain(); });
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::string> Submit(JobSpec job) {
+    if (!job.module_text || job.module_text->empty()) {
+      return absl::InvalidArgumentError("job has no module text");
+    }
+    if (job.module_text->size() > proto::kMaxModuleBytes) {
+      return absl::ResourceExhaustedError("module larger than the protocol limit");
+    }
+    if (job.module_hash.empty()) job.module_hash = proto::ModuleHash(*job.module_text);
+    std::unique_lock<std::mutex> lock(mu_);
+    if (job.id.empty()) job.id = absl::StrCat(opts_.identity, "-", ++next_id_);
+    cv_.wait(lock, [&] { return jobs_.size() < opts_.max_in_flight || stop_.load(); });
+    if (jobs_.count(job.id) || handed_out_.count(job.id)) {
+      return absl::InvalidArgumentError(absl::StrCat("duplicate job id ", job.id));
+    }
+    std::string id = job.id;
+    modules_.emplace(job.module_hash, job.module_text);
+    jobs_.emplace(id, std::move(job));
+    outbox_.push_back(id);
+    lock.unlock();
+    Wake();
+    return id;
+  }
+
+  std::optional<JobResult> Next(std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!cv_.wait_for(lock, timeout, [&] { return !results_.empty(); })) return std::nullopt;
+    JobResult r = std::move(results_.front());
+    results_.pop_front();
+    return r;
+  }
+
+  std::vector<JobResult> Poll() {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<JobResult> out(std::make_move_iterator(results_.begin()),
+                               std::make_move_iterator(results_.end()));
+    results_.clear();
+    return out;
+  }
+
+  size_t unfinished() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return jobs_.size() + results_.size();
+  }
+  int64_t resubmissions() const { return resubmissions_.load(); }
+
+ private:
+  void Wake() {
+    uint64_t one = 1;
+    if (event_fd_ >= 0 && ::write(event_fd_, &one, sizeof(one)) < 0) {}
+  }
+
+  // Finishes job `id` with `r` (once); caller holds mu_.
+  void FinishLocked(const std::string& id, JobResult r) {
+    if (jobs_.erase(id) == 0) return;  // duplicate result (resubmission): already handed out
+    handed_out_.insert(id);
+    results_.push_back(std::move(r));
+  }
+
+  void FailLocked(const std::string& id, const std::string& why) {
+    auto it = jobs_.find(id);
+    if (it == jobs_.end()) return;
+    JobResult r;
+    r.job_id = id;
+    r.record.status = JobStatus::kRunError;
+    r.record.message = why;
+    r.record.module_hash = it->second.module_hash;
+    r.record.pipeline = it->second.pipeline;
+    FinishLocked(id, std::move(r));
+  }
+
+  void ResubmitAllLocked(const char* why) {
+    log::agent().info("resubmitting {} unfinished jobs ({})", jobs_.size(), why);
+    ++resubmissions_;
+    sent_modules_.clear();
+    outbox_.clear();
+    for (auto& [id, job] : jobs_) outbox_.push_back(id);
+  }
+
+  // Sends queued submissions until the socket would block; caller holds mu_.
+  void DrainOutboxLocked(int64_t now) {
+    if (now < paused_until_) return;
+    while (!outbox_.empty()) {
+      auto it = jobs_.find(outbox_.front());
+      if (it == jobs_.end()) { outbox_.pop_front(); continue; }
+      const JobSpec& j = it->second;
+      proto::SubmitMsg m;
+      m.job_id = j.id;
+      m.campaign = j.campaign;
+      m.module_hash = j.module_hash;
+      bool new_module = !sent_modules_.count(j.module_hash);
+      if (new_module) m.module_text = *j.module_text;
+      m.pipeline = j.pipeline;
+      m.decisions = j.decisions;
+      m.hardware_class = j.hardware_class;
+      m.queue_timeout_ms = j.queue_timeout_ms;
+      m.run_timeout_ms = j.run_timeout_ms;
+      m.use_cache = j.use_cache;
+      if (proto::SendMsg(*sock_, "", Command::kSubmit, proto::Encode(m)) != proto::SendResult::kOk) {
+        return;  // socket full: try again next round
+      }
+      if (new_module) sent_modules_.insert(j.module_hash);
+      outbox_.pop_front();
+    }
+  }
+
+  void OnMessage(proto::Received& in, int64_t now) {
+    if (in.frames.empty()) return;
+    std::string_view header(static_cast<const char*>(in.frames[0].data()), in.frames[0].size());
+    absl::StatusOr<Command> cmd = proto::ParseHeader(header);
+    if (!cmd.ok()) return;
+    std::string_view body;
+    if (in.frames.size() >= 2) {
+      body = std::string_view(static_cast<const char*>(in.frames[1].data()), in.frames[1].size());
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    if (*cmd == Command::kResult) {
+      auto m = proto::DecodeResult(body);
+      if (!m.ok()) { log::agent().warn("bad RESULT: {}", std::string(m.status().message())); return; }
+      JobResult r;
+      r.job_id = m->job_id;
+      r.attempts = m->attempts;
+      r.cached = m->cached;
+      auto rec = proto::DecodeRecord(m->record);
+      if (rec.ok()) {
+        r.record = std::move(*rec);
+      } else {
+        r.record.status = JobStatus::kRunError;
+        r.record.message = absl::StrCat("undecodable record: ", rec.status().message());
+      }
+      FinishLocked(m->job_id, std::move(r));
+      cv_.notify_all();
+    } else if (*cmd == Command::kError) {
+      auto e = proto::DecodeError(body);
+      if (!e.ok()) return;
+      if (e->code == proto::kErrFull) {
+        paused_until_ = now + opts_.full_backoff_ms;
+        if (jobs_.count(e->job_id)) outbox_.push_back(e->job_id);
+      } else if (e->code == proto::kErrUnknownModule) {
+        auto it = jobs_.find(e->job_id);
+        if (it != jobs_.end()) {
+          sent_modules_.erase(it->second.module_hash);
+          outbox_.push_front(e->job_id);
+        }
+      } else if (!e->job_id.empty()) {
+        FailLocked(e->job_id, absl::StrCat(e->code, ": ", e->message));
+        cv_.notify_all();
+      } else {
+        log::agent().warn("broker error: {} {}", e->code, e->message);
+      }
+    } else if (*cmd == Command::kHeartbeat) {
+      auto h = proto::DecodeHeartbeat(body);
+      if (h.ok() && h->instance != 0) {
+        if (instance_ != 0 && h->instance != instance_) ResubmitAllLocked("broker restarted");
+        instance_ = h->instance;
+      }
+    }
+  }
+
+  void IoMain() {
+    const std::string hb = proto::Encode(proto::HeartbeatMsg{});
+    int64_t last_heard = proto::NowMs(), next_hb = 0;
+    proto::Received in;
+    while (!stop_.load()) {
+      int64_t now = proto::NowMs();
+      if (now >= next_hb) {
+        proto::SendMsg(*sock_, "", Command::kHeartbeat, hb);
+        next_hb = now + opts_.heartbeat_ms;
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        DrainOutboxLocked(now);
+      }
+      zmq::pollitem_t items[] = {{static_cast<void*>(*sock_), 0, ZMQ_POLLIN, 0},
+                                 {nullptr, event_fd_, ZMQ_POLLIN, 0}};
+      int64_t wait = std::max<int64_t>(1, next_hb - now);
+      if (paused_until_ > now) wait = std::min<int64_t>(wait, paused_until_ - now);
+      try {
+        zmq::poll(items, 2, std::chrono::milliseconds(wait));
+      } catch (const zmq::error_t&) {
+        continue;
+      }
+      if (items[1].revents & ZMQ_POLLIN) {
+        uint64_t n;
+        if (::read(event_fd_, &n, sizeof(n)) < 0) {}
+      }
+      now = proto::NowMs();
+      for (int i = 0; i < 8192 && proto::RecvMsg(*sock_, false, &in); ++i) {
+        last_heard = now;
+        OnMessage(in, now);
+      }
+      if (now - last_heard > int64_t(opts_.heartbeat_ms) * opts_.liveness) {
+        // Broker gone: reconnect with a fresh socket and resubmit everything unfinished.
+        auto s = proto::ConnectDealer(ctx_, address_, opts_.identity);
+        if (s.ok()) sock_ = std::make_unique<zmq::socket_t>(std::move(*s));
+        std::lock_guard<std::mutex> lock(mu_);
+        instance_ = 0;
+        ResubmitAllLocked("broker silent");
+        last_heard = now;
+      }
+    }
+    sock_.reset();
+  }
+
+  std::string address_;
+  ClientOptions opts_;
+  zmq::context_t ctx_{1};
+  std::unique_ptr<zmq::socket_t> sock_;
+  std::thread io_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int64_t> resubmissions_{0};
+  int event_fd_ = -1;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::unordered_map<std::string, JobSpec> jobs_;            // submitted, no result yet
+  std::unordered_set<std::string> handed_out_;               // finished ids (dedupe)
+  std::unordered_map<std::string, std::shared_ptr<const std::string>> modules_;
+  std::unordered_set<std::string> sent_modules_;             // hashes this broker has
+  std::deque<std::string> outbox_;
+  std::deque<JobResult> results_;
+  uint64_t instance_ = 0;
+  int64_t paused_until_ = 0;
+  uint64_t next_id_ = 0;
+};
+
+Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Client::~Client() = default;
+
+absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const std::string& address,
+                                                        ClientOptions options) {
+  auto impl = std::make_unique<Impl>(address, std::move(options));
+  if (absl::Status st = impl->Start(); !st.ok()) return st;
+  return std::unique_ptr<Client>(new Client(std::move(impl)));
+}
+
+absl::StatusOr<std::string> Client::Submit(JobSpec job) { return impl_->Submit(std::move(job)); }
+std::optional<JobResult> Client::Next(std::chrono::milliseconds t) { return impl_->Next(t); }
+std::vector<JobResult> Client::Poll() { return impl_->Poll(); }
+size_t Client::unfinished() const { return impl_->unfinished(); }
+int64_t Client::resubmissions() const { return impl_->resubmissions(); }
+
+absl::StatusOr<std::string> ControlRequest(const std::string& control_address,
+                                           const std::string& op, const std::string& target,
+                                           std::chrono::milliseconds timeout) {
+  zmq::context_t ctx(1);
+  auto s = proto::ConnectDealer(ctx, control_address, "");
+  if (!s.ok()) return s.status();
+  if (proto::SendMsg(*s, "", Command::kControl, proto::Encode(proto::ControlMsg{op, target})) !=
+      proto::SendResult::kOk) {
+    // Not connected yet: a blocking send with the socket's own queue is fine here.
+    try {
+      s->send(zmq::str_buffer("HX\x01" "C"), zmq::send_flags::sndmore);
+      std::string body = proto::Encode(proto::ControlMsg{op, target});
+      s->send(zmq::buffer(body), zmq::send_flags::none);
+    } catch (const zmq::error_t& e) {
+      return absl::UnavailableError(e.what());
+    }
+  }
+  zmq::pollitem_t item{static_cast<void*>(*s), 0, ZMQ_POLLIN, 0};
+  zmq::poll(&item, 1, timeout);
+  proto::Received in;
+  if (!(item.revents & ZMQ_POLLIN) || !proto::RecvMsg(*s, false, &in) || in.frames.size() != 2) {
+    return absl::DeadlineExceededError("no reply from the broker's control channel");
+  }
+  std::string_view body(static_cast<const char*>(in.frames[1].data()), in.frames[1].size());
+  auto r = proto::DecodeControlReply(body);
+  if (!r.ok()) return r.status();
+  if (!r->ok) return absl::FailedPreconditionError(r->message);
+  return op == "status" ? r->json : r->message;
+}
+
+}  // namespace hlox::agent

@@ -1,0 +1,101 @@
+// The embedded fleet: broker thread plus forked-and-exec'd worker processes; see embedded.h.
+#include "agent/embedded.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "broker/broker.h"
+#include "common/logging.h"
+
+namespace hlox::agent {
+namespace {
+
+class Fleet : public EmbeddedFleetHandle {
+ public:
+  ~Fleet() override {
+    for (int pid : pids_) ::kill(pid, SIGTERM);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    for (int pid : pids_) {
+      int status;
+      while (::waitpid(pid, &status, WNOHANG) == 0) {
+        if (std::chrono::steady_clock::now() > deadline) {
+          ::kill(pid, SIGKILL);
+          ::waitpid(pid, &status, 0);
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    }
+    if (broker_) broker_->Stop();
+    if (thread_.joinable()) thread_.join();
+    broker_.reset();
+    std::error_code ec;
+    if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
+  }
+  const std::string& address() const override { return address_; }
+  const std::string& control_address() const override { return control_; }
+  std::vector<int> worker_pids() const override { return pids_; }
+
+  std::string dir_, address_, control_;
+  std::unique_ptr<broker::Broker> broker_;
+  std::thread thread_;
+  std::vector<int> pids_;
+};
+
+}  // namespace
+
+absl::StatusOr<EmbeddedFleet> StartEmbeddedFleet(int workers, const EmbeddedOptions& options) {
+  auto fleet = std::make_unique<Fleet>();
+  char tmpl[] = "/tmp/hlox-fleet-XXXXXX";
+  if (!::mkdtemp(tmpl)) return absl::InternalError("mkdtemp failed");
+  fleet->dir_ = tmpl;
+  fleet->address_ = absl::StrCat("ipc://", fleet->dir_, "/broker");
+  broker::BrokerOptions bo;
+  bo.bind = fleet->address_;
+  bo.db_path = options.db_path;
+  auto b = broker::Broker::Create(bo);
+  if (!b.ok()) return b.status();
+  fleet->broker_ = std::move(*b);
+  fleet->control_ = fleet->broker_->control_address();
+  broker::Broker* raw = fleet->broker_.get();
+  fleet->thread_ = std::thread([raw] {
+    absl::Status st = raw->Run();
+    if (!st.ok()) log::agent().error("embedded broker: {}", std::string(st.message()));
+  });
+  std::string exe = options.hlox_binary;
+  if (exe.empty()) {
+    char buf[4096];
+    ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+    if (n <= 0) return absl::InternalError("cannot read /proc/self/exe");
+    exe.assign(buf, static_cast<size_t>(n));
+  }
+  for (int i = 0; i < workers; ++i) {
+    std::vector<std::string> argv = {exe, "worker", "--broker", fleet->address_, "--threads",
+                                     std::to_string(options.threads), "--class",
+                                     options.hardware_class, "--id",
+                                     absl::StrCat("local-", ::getpid(), "-", i)};
+    argv.insert(argv.end(), options.worker_args.begin(), options.worker_args.end());
+    pid_t pid = ::fork();
+    if (pid < 0) return absl::InternalError("fork failed");
+    if (pid == 0) {
+      std::vector<char*> args;
+      for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+      args.push_back(nullptr);
+      ::execv(args[0], args.data());
+      ::_exit(127);
+    }
+    fleet->pids_.push_back(pid);
+  }
+  EmbeddedFleet out;
+  out.address = fleet->address_;
+  out.handle = std::move(fleet);
+  return out;
+}
+
+}  // namespace hlox::agent

@@ -1,0 +1,30 @@
+// Shared helpers of the cost benches: locating the corpus, picking modules by size, timing
+// an executor with the protocol.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cost/evaluate.h"
+#include "ir/module.h"
+
+namespace hlox::bench {
+
+// Corpus *.hlo files: $HLOX_CORPUS, else <source>/../shared/hlo; sorted.
+std::vector<std::string> CorpusFiles();
+// Short name of a path (file name without .hlo).
+std::string ModuleName(const std::string& path);
+// Runs `fn` in a forked child so a crashing kernel costs one module, not the bench. Returns
+// an empty string on success, else what killed the child. The child may arm alarm() itself.
+std::string RunIsolated(const std::function<void()>& fn);
+// Seconds of one run of `module` on seeded inputs (negative when it cannot build or run).
+double TimeOneRun(const Module& module, int threads);
+
+// Median seconds per run of `module` under `protocol` (seeded inputs), or a negative value when
+// it cannot be built or run.
+CostDistribution MeasureModule(const Module& module, const TimingProtocol& protocol, uint64_t seed,
+                               int threads, bool* ok);
+
+}  // namespace hlox::bench

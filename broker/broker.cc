@@ -1,0 +1,203 @@
+// Broker setup, the poll loop and message routing; see broker.h. Job and worker bookkeeping is
+// in broker_jobs.cc, control and status in broker_status.cc.
+#include "broker/broker.h"
+
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "common/logging.h"
+
+namespace hlox::broker {
+
+using proto::Command;
+
+absl::StatusOr<std::unique_ptr<Broker>> Broker::Create(const BrokerOptions& options) {
+  std::unique_ptr<Broker> b(new Broker(options));
+  b->instance_ = std::random_device{}() | (uint64_t(std::random_device{}()) << 32) | 1;
+  b->started_ms_ = proto::NowMs();
+  auto store = ResultStore::Open(options.db_path);
+  if (!store.ok()) return store.status();
+  b->store_ = std::move(*store);
+  absl::Status st = b->store_->ForEachResult([&](StoredResult&& r) {
+    DoneJob d{std::move(r.record), std::move(r.campaign), std::move(r.status), r.attempts, true};
+    if (!r.cache_key.empty()) b->cache_[r.cache_key] = r.job_id;
+    b->done_.emplace(std::move(r.job_id), std::move(d));
+  });
+  if (!st.ok()) return st;
+  st = b->store_->ForEachModule(
+      [&](std::string&& h, std::string&& t) { b->modules_.emplace(std::move(h), std::move(t)); });
+  if (!st.ok()) return st;
+
+  b->control_addr_ =
+      options.control_bind.empty() ? proto::ControlAddressFor(options.bind) : options.control_bind;
+  b->ctx_ = std::make_unique<zmq::context_t>(1);
+  auto front = proto::BindRouter(*b->ctx_, options.bind);
+  if (!front.ok()) return front.status();
+  b->front_ = std::make_unique<zmq::socket_t>(std::move(*front));
+  if (!b->control_addr_.empty()) {
+    auto control = proto::BindRouter(*b->ctx_, b->control_addr_);
+    if (!control.ok()) return control.status();
+    b->control_ = std::make_unique<zmq::socket_t>(std::move(*control));
+  }
+  b->latencies_.reserve(4096);
+  log::broker().info("broker {} on {} (control {}), store '{}': {} results, {} modules reloaded",
+                     b->instance_, options.bind, b->control_addr_, options.db_path,
+                     b->done_.size(), b->modules_.size());
+  return b;
+}
+
+Broker::~Broker() {
+  front_.reset();
+  control_.reset();
+  if (ctx_) ctx_->close();
+}
+
+absl::Status Broker::Run() {
+  int64_t next_timer = proto::NowMs() + opts_.heartbeat_ms;
+  proto::Received in;
+  while (!stop_.load() && !shutdown_) {
+    std::vector<zmq::pollitem_t> items = {{static_cast<void*>(*front_), 0, ZMQ_POLLIN, 0}};
+    if (control_) items.push_back({static_cast<void*>(*control_), 0, ZMQ_POLLIN, 0});
+    int64_t wait = std::max<int64_t>(0, next_timer - proto::NowMs());
+    try {
+      zmq::poll(items.data(), items.size(), std::chrono::milliseconds(wait));
+    } catch (const zmq::error_t& e) {
+      if (e.num() == EINTR) continue;
+      return absl::InternalError(absl::StrCat("poll: ", e.what()));
+    }
+    // Control first, so status/drain/cancel never wait behind evaluations.
+    if (control_) {
+      for (int i = 0; i < 64 && proto::RecvMsg(*control_, true, &in); ++i) HandleMessage(in, true);
+    }
+    for (int i = 0; i < kMaxRecvPerPoll && proto::RecvMsg(*front_, true, &in); ++i) {
+      HandleMessage(in, false);
+      if (control_ && (i & 255) == 255) {
+        for (int j = 0; j < 16 && proto::RecvMsg(*control_, true, &in); ++j) HandleMessage(in, true);
+      }
+    }
+    Dispatch();
+    FlushCompletions();
+    int64_t now = proto::NowMs();
+    if (now >= next_timer) {
+      OnTimer(now);
+      Dispatch();
+      FlushCompletions();
+      next_timer = now + opts_.heartbeat_ms;
+    }
+  }
+  FlushCompletions();
+  log::broker().info("broker {} stopping", instance_);
+  return absl::OkStatus();
+}
+
+void Broker::HandleMessage(proto::Received& in, bool control_socket) {
+  if (in.frames.size() < 1 || in.frames.size() > 2) {
+    Reject(in.identity, proto::kErrBadFrame, absl::StrCat(in.frames.size(), " frames"));
+    return;
+  }
+  std::string_view header(static_cast<const char*>(in.frames[0].data()), in.frames[0].size());
+  absl::StatusOr<Command> cmd = proto::ParseHeader(header);
+  if (!cmd.ok()) {
+    std::string msg(cmd.status().message());
+    Reject(in.identity, msg.substr(0, msg.find(':')), msg);
+    return;
+  }
+  std::string_view body;
+  if (in.frames.size() == 2) {
+    body = std::string_view(static_cast<const char*>(in.frames[1].data()), in.frames[1].size());
+  }
+  if (control_socket && *cmd != Command::kControl) {
+    Reject(in.identity, proto::kErrUnknownCommand, "only CONTROL on the control socket");
+    return;
+  }
+  auto wit = workers_.find(in.identity);
+  if (wit != workers_.end()) wit->second.last_seen_ms = proto::NowMs();
+  switch (*cmd) {
+    case Command::kSubmit: OnSubmit(in.identity, body); return;
+    case Command::kReady: OnReady(in.identity, body); return;
+    case Command::kDone: OnDone(in.identity, body); return;
+    case Command::kNeedModule: OnNeedModule(in.identity, body); return;
+    case Command::kControl: OnControl(in.identity, body, control_socket); return;
+    case Command::kHeartbeat:
+      if (wit == workers_.end()) {
+        // Agents ping to learn the broker instance; a worker we do not know re-registers.
+        SendTo(in.identity, Command::kHeartbeat, proto::Encode(proto::HeartbeatMsg{instance_}),
+               false);
+      }
+      return;
+    case Command::kResult: case Command::kError: case Command::kJob: case Command::kReregister:
+    case Command::kDisconnect: case Command::kControlReply:
+      Reject(in.identity, proto::kErrUnknownCommand, "command is not for the broker");
+      return;
+  }
+}
+
+void Broker::SendTo(const std::string& identity, Command c, const std::string& body,
+                    bool to_worker) {
+  proto::SendResult r = proto::SendMsg(*front_, identity, c, body);
+  if (r == proto::SendResult::kOk) return;
+  if (to_worker && r == proto::SendResult::kUnreachable) {
+    LoseWorker(identity, "unreachable");
+    return;
+  }
+  // Agents that vanished or are full lose this message; they resubmit and the store answers.
+  log::broker().debug("send {} to peer failed ({})", static_cast<char>(c), static_cast<int>(r));
+}
+
+void Broker::SendError(const std::string& identity, std::string_view job_id,
+                       std::string_view code, const std::string& message) {
+  proto::ErrorMsg e{std::string(job_id), std::string(code), message};
+  SendTo(identity, Command::kError, proto::Encode(e), false);
+}
+
+void Broker::Reject(const std::string& identity, std::string_view code,
+                    const std::string& message) {
+  ++rejected_;
+  log::broker().debug("rejected message: {} {}", std::string(code), message);
+  int64_t now = proto::NowMs();
+  if (now - rejected_logged_at_ > 5000) {
+    log::broker().warn("rejecting bad messages ({} so far), latest: {}", rejected_, message);
+    rejected_logged_at_ = now;
+  }
+  proto::ErrorMsg e{"", std::string(code), message.substr(0, 512)};
+  // The reply goes back on whichever socket it came from; a failed send is just dropped.
+  proto::SendResult r = proto::SendMsg(*front_, identity, Command::kError, proto::Encode(e));
+  if (r != proto::SendResult::kOk && control_) {
+    proto::SendMsg(*control_, identity, Command::kError, proto::Encode(e));
+  }
+}
+
+void Broker::FlushCompletions() {
+  if (!to_commit_.empty()) {
+    absl::Status st = store_->CommitResults(to_commit_);
+    if (!st.ok()) {
+      // Not acknowledged: keep everything and try again next round.
+      log::broker().error("store commit failed, will retry: {}", std::string(st.message()));
+      return;
+    }
+    for (const StoredResult& r : to_commit_) {
+      auto it = done_.find(r.job_id);
+      if (it != done_.end()) it->second.committed = true;
+    }
+    to_commit_.clear();
+  }
+  for (Ack& a : acks_) SendTo(a.agent, Command::kResult, proto::Encode(a.msg), false);
+  acks_.clear();
+}
+
+void Broker::OnTimer(int64_t now_ms) {
+  const std::string hb = proto::Encode(proto::HeartbeatMsg{instance_});
+  const int64_t expiry = int64_t(opts_.heartbeat_ms) * opts_.liveness;
+  std::vector<std::string> lost;
+  for (auto& [id, w] : workers_) {
+    if (now_ms - w.last_seen_ms > expiry) lost.push_back(id);
+  }
+  for (const std::string& id : lost) LoseWorker(id, "silent");
+  std::vector<std::string> ids;
+  ids.reserve(workers_.size());
+  for (auto& [id, w] : workers_) ids.push_back(id);
+  for (const std::string& id : ids) SendTo(id, Command::kHeartbeat, hb, true);
+  ExpireJobs(now_ms);
+}
+
+}  // namespace hlox::broker

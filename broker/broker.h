@@ -1,0 +1,158 @@
+// The hlox broker: one ROUTER socket for agents and workers plus a control ROUTER that is polled
+// first, in the ZeroMQ guide's Majordomo shape (one poll with the heartbeat interval as timeout,
+// dispatch on the command byte, expire and heartbeat on a timer). It queues jobs per hardware
+// class, leases them to workers under a per-worker credit, re-queues the leases of lost workers,
+// poisons jobs that crash several workers, answers identical jobs from a result cache (and
+// coalesces identical jobs in flight), and commits results to the store before acknowledging.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "broker/protocol.h"
+#include "broker/result_store.h"
+#include "broker/zmq_util.h"
+
+namespace hlox::broker {
+
+// Liveness and reliability constants, together.
+inline constexpr int kHeartbeatIntervalMs = 250;   // broker<->worker heartbeat period
+inline constexpr int kHeartbeatLiveness = 4;       // silent intervals before a worker is lost
+inline constexpr int kPoisonCrashes = 3;           // distinct crashed workers -> POISON
+inline constexpr uint32_t kMaxAttempts = 8;        // dispatches before a job gives up (POISON)
+inline constexpr uint32_t kDefaultRunTimeoutMs = 120000;
+inline constexpr int kLeaseGraceMs = 3000;         // worker reports its own timeouts first
+inline constexpr size_t kDefaultMaxPending = 1000000;  // above this SUBMIT gets FULL
+inline constexpr int kMaxRecvPerPoll = 4096;       // messages handled per socket per loop
+
+struct BrokerOptions {
+  std::string bind = "tcp://127.0.0.1:5555";
+  std::string control_bind;   // "" = proto::ControlAddressFor(bind)
+  std::string db_path;        // "" = memory only
+  int heartbeat_ms = kHeartbeatIntervalMs;
+  int liveness = kHeartbeatLiveness;
+  int poison_crashes = kPoisonCrashes;
+  size_t max_pending = kDefaultMaxPending;
+  uint32_t default_run_timeout_ms = kDefaultRunTimeoutMs;
+};
+
+class Broker {
+ public:
+  // Opens the store, reloads stored results and modules, binds both sockets.
+  static absl::StatusOr<std::unique_ptr<Broker>> Create(const BrokerOptions& options);
+  ~Broker();
+  // Serves until a control "shutdown" or Stop(); returns the first fatal error.
+  absl::Status Run();
+  // Thread-safe: makes Run() return within one heartbeat interval.
+  void Stop() { stop_.store(true); }
+  const std::string& control_address() const { return control_addr_; }
+  // Status JSON (what the control "status" op returns). Only from the Run() thread.
+  std::string StatusJson() const;
+
+ private:
+  struct Job {
+    proto::SubmitMsg spec;          // module_text cleared
+    std::string agent;              // identity results go to
+    std::string cache_key;          // "" when caching is off
+    std::string job_class;          // class it queues under ("" = any)
+    bool running = false;
+    bool queued = false;            // has a live entry in queues_
+    uint32_t attempts = 0;
+    std::set<std::string> crashed_on;
+    std::string worker;
+    int64_t lease_deadline_ms = 0, enqueued_ms = 0, submitted_us = 0;
+    std::vector<std::string> followers;  // coalesced identical jobs
+  };
+  struct Worker {
+    std::string identity;
+    proto::ReadyMsg caps;
+    std::unordered_set<std::string> jobs;     // leased job ids
+    std::unordered_set<std::string> modules;  // module hashes it has been sent
+    int64_t last_seen_ms = 0, registered_ms = 0;
+    int64_t done = 0, failed = 0;
+    bool draining = false;
+  };
+  struct DoneJob {
+    std::string record, campaign, status;
+    uint32_t attempts = 0;
+    bool committed = false;
+  };
+  struct Ack {
+    std::string agent;
+    proto::ResultMsg msg;
+  };
+
+  explicit Broker(const BrokerOptions& o) : opts_(o) {}
+
+  // Message handling (broker.cc).
+  void HandleMessage(proto::Received& in, bool control_socket);
+  void SendTo(const std::string& identity, proto::Command c, const std::string& body,
+              bool to_worker);
+  void SendError(const std::string& identity, std::string_view job_id, std::string_view code,
+                 const std::string& message);
+  void Reject(const std::string& identity, std::string_view code, const std::string& message);
+  void FlushCompletions();
+  void OnTimer(int64_t now_ms);
+
+  // Jobs and workers (broker_jobs.cc).
+  void OnSubmit(const std::string& agent, std::string_view body);
+  void OnReady(const std::string& identity, std::string_view body);
+  void OnDone(const std::string& identity, std::string_view body);
+  void OnNeedModule(const std::string& identity, std::string_view body);
+  void Enqueue(Job& job, bool front);
+  void Dispatch();
+  bool Assign(Job& job, Worker& w);
+  void Complete(const std::string& job_id, std::string record, JobStatus status);
+  void CompleteWith(const std::string& job_id, JobStatus status, const std::string& message);
+  void RequeueOrPoison(const std::string& job_id, const std::string& worker_id, bool crashed);
+  void LoseWorker(const std::string& identity, const char* why);
+  void ReleaseCredit(Worker& w, const std::string& job_id);
+  void ExpireJobs(int64_t now_ms);
+
+  // Control (broker_status.cc).
+  void OnControl(const std::string& identity, std::string_view body, bool control_socket);
+  void RecordLatency(double seconds);
+
+  BrokerOptions opts_;
+  std::atomic<bool> stop_{false};
+  bool shutdown_ = false;
+  uint64_t instance_ = 0;
+  int64_t started_ms_ = 0;
+  std::string control_addr_;
+  std::unique_ptr<zmq::context_t> ctx_;
+  std::unique_ptr<zmq::socket_t> front_, control_;
+  std::unique_ptr<ResultStore> store_;
+
+  std::unordered_map<std::string, std::unique_ptr<Job>> jobs_;  // pending or running
+  std::unordered_map<std::string, DoneJob> done_;
+  std::unordered_map<std::string, std::string> cache_;          // cache key -> done job id
+  std::unordered_map<std::string, std::string> inflight_keys_;  // cache key -> primary job id
+  std::unordered_map<std::string, Worker> workers_;
+  std::unordered_map<std::string, std::deque<std::string>> queues_;  // class -> job ids
+  std::unordered_map<std::string, std::deque<std::string>> ready_;   // class -> worker slots
+  std::unordered_map<std::string, std::string> campaign_class_;
+  std::unordered_set<std::string> cancelled_;
+  std::unordered_map<std::string, std::string> modules_;        // hash -> text
+  std::vector<StoredResult> to_commit_;
+  std::vector<Ack> acks_;
+  size_t pending_count_ = 0, running_count_ = 0;
+
+  // Statistics for status.
+  int64_t completed_total_ = 0, cache_hits_ = 0, rejected_ = 0, requeued_ = 0, lost_workers_ = 0;
+  int64_t rejected_logged_at_ = 0;
+  std::vector<double> latencies_;  // ring of recent submit->result seconds
+  size_t latency_next_ = 0;
+  int64_t tput_bucket_[16] = {};   // completions per second, ring by second
+  int64_t tput_second_[16] = {};
+};
+
+}  // namespace hlox::broker

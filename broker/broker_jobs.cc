@@ -1,0 +1,369 @@
+// The broker's job and worker bookkeeping: submit (store lookup, result cache, coalescing),
+// per-class queues, credit-based dispatch with leases, completion, re-queue and POISON, worker
+// registration and loss, timeouts.
+#include "absl/strings/str_cat.h"
+#include "broker/broker.h"
+#include "common/logging.h"
+
+namespace hlox::broker {
+
+using proto::Command;
+
+namespace {
+bool Cacheable(JobStatus s) {
+  return s == JobStatus::kOk || s == JobStatus::kWrongOutput || s == JobStatus::kInvalidDecisions;
+}
+}  // namespace
+
+void Broker::OnSubmit(const std::string& agent, std::string_view body) {
+  absl::StatusOr<proto::SubmitMsg> m = proto::DecodeSubmit(body);
+  if (!m.ok()) {
+    Reject(agent, proto::ErrorCodeFor(m.status()), std::string(m.status().message()));
+    return;
+  }
+  const std::string id = m->job_id;  // a copy: *m is moved into the job below
+  if (auto d = done_.find(id); d != done_.end()) {  // idempotent resubmit: answer from the store
+    acks_.push_back({agent, {id, d->second.attempts, false, d->second.record}});
+    return;
+  }
+  if (auto j = jobs_.find(id); j != jobs_.end()) {  // already queued or running
+    j->second->agent = agent;
+    return;
+  }
+  if (!m->module_text.empty()) {
+    // Clients that cannot compute the hash send "" with the text; the broker fills it in.
+    if (m->module_hash.empty()) m->module_hash = proto::ModuleHash(m->module_text);
+    if (proto::ModuleHash(m->module_text) != m->module_hash) {
+      SendError(agent, id, proto::kErrBadModule, "module text does not match module_hash");
+      return;
+    }
+    if (modules_.find(m->module_hash) == modules_.end()) {
+      if (absl::Status st = store_->PutModule(m->module_hash, m->module_text); !st.ok()) {
+        log::broker().error("storing module: {}", std::string(st.message()));
+      }
+      modules_.emplace(m->module_hash, std::move(m->module_text));
+    }
+    m->module_text.clear();
+  } else if (modules_.find(m->module_hash) == modules_.end()) {
+    SendError(agent, id, proto::kErrUnknownModule, "send the module text with this job");
+    return;
+  }
+  if (pending_count_ >= opts_.max_pending) {
+    SendError(agent, id, proto::kErrFull, "broker queue is full; retry later");
+    return;
+  }
+  auto job = std::make_unique<Job>();
+  job->agent = agent;
+  job->submitted_us = proto::NowUs();
+  job->enqueued_ms = job->submitted_us / 1000;
+  std::string campaign = m->campaign;
+  if (auto c = campaign_class_.find(campaign); !campaign.empty() && c != campaign_class_.end()) {
+    job->job_class = c->second;
+  } else {
+    job->job_class = m->hardware_class;
+    if (!campaign.empty() && !m->hardware_class.empty()) campaign_class_[campaign] = m->hardware_class;
+  }
+  job->spec = std::move(*m);
+  Job& j = *job;
+  jobs_.emplace(id, std::move(job));
+  if (!campaign.empty() && cancelled_.count(campaign)) {
+    CompleteWith(id, JobStatus::kCancelled, "campaign cancelled");
+    return;
+  }
+  if (j.spec.use_cache) {
+    j.cache_key = proto::CacheKey(j.spec.module_hash, j.spec.pipeline, j.spec.decisions, j.job_class);
+    if (auto c = cache_.find(j.cache_key); c != cache_.end()) {
+      auto d = done_.find(c->second);
+      if (d != done_.end()) {
+        ++cache_hits_;
+        std::string record = d->second.record;
+        j.cache_key.clear();  // this job's row must not replace the cache entry
+        Complete(id, std::move(record), *proto::ParseStatusWireName(d->second.status));
+        return;
+      }
+    }
+    if (auto p = inflight_keys_.find(j.cache_key); p != inflight_keys_.end()) {
+      auto primary = jobs_.find(p->second);
+      if (primary != jobs_.end()) {
+        ++cache_hits_;
+        primary->second->followers.push_back(id);
+        j.cache_key.clear();
+        return;
+      }
+    }
+    inflight_keys_[j.cache_key] = id;
+  }
+  Enqueue(j, false);
+}
+
+void Broker::Enqueue(Job& job, bool front) {
+  job.running = false;
+  job.queued = true;
+  job.worker.clear();
+  job.enqueued_ms = proto::NowMs();
+  auto& q = queues_[job.job_class];
+  if (front) q.push_front(job.spec.job_id); else q.push_back(job.spec.job_id);
+  ++pending_count_;
+}
+
+void Broker::Dispatch() {
+  if (pending_count_ == 0) return;
+  log::broker().trace("dispatch: {} pending, {} classes with slots", pending_count_, ready_.size());
+  for (auto& [cls, slots] : ready_) {
+    while (!slots.empty() && pending_count_ > 0) {
+      auto wit = workers_.find(slots.front());
+      if (wit == workers_.end() || wit->second.draining ||
+          wit->second.jobs.size() >= wit->second.caps.credit) {
+        slots.pop_front();  // stale slot
+        continue;
+      }
+      Job* job = nullptr;
+      for (const std::string& qname : {cls, std::string()}) {
+        auto qit = queues_.find(qname);
+        if (qit == queues_.end()) continue;
+        auto& q = qit->second;
+        while (!job && !q.empty()) {
+          auto jit = jobs_.find(q.front());
+          q.pop_front();
+          if (jit == jobs_.end() || !jit->second->queued) continue;  // completed or cancelled
+          Job& cand = *jit->second;
+          cand.queued = false;
+          --pending_count_;
+          const std::string& camp = cand.spec.campaign;
+          if (cand.job_class.empty() && !camp.empty()) {
+            auto pin = campaign_class_.find(camp);
+            if (pin == campaign_class_.end()) {
+              campaign_class_[camp] = cls;  // first dispatch pins the campaign's class
+            } else if (pin->second != cls) {
+              cand.job_class = pin->second;
+              Enqueue(cand, true);  // may rehash queues_: look the queue up again
+              break;
+            }
+          }
+          job = &cand;
+        }
+        if (job) break;
+      }
+      if (!job) {
+        bool more = false;
+        for (const std::string& qname : {cls, std::string()}) {
+          auto qit = queues_.find(qname);
+          more |= qit != queues_.end() && !qit->second.empty();
+        }
+        if (!more) break;
+        continue;
+      }
+      slots.pop_front();
+      Assign(*job, wit->second);
+    }
+  }
+}
+
+bool Broker::Assign(Job& job, Worker& w) {
+  job.running = true;
+  job.worker = w.identity;
+  ++job.attempts;
+  ++running_count_;
+  uint32_t run_ms = job.spec.run_timeout_ms ? job.spec.run_timeout_ms : opts_.default_run_timeout_ms;
+  job.lease_deadline_ms = proto::NowMs() + run_ms + kLeaseGraceMs;
+  w.jobs.insert(job.spec.job_id);
+  proto::JobMsg jm{job.spec.job_id, job.attempts, job.spec.module_hash, "", job.spec.pipeline,
+                   job.spec.decisions, run_ms};
+  if (w.modules.insert(job.spec.module_hash).second) jm.module_text = modules_[job.spec.module_hash];
+  SendTo(w.identity, Command::kJob, proto::Encode(jm), true);
+  return true;
+}
+
+void Broker::Complete(const std::string& job_id, std::string record, JobStatus status) {
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) return;
+  std::unique_ptr<Job> job = std::move(it->second);
+  jobs_.erase(it);
+  if (job->running) --running_count_;
+  if (job->queued) --pending_count_;  // its queue entry is skipped lazily
+  ++completed_total_;
+  RecordLatency(double(proto::NowUs() - job->submitted_us) * 1e-6);
+  std::string status_name(proto::StatusWireName(status));
+  std::string key = job->cache_key;
+  if (!key.empty()) {
+    inflight_keys_.erase(key);
+    if (!Cacheable(status)) {
+      key.clear();
+    } else {
+      cache_[key] = job_id;
+      // A job queued for any class is also cached under the class that actually ran it.
+      auto w = workers_.find(job->worker);
+      if (job->job_class.empty() && w != workers_.end()) {
+        key = proto::CacheKey(job->spec.module_hash, job->spec.pipeline, job->spec.decisions,
+                              w->second.caps.hardware_class);
+        cache_[key] = job_id;
+      }
+    }
+  }
+  to_commit_.push_back({job_id, job->spec.campaign, key, status_name, record, job->attempts});
+  acks_.push_back({job->agent, {job_id, job->attempts, false, record}});
+  for (const std::string& f : job->followers) {
+    auto fit = jobs_.find(f);
+    if (fit == jobs_.end()) continue;
+    Job& fj = *fit->second;
+    ++completed_total_;
+    RecordLatency(double(proto::NowUs() - fj.submitted_us) * 1e-6);
+    to_commit_.push_back({f, fj.spec.campaign, "", status_name, record, 0});
+    acks_.push_back({fj.agent, {f, 0, true, record}});
+    done_[f] = DoneJob{record, fj.spec.campaign, status_name, 0, false};
+    jobs_.erase(fit);
+  }
+  done_[job_id] = DoneJob{std::move(record), job->spec.campaign, std::move(status_name),
+                          job->attempts, false};
+}
+
+void Broker::CompleteWith(const std::string& job_id, JobStatus status, const std::string& msg) {
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) return;
+  ResultRecord r;
+  r.status = status;
+  r.message = msg;
+  r.module_hash = it->second->spec.module_hash;
+  r.pipeline = it->second->spec.pipeline;
+  r.provenance.worker_id = it->second->worker;
+  Complete(job_id, proto::EncodeRecord(r), status);
+}
+
+void Broker::ReleaseCredit(Worker& w, const std::string& job_id) {
+  if (w.jobs.erase(job_id) && !w.draining) ready_[w.caps.hardware_class].push_back(w.identity);
+  if (w.draining && w.jobs.empty()) {
+    log::broker().info("worker {} drained", w.caps.worker_id);
+    SendTo(w.identity, Command::kDisconnect, std::string(), false);
+    workers_.erase(w.identity);
+  }
+}
+
+void Broker::RequeueOrPoison(const std::string& job_id, const std::string& worker_id,
+                             bool crashed) {
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) return;
+  Job& job = *it->second;
+  if (!job.running || job.worker != worker_id) return;
+  --running_count_;
+  job.running = false;
+  if (crashed) job.crashed_on.insert(worker_id);
+  if (int(job.crashed_on.size()) >= opts_.poison_crashes || job.attempts >= kMaxAttempts) {
+    CompleteWith(job_id, JobStatus::kPoison,
+                 absl::StrCat("crashed ", job.crashed_on.size(), " workers in ", job.attempts,
+                              " attempts"));
+    return;
+  }
+  ++requeued_;
+  Enqueue(job, true);
+}
+
+void Broker::OnReady(const std::string& identity, std::string_view body) {
+  absl::StatusOr<proto::ReadyMsg> m = proto::DecodeReady(body);
+  if (!m.ok()) {
+    Reject(identity, proto::ErrorCodeFor(m.status()), std::string(m.status().message()));
+    return;
+  }
+  if (workers_.count(identity)) LoseWorker(identity, "re-registered");
+  Worker& w = workers_[identity];
+  w.identity = identity;
+  w.caps = std::move(*m);
+  w.last_seen_ms = w.registered_ms = proto::NowMs();
+  for (uint32_t i = 0; i < w.caps.credit; ++i) ready_[w.caps.hardware_class].push_back(identity);
+  log::broker().info("worker {} registered: host {} class {} credit {} version {}",
+                     w.caps.worker_id, w.caps.host, w.caps.hardware_class, w.caps.credit,
+                     w.caps.version);
+  SendTo(identity, Command::kHeartbeat, proto::Encode(proto::HeartbeatMsg{instance_}), true);
+}
+
+void Broker::OnDone(const std::string& identity, std::string_view body) {
+  auto wit = workers_.find(identity);
+  if (wit == workers_.end()) {
+    SendTo(identity, Command::kReregister, std::string(), false);
+    return;
+  }
+  absl::StatusOr<proto::DoneMsg> m = proto::DecodeDone(body);
+  if (!m.ok()) {
+    Reject(identity, proto::ErrorCodeFor(m.status()), std::string(m.status().message()));
+    return;
+  }
+  Worker& w = wit->second;
+  auto jit = jobs_.find(m->job_id);
+  bool current = jit != jobs_.end() && jit->second->running && jit->second->worker == identity &&
+                 jit->second->attempts == m->attempt;
+  if (current) {
+    absl::StatusOr<ResultRecord> rec = proto::DecodeRecord(m->record);
+    if (m->crashed) {
+      ++w.failed;
+      log::broker().warn("job {} crashed worker {}", m->job_id, w.caps.worker_id);
+      RequeueOrPoison(m->job_id, identity, true);
+    } else if (!rec.ok()) {
+      ++w.failed;
+      CompleteWith(m->job_id, JobStatus::kRunError,
+                   absl::StrCat("worker sent a bad record: ", rec.status().message()));
+    } else {
+      (rec->status == JobStatus::kOk ? w.done : w.failed)++;
+      Complete(m->job_id, std::move(m->record), rec->status);
+    }
+  }
+  if (workers_.count(identity)) ReleaseCredit(workers_[identity], m->job_id);
+}
+
+void Broker::OnNeedModule(const std::string& identity, std::string_view body) {
+  auto wit = workers_.find(identity);
+  if (wit == workers_.end()) {
+    SendTo(identity, Command::kReregister, std::string(), false);
+    return;
+  }
+  absl::StatusOr<proto::NeedModuleMsg> m = proto::DecodeNeedModule(body);
+  if (!m.ok()) {
+    Reject(identity, proto::ErrorCodeFor(m.status()), std::string(m.status().message()));
+    return;
+  }
+  wit->second.modules.erase(m->module_hash);
+  auto jit = jobs_.find(m->job_id);
+  auto mod = modules_.find(m->module_hash);
+  if (jit == jobs_.end() || mod == modules_.end() || jit->second->worker != identity ||
+      jit->second->attempts != m->attempt) {
+    return;  // stale request: the job moved on
+  }
+  Job& job = *jit->second;
+  proto::JobMsg jm{job.spec.job_id, job.attempts, job.spec.module_hash, mod->second,
+                   job.spec.pipeline, job.spec.decisions,
+                   job.spec.run_timeout_ms ? job.spec.run_timeout_ms : opts_.default_run_timeout_ms};
+  wit->second.modules.insert(m->module_hash);
+  SendTo(identity, Command::kJob, proto::Encode(jm), true);
+}
+
+void Broker::LoseWorker(const std::string& identity, const char* why) {
+  auto wit = workers_.find(identity);
+  if (wit == workers_.end()) return;
+  std::vector<std::string> leased(wit->second.jobs.begin(), wit->second.jobs.end());
+  log::broker().warn("worker {} lost ({}), re-queueing {} jobs", wit->second.caps.worker_id, why,
+                     leased.size());
+  ++lost_workers_;
+  workers_.erase(wit);
+  // A job that was running when its worker died may have killed it: it counts as a crash.
+  for (const std::string& id : leased) RequeueOrPoison(id, identity, true);
+}
+
+void Broker::ExpireJobs(int64_t now_ms) {
+  std::vector<std::pair<std::string, bool>> expired;  // (job, was running)
+  for (auto& [id, job] : jobs_) {
+    if (job->running) {
+      if (now_ms > job->lease_deadline_ms) expired.push_back({id, true});
+    } else if (job->spec.queue_timeout_ms && now_ms - job->enqueued_ms > job->spec.queue_timeout_ms) {
+      expired.push_back({id, false});
+    }
+  }
+  for (auto& [id, running] : expired) {
+    if (running) {
+      std::string wid = jobs_[id]->worker;
+      CompleteWith(id, JobStatus::kTimeout, "lease expired: no result within the run timeout");
+      if (auto w = workers_.find(wid); w != workers_.end()) ReleaseCredit(w->second, id);
+    } else {
+      CompleteWith(id, JobStatus::kTimeout, "queue wait timeout");
+    }
+  }
+}
+
+}  // namespace hlox::broker

@@ -1,0 +1,134 @@
+// The broker's control channel (status, drain, cancel, shutdown) and the status JSON that
+// `hlox status`, metrics and the dashboard read. Control runs on the loop thread between
+// messages; it never waits on an evaluation because the broker never does.
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "broker/broker.h"
+#include "common/logging.h"
+#include "nlohmann/json.hpp"
+
+namespace hlox::broker {
+
+using proto::Command;
+
+void Broker::RecordLatency(double seconds) {
+  if (latencies_.size() < 4096) {
+    latencies_.push_back(seconds);
+  } else {
+    latencies_[latency_next_] = seconds;
+    latency_next_ = (latency_next_ + 1) % latencies_.size();
+  }
+  int64_t sec = proto::NowMs() / 1000;
+  int slot = static_cast<int>(sec % 16);
+  if (tput_second_[slot] != sec) {
+    tput_second_[slot] = sec;
+    tput_bucket_[slot] = 0;
+  }
+  ++tput_bucket_[slot];
+}
+
+std::string Broker::StatusJson() const {
+  using nlohmann::json;
+  int64_t now = proto::NowMs();
+  json workers = json::array();
+  for (const auto& [id, w] : workers_) {
+    const char* state = w.draining ? "draining" : (w.jobs.empty() ? "idle" : "busy");
+    workers.push_back({{"id", w.caps.worker_id}, {"host", w.caps.host},
+                       {"hardware_class", w.caps.hardware_class}, {"state", state},
+                       {"jobs_done", w.done}, {"jobs_failed", w.failed},
+                       {"in_flight", w.jobs.size()}, {"credit", w.caps.credit},
+                       {"cores", w.caps.cores}, {"threads", w.caps.threads},
+                       {"last_heartbeat_age_s", double(now - w.last_seen_ms) / 1000.0},
+                       {"uptime_s", double(now - w.registered_ms) / 1000.0},
+                       {"version", w.caps.version}});
+  }
+  json campaigns = json::object();
+  for (const auto& [id, job] : jobs_) {
+    json& c = campaigns[job->spec.campaign];
+    if (c.is_null()) c = {{"pending", 0}, {"in_flight", 0}, {"done", 0}};
+    c[job->running ? "in_flight" : "pending"] = c[job->running ? "in_flight" : "pending"].get<int64_t>() + 1;
+  }
+  for (const auto& [id, d] : done_) {
+    json& c = campaigns[d.campaign];
+    if (c.is_null()) c = {{"pending", 0}, {"in_flight", 0}, {"done", 0}};
+    c["done"] = c["done"].get<int64_t>() + 1;
+  }
+  // Throughput: completions over the last 10 full seconds.
+  int64_t sec = now / 1000, recent = 0;
+  for (int i = 0; i < 16; ++i) {
+    if (tput_second_[i] < sec && tput_second_[i] >= sec - 10) recent += tput_bucket_[i];
+  }
+  std::vector<double> lat = latencies_;
+  auto pct = [&](double p) -> double {
+    if (lat.empty()) return 0;
+    size_t k = std::min(lat.size() - 1, static_cast<size_t>(p * double(lat.size())));
+    std::nth_element(lat.begin(), lat.begin() + static_cast<std::ptrdiff_t>(k), lat.end());
+    return lat[k];
+  };
+  json j = {{"broker", {{"instance", instance_}, {"uptime_s", double(now - started_ms_) / 1000.0},
+                        {"version", HLOX_VERSION}, {"protocol", proto::kVersion},
+                        {"durable", store_->durable()}}},
+            {"workers", workers},
+            {"queues", {{"pending", pending_count_}, {"in_flight", running_count_},
+                        {"campaigns", campaigns}}},
+            {"totals", {{"completed", completed_total_}, {"cache_hits", cache_hits_},
+                        {"rejected_messages", rejected_}, {"requeued", requeued_},
+                        {"lost_workers", lost_workers_}, {"stored_results", done_.size()},
+                        {"modules", modules_.size()}}},
+            {"throughput_jobs_per_s", double(recent) / 10.0},
+            {"latency_s", {{"p50", pct(0.50)}, {"p99", pct(0.99)}, {"samples", lat.size()}}}};
+  return j.dump();
+}
+
+void Broker::OnControl(const std::string& identity, std::string_view body, bool control_socket) {
+  zmq::socket_t& sock = control_socket ? *control_ : *front_;
+  auto reply = [&](const proto::ControlReplyMsg& r) {
+    if (proto::SendMsg(sock, identity, Command::kControlReply, proto::Encode(r)) !=
+        proto::SendResult::kOk) {
+      log::broker().debug("control reply dropped");
+    }
+  };
+  absl::StatusOr<proto::ControlMsg> m = proto::DecodeControl(body);
+  if (!m.ok()) {
+    ++rejected_;
+    reply({false, absl::StrCat(std::string(proto::ErrorCodeFor(m.status())), ": ", m.status().message()), ""});
+    return;
+  }
+  log::broker().info("control: {} {}", m->op, m->target);
+  if (m->op == "status") {
+    reply({true, "", StatusJson()});
+  } else if (m->op == "drain") {
+    Worker* w = nullptr;
+    for (auto& [id, cand] : workers_) {
+      if (cand.caps.worker_id == m->target || id == m->target) w = &cand;
+    }
+    if (!w) {
+      reply({false, absl::StrCat("no worker '", m->target, "'"), ""});
+      return;
+    }
+    w->draining = true;
+    reply({true, absl::StrCat("draining ", m->target, " (", w->jobs.size(), " jobs left)"), ""});
+    if (w->jobs.empty()) {
+      SendTo(w->identity, Command::kDisconnect, std::string(), false);
+      workers_.erase(w->identity);
+    }
+  } else if (m->op == "cancel") {
+    cancelled_.insert(m->target);
+    std::vector<std::string> ids;
+    for (auto& [id, job] : jobs_) {
+      if (job->spec.campaign == m->target) ids.push_back(id);
+    }
+    for (const std::string& id : ids) CompleteWith(id, JobStatus::kCancelled, "campaign cancelled");
+    FlushCompletions();
+    reply({true, absl::StrCat("cancelled ", ids.size(), " jobs of '", m->target, "'"), ""});
+  } else if (m->op == "shutdown") {
+    shutdown_ = true;
+    reply({true, "shutting down", ""});
+  } else {
+    ++rejected_;
+    reply({false, absl::StrCat("unknown control op '", m->op, "'"), ""});
+  }
+}
+
+}  // namespace hlox::broker

@@ -1,0 +1,55 @@
+// Bounded msgpack decoding for the wire protocol: unpack with explicit limits (so a few hostile
+// bytes cannot ask for gigabytes), refuse trailing bytes, and read a map's fields with type and
+// size checks that return statuses instead of throwing. Internal to broker/, worker/ and agent/.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "msgpack.hpp"
+#include "passes/pass.h"
+
+namespace hlox::proto {
+
+// Unpacks exactly one object from `bytes` with the protocol limits. Trailing bytes, bad
+// msgpack or exceeded limits are errors (ResourceExhausted for limits).
+absl::StatusOr<msgpack::object_handle> UnpackBounded(std::string_view bytes);
+
+// Read access to a msgpack map by string key. The object must outlive the view.
+class MapView {
+ public:
+  // InvalidArgument unless `o` is a map.
+  static absl::StatusOr<MapView> Of(const msgpack::object& o);
+  // The value under `key`, or nullptr.
+  const msgpack::object* Find(std::string_view key) const;
+
+  // Required fields: missing key or wrong type is InvalidArgument, too long ResourceExhausted.
+  absl::StatusOr<std::string> Str(std::string_view key, size_t max) const;
+  absl::StatusOr<uint64_t> U64(std::string_view key) const;
+  absl::StatusOr<bool> Bool(std::string_view key) const;
+  absl::StatusOr<double> F64(std::string_view key) const;
+  absl::StatusOr<MapView> Map(std::string_view key) const;
+  // Optional fields: `def` when the key is absent (or nil); a present value of the wrong type is
+  // still an error.
+  absl::StatusOr<std::string> OptStr(std::string_view key, size_t max, std::string def = "") const;
+  absl::StatusOr<uint64_t> OptU64(std::string_view key, uint64_t def) const;
+  absl::StatusOr<bool> OptBool(std::string_view key, bool def) const;
+  absl::StatusOr<double> OptF64(std::string_view key, double def) const;
+  // Decisions: a map of str -> bin (little-endian int32; length must be a multiple of 4).
+  absl::StatusOr<PipelineDecisions> OptDecisions(std::string_view key) const;
+
+ private:
+  explicit MapView(const msgpack::object_map* m) : map_(m) {}
+  const msgpack::object_map* map_;
+};
+
+// Packs decisions as a map of str -> bin of little-endian int32.
+void PackDecisions(msgpack::packer<msgpack::sbuffer>& pk, const PipelineDecisions& d);
+// Packs `s` as a msgpack str / bin.
+void PackStr(msgpack::packer<msgpack::sbuffer>& pk, std::string_view s);
+void PackBin(msgpack::packer<msgpack::sbuffer>& pk, std::string_view s);
+
+}  // namespace hlox::proto

@@ -1,0 +1,186 @@
+// The hlox wire protocol: every message between agents, the broker, workers and the control
+// channel, its limits and its error codes, in one place. docs/PROTOCOL.md is the same content
+// for other languages. A message is two ZeroMQ frames: a 4-byte header "HX" <version> <command>
+// and a msgpack map body (empty for heartbeats). Decoders refuse trailing bytes, missing required
+// keys, wrong types and anything over the limits below, and never allocate more than the frame.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "cost/result.h"
+#include "passes/pass.h"
+
+namespace hlox::proto {
+
+inline constexpr uint8_t kVersion = 1;
+inline constexpr size_t kMaxMessageBytes = 48u << 20;  // ZMQ_MAXMSGSIZE on every socket
+inline constexpr size_t kMaxModuleBytes = 32u << 20;   // HLO text of one module
+inline constexpr size_t kMaxDecisions = 1u << 20;      // int32 choices over all invocations
+inline constexpr size_t kMaxInvocations = 1024;        // entries in a decisions map
+inline constexpr size_t kMaxNameBytes = 256;           // ids, campaigns, classes, pipelines
+inline constexpr size_t kMaxTextBytes = 1u << 20;      // messages, JSON, record strings
+inline constexpr size_t kMaxSamples = 1u << 16;        // cost samples in a record
+inline constexpr int kMaxDepth = 4;                    // msgpack nesting
+
+// Command byte, the 4th byte of the header frame.
+enum class Command : uint8_t {
+  kSubmit = 'S',        // agent -> broker: SubmitMsg
+  kResult = 'R',        // broker -> agent: ResultMsg
+  kError = 'E',         // broker/worker -> sender: ErrorMsg
+  kHeartbeat = 'H',     // both ways: HeartbeatMsg (broker->peer carries the instance id)
+  kReady = 'W',         // worker -> broker: ReadyMsg (register)
+  kJob = 'J',           // broker -> worker: JobMsg
+  kDone = 'D',          // worker -> broker: DoneMsg
+  kNeedModule = 'M',    // worker -> broker: NeedModuleMsg (module cache miss)
+  kReregister = 'A',    // broker -> worker: unknown worker, send READY again (empty body)
+  kDisconnect = 'X',    // broker -> worker: exit cleanly (drained or broker shutdown)
+  kControl = 'C',       // control client -> broker: ControlMsg
+  kControlReply = 'c',  // broker -> control client: ControlReplyMsg
+};
+bool IsKnownCommand(uint8_t c);
+
+// Error codes carried by ErrorMsg::code.
+inline constexpr char kErrBadFrame[] = "BAD_FRAME";        // frame count/header wrong
+inline constexpr char kErrBadVersion[] = "BAD_VERSION";    // protocol version differs
+inline constexpr char kErrUnknownCommand[] = "UNKNOWN_COMMAND";
+inline constexpr char kErrDecode[] = "DECODE";             // body not a valid message
+inline constexpr char kErrLimit[] = "LIMIT";               // over a limit above
+inline constexpr char kErrFull[] = "FULL";                 // queue full: retry later
+inline constexpr char kErrUnknownModule[] = "UNKNOWN_MODULE";  // resend with module
+inline constexpr char kErrBadModule[] = "BAD_MODULE";      // text does not match hash
+inline constexpr char kErrNotWorker[] = "NOT_WORKER";      // worker command, no READY
+
+struct SubmitMsg {
+  std::string job_id;            // client-chosen, unique; resubmitting is idempotent
+  std::string campaign;          // jobs of a campaign run on one hardware class
+  std::string module_hash;       // ModuleHash(module_text)
+  std::string module_text;       // optional: needed once per module per broker
+  std::string pipeline;
+  PipelineDecisions decisions;   // wire: map str -> bin of little-endian int32
+  std::string hardware_class;    // optional: pin the campaign to this class
+  uint32_t queue_timeout_ms = 0; // 0 = none
+  uint32_t run_timeout_ms = 0;   // 0 = broker default
+  bool use_cache = true;         // false: always evaluate (benchmarks, re-measurements)
+};
+
+struct ResultMsg {
+  std::string job_id;
+  uint32_t attempts = 0;         // dispatches it took (0 = answered from cache/store)
+  bool cached = false;           // answered by the result cache or a coalesced twin
+  std::string record;            // msgpack bytes of the ResultRecord (EncodeRecord)
+};
+
+struct ErrorMsg {
+  std::string job_id;            // the job it concerns, "" if none
+  std::string code;              // one of kErr*
+  std::string message;
+};
+
+struct HeartbeatMsg {
+  uint64_t instance = 0;         // broker instance id; changes when the broker restarts
+};
+
+struct ReadyMsg {
+  std::string worker_id, host, hardware_class, version;
+  uint32_t cores = 0, threads = 0;
+  uint32_t credit = 1;           // jobs the broker may have outstanding on this worker
+};
+
+struct JobMsg {
+  std::string job_id;
+  uint32_t attempt = 0;
+  std::string module_hash;
+  std::string module_text;       // empty when the broker believes the worker has it
+  std::string pipeline;
+  PipelineDecisions decisions;
+  uint32_t run_timeout_ms = 0;
+};
+
+struct DoneMsg {
+  std::string job_id;
+  uint32_t attempt = 0;
+  bool crashed = false;          // the evaluation killed its process: counts toward POISON
+  std::string record;            // msgpack ResultRecord (valid also when crashed)
+};
+
+struct NeedModuleMsg {
+  std::string job_id;
+  uint32_t attempt = 0;
+  std::string module_hash;
+};
+
+struct ControlMsg {
+  std::string op;                // "status" | "drain" | "cancel" | "shutdown"
+  std::string target;            // worker id (drain) or campaign (cancel)
+};
+
+struct ControlReplyMsg {
+  bool ok = false;
+  std::string message;           // error text when !ok
+  std::string json;              // status JSON for "status"
+};
+
+// A decoded message: its command and raw body, before typed decoding.
+struct Frames {
+  Command command;
+  std::string_view body;
+};
+
+// Checks the header frame and returns the command. Errors: kErrBadFrame, kErrBadVersion,
+// kErrUnknownCommand (as the status message prefix "CODE: ...").
+absl::StatusOr<Command> ParseHeader(std::string_view header);
+std::string MakeHeader(Command c);
+
+std::string Encode(const SubmitMsg& m);
+std::string Encode(const ResultMsg& m);
+std::string Encode(const ErrorMsg& m);
+std::string Encode(const HeartbeatMsg& m);
+std::string Encode(const ReadyMsg& m);
+std::string Encode(const JobMsg& m);
+std::string Encode(const DoneMsg& m);
+std::string Encode(const NeedModuleMsg& m);
+std::string Encode(const ControlMsg& m);
+std::string Encode(const ControlReplyMsg& m);
+
+// Each decoder: InvalidArgument on malformed input (bad msgpack, trailing bytes, wrong types,
+// missing required keys), ResourceExhausted when a limit is exceeded. Never throws.
+absl::StatusOr<SubmitMsg> DecodeSubmit(std::string_view body);
+absl::StatusOr<ResultMsg> DecodeResult(std::string_view body);
+absl::StatusOr<ErrorMsg> DecodeError(std::string_view body);
+absl::StatusOr<HeartbeatMsg> DecodeHeartbeat(std::string_view body);
+absl::StatusOr<ReadyMsg> DecodeReady(std::string_view body);
+absl::StatusOr<JobMsg> DecodeJob(std::string_view body);
+absl::StatusOr<DoneMsg> DecodeDone(std::string_view body);
+absl::StatusOr<NeedModuleMsg> DecodeNeedModule(std::string_view body);
+absl::StatusOr<ControlMsg> DecodeControl(std::string_view body);
+absl::StatusOr<ControlReplyMsg> DecodeControlReply(std::string_view body);
+
+// The error code of a decode status: kErrLimit for ResourceExhausted, else kErrDecode.
+const char* ErrorCodeFor(const absl::Status& s);
+
+// ResultRecord <-> msgpack map (layout in docs/PROTOCOL.md "RECORD").
+std::string EncodeRecord(const ResultRecord& r);
+absl::StatusOr<ResultRecord> DecodeRecord(std::string_view bytes);
+// Status names on the wire ("OK", "WRONG_OUTPUT", ...), independent of cost/.
+std::string_view StatusWireName(JobStatus s);
+std::optional<JobStatus> ParseStatusWireName(std::string_view s);
+
+// Stable 128-bit content hash of a module's text, as 32 lowercase hex digits.
+std::string ModuleHash(std::string_view text);
+
+// Cache key of a job: (module hash, pipeline, decisions, hardware class, protocol version).
+std::string CacheKey(const std::string& module_hash, const std::string& pipeline,
+                     const PipelineDecisions& decisions, const std::string& hardware_class);
+
+// The control address that goes with a broker bind/connect address: tcp port + 1, or the ipc
+// path with ".ctl" appended. Empty when `addr` is neither.
+std::string ControlAddressFor(const std::string& addr);
+
+}  // namespace hlox::proto

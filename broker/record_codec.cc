@@ -1,0 +1,177 @@
+// ResultRecord <-> msgpack (the RECORD layout of docs/PROTOCOL.md), status names, the module
+// content hash and the result-cache key.
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "broker/msgpack_view.h"
+#include "broker/protocol.h"
+#include "common/status_macros.h"
+#include "cost/module_hash.h"
+
+namespace hlox::proto {
+namespace {
+
+using Packer = msgpack::packer<msgpack::sbuffer>;
+
+void KV(Packer& pk, std::string_view k, std::string_view v) { PackStr(pk, k); PackStr(pk, v); }
+void KI(Packer& pk, std::string_view k, int64_t v) { PackStr(pk, k); pk.pack(v); }
+void KD(Packer& pk, std::string_view k, double v) { PackStr(pk, k); pk.pack(v); }
+
+constexpr std::string_view kStatusNames[] = {"OK",      "WRONG_OUTPUT", "INVALID_DECISIONS",
+                                             "RUN_ERROR", "TIMEOUT",    "POISON",
+                                             "CANCELLED"};
+
+absl::StatusOr<int64_t> I64(const MapView& m, std::string_view key) {
+  const msgpack::object* v = m.Find(key);
+  if (!v) return int64_t{0};
+  if (v->type == msgpack::type::POSITIVE_INTEGER) return static_cast<int64_t>(v->via.u64);
+  if (v->type == msgpack::type::NEGATIVE_INTEGER) return v->via.i64;
+  return absl::InvalidArgumentError(absl::StrCat("key '", std::string(key), "' is not an integer"));
+}
+
+}  // namespace
+
+std::string_view StatusWireName(JobStatus s) {
+  size_t i = static_cast<size_t>(s);
+  return i < std::size(kStatusNames) ? kStatusNames[i] : "RUN_ERROR";
+}
+
+std::optional<JobStatus> ParseStatusWireName(std::string_view s) {
+  for (size_t i = 0; i < std::size(kStatusNames); ++i) {
+    if (kStatusNames[i] == s) return static_cast<JobStatus>(i);
+  }
+  return std::nullopt;
+}
+
+std::string EncodeRecord(const ResultRecord& r) {
+  msgpack::sbuffer buf;
+  Packer pk(buf);
+  pk.pack_map(r.mismatch ? 10 : 9);
+  KV(pk, "status", StatusWireName(r.status));
+  KV(pk, "message", r.message);
+  KV(pk, "module_hash", r.module_hash);
+  KV(pk, "pipeline", r.pipeline);
+  PackStr(pk, "cost");
+  const CostDistribution& c = r.cost;
+  pk.pack_map(9);
+  KD(pk, "median", c.median); KD(pk, "mad", c.mad); KD(pk, "ci_low", c.ci_low);
+  KD(pk, "ci_high", c.ci_high); KD(pk, "mean", c.mean); KD(pk, "min", c.min);
+  KI(pk, "calls_per_sample", c.calls_per_sample);
+  PackStr(pk, "samples");
+  size_t ns = std::min(c.samples.size(), kMaxSamples);
+  pk.pack_array(static_cast<uint32_t>(ns));
+  for (size_t i = 0; i < ns; ++i) pk.pack(c.samples[i]);
+  PackStr(pk, "unstable"); pk.pack(c.unstable);
+  PackStr(pk, "analytical");
+  const AnalyticalCost& a = r.analytical;
+  pk.pack_map(7);
+  KI(pk, "op_count", a.op_count); KD(pk, "flops", a.flops); KD(pk, "bytes_moved", a.bytes_moved);
+  KD(pk, "roofline_seconds", a.roofline_seconds); KI(pk, "scratchpad_bytes", a.scratchpad_bytes);
+  KD(pk, "scratchpad_traffic_bytes", a.scratchpad_traffic_bytes);
+  KI(pk, "peak_memory_bytes", a.peak_memory_bytes);
+  PackStr(pk, "provenance");
+  const Provenance& p = r.provenance;
+  pk.pack_map(10);
+  KV(pk, "host", p.host); KV(pk, "cpu", p.cpu); KI(pk, "cores", p.cores);
+  KI(pk, "threads", p.threads); KV(pk, "hlox_version", p.hlox_version);
+  KV(pk, "worker_id", p.worker_id); KV(pk, "hardware_class", p.hardware_class);
+  KV(pk, "protocol", p.protocol); KI(pk, "seed", static_cast<int64_t>(p.seed));
+  KI(pk, "protocol_version", kVersion);
+  if (r.mismatch) {
+    PackStr(pk, "mismatch");
+    pk.pack_map(5);
+    KI(pk, "output", r.mismatch->output); KI(pk, "index", r.mismatch->index);
+    KD(pk, "expected", r.mismatch->expected); KD(pk, "actual", r.mismatch->actual);
+    KV(pk, "detail", r.mismatch->detail);
+  }
+  KI(pk, "instruction_count", r.instruction_count);
+  KD(pk, "eval_seconds", r.eval_seconds);
+  return std::string(buf.data(), buf.size());
+}
+
+absl::StatusOr<ResultRecord> DecodeRecord(std::string_view bytes) {
+  HLOX_ASSIGN_OR_RETURN(msgpack::object_handle oh, UnpackBounded(bytes));
+  HLOX_ASSIGN_OR_RETURN(MapView m, MapView::Of(oh.get()));
+  ResultRecord r;
+  HLOX_ASSIGN_OR_RETURN(std::string status, m.Str("status", kMaxNameBytes));
+  std::optional<JobStatus> st = ParseStatusWireName(status);
+  if (!st) return absl::InvalidArgumentError(absl::StrCat("unknown status '", status, "'"));
+  r.status = *st;
+  HLOX_ASSIGN_OR_RETURN(r.message, m.OptStr("message", kMaxTextBytes));
+  HLOX_ASSIGN_OR_RETURN(r.module_hash, m.OptStr("module_hash", kMaxNameBytes));
+  HLOX_ASSIGN_OR_RETURN(r.pipeline, m.OptStr("pipeline", kMaxNameBytes));
+  HLOX_ASSIGN_OR_RETURN(MapView c, m.Map("cost"));
+  HLOX_ASSIGN_OR_RETURN(r.cost.median, c.OptF64("median", 0));
+  HLOX_ASSIGN_OR_RETURN(r.cost.mad, c.OptF64("mad", 0));
+  HLOX_ASSIGN_OR_RETURN(r.cost.ci_low, c.OptF64("ci_low", 0));
+  HLOX_ASSIGN_OR_RETURN(r.cost.ci_high, c.OptF64("ci_high", 0));
+  HLOX_ASSIGN_OR_RETURN(r.cost.mean, c.OptF64("mean", 0));
+  HLOX_ASSIGN_OR_RETURN(r.cost.min, c.OptF64("min", 0));
+  HLOX_ASSIGN_OR_RETURN(r.cost.calls_per_sample, I64(c, "calls_per_sample"));
+  HLOX_ASSIGN_OR_RETURN(r.cost.unstable, c.OptBool("unstable", false));
+  if (const msgpack::object* s = c.Find("samples")) {
+    if (s->type != msgpack::type::ARRAY) return absl::InvalidArgumentError("samples not an array");
+    for (uint32_t i = 0; i < s->via.array.size; ++i) {
+      const msgpack::object& e = s->via.array.ptr[i];
+      if (e.type != msgpack::type::FLOAT64 && e.type != msgpack::type::FLOAT32) {
+        return absl::InvalidArgumentError("sample is not a float");
+      }
+      r.cost.samples.push_back(e.via.f64);
+    }
+  }
+  HLOX_ASSIGN_OR_RETURN(MapView a, m.Map("analytical"));
+  HLOX_ASSIGN_OR_RETURN(r.analytical.op_count, I64(a, "op_count"));
+  HLOX_ASSIGN_OR_RETURN(r.analytical.flops, a.OptF64("flops", 0));
+  HLOX_ASSIGN_OR_RETURN(r.analytical.bytes_moved, a.OptF64("bytes_moved", 0));
+  HLOX_ASSIGN_OR_RETURN(r.analytical.roofline_seconds, a.OptF64("roofline_seconds", 0));
+  HLOX_ASSIGN_OR_RETURN(r.analytical.scratchpad_bytes, I64(a, "scratchpad_bytes"));
+  HLOX_ASSIGN_OR_RETURN(r.analytical.scratchpad_traffic_bytes,
+                        a.OptF64("scratchpad_traffic_bytes", 0));
+  HLOX_ASSIGN_OR_RETURN(r.analytical.peak_memory_bytes, I64(a, "peak_memory_bytes"));
+  HLOX_ASSIGN_OR_RETURN(MapView p, m.Map("provenance"));
+  Provenance& pv = r.provenance;
+  HLOX_ASSIGN_OR_RETURN(pv.host, p.OptStr("host", kMaxNameBytes));
+  HLOX_ASSIGN_OR_RETURN(pv.cpu, p.OptStr("cpu", kMaxNameBytes));
+  HLOX_ASSIGN_OR_RETURN(int64_t cores, I64(p, "cores"));
+  HLOX_ASSIGN_OR_RETURN(int64_t threads, I64(p, "threads"));
+  pv.cores = static_cast<int>(cores);
+  pv.threads = static_cast<int>(threads);
+  HLOX_ASSIGN_OR_RETURN(pv.hlox_version, p.OptStr("hlox_version", kMaxNameBytes));
+  HLOX_ASSIGN_OR_RETURN(pv.worker_id, p.OptStr("worker_id", kMaxNameBytes));
+  HLOX_ASSIGN_OR_RETURN(pv.hardware_class, p.OptStr("hardware_class", kMaxNameBytes));
+  HLOX_ASSIGN_OR_RETURN(pv.protocol, p.OptStr("protocol", kMaxTextBytes));
+  HLOX_ASSIGN_OR_RETURN(int64_t seed, I64(p, "seed"));
+  pv.seed = static_cast<uint64_t>(seed);
+  if (m.Find("mismatch")) {
+    HLOX_ASSIGN_OR_RETURN(MapView mm, m.Map("mismatch"));
+    Mismatch x;
+    HLOX_ASSIGN_OR_RETURN(x.output, I64(mm, "output"));
+    HLOX_ASSIGN_OR_RETURN(x.index, I64(mm, "index"));
+    HLOX_ASSIGN_OR_RETURN(x.expected, mm.OptF64("expected", 0));
+    HLOX_ASSIGN_OR_RETURN(x.actual, mm.OptF64("actual", 0));
+    HLOX_ASSIGN_OR_RETURN(x.detail, mm.OptStr("detail", kMaxTextBytes));
+    r.mismatch = std::move(x);
+  }
+  HLOX_ASSIGN_OR_RETURN(r.instruction_count, I64(m, "instruction_count"));
+  HLOX_ASSIGN_OR_RETURN(r.eval_seconds, m.OptF64("eval_seconds", 0));
+  return r;
+}
+
+std::string ModuleHash(std::string_view text) {
+  return HashText(text);  // cost/module_hash.h: the one content hash of hlox
+}
+
+std::string CacheKey(const std::string& module_hash, const std::string& pipeline,
+                     const PipelineDecisions& decisions, const std::string& hardware_class) {
+  msgpack::sbuffer buf;
+  Packer pk(buf);
+  pk.pack_array(5);
+  PackStr(pk, module_hash);
+  PackStr(pk, pipeline);
+  PackDecisions(pk, decisions);
+  PackStr(pk, hardware_class);
+  pk.pack(static_cast<int>(kVersion));
+  return ModuleHash(std::string_view(buf.data(), buf.size()));
+}
+
+}  // namespace hlox::proto

@@ -1,0 +1,134 @@
+// SQLite-backed durable result store; see result_store.h.
+#include "broker/result_store.h"
+
+#include <sqlite3.h>
+
+#include "absl/strings/str_cat.h"
+
+namespace hlox::broker {
+namespace {
+
+absl::Status SqlError(sqlite3* db, const char* what) {
+  return absl::InternalError(absl::StrCat("sqlite ", what, ": ", db ? sqlite3_errmsg(db) : "?"));
+}
+
+std::string Column(sqlite3_stmt* st, int i) {
+  const void* p = sqlite3_column_blob(st, i);
+  int n = sqlite3_column_bytes(st, i);
+  return p ? std::string(static_cast<const char*>(p), n) : std::string();
+}
+
+void Bind(sqlite3_stmt* st, int i, const std::string& s) {
+  sqlite3_bind_blob(st, i, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ResultStore>> ResultStore::Open(const std::string& path) {
+  std::unique_ptr<ResultStore> s(new ResultStore());
+  if (path.empty()) return s;
+  if (sqlite3_open(path.c_str(), &s->db_) != SQLITE_OK) {
+    absl::Status st = SqlError(s->db_, "open");
+    sqlite3_close(s->db_);
+    s->db_ = nullptr;
+    return st;
+  }
+  sqlite3_busy_timeout(s->db_, 2000);
+  for (const char* sql :
+       {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL",
+        "CREATE TABLE IF NOT EXISTS results (job_id BLOB PRIMARY KEY, campaign BLOB, "
+        "cache_key BLOB, status BLOB, attempts INTEGER, record BLOB)",
+        "CREATE TABLE IF NOT EXISTS modules (hash BLOB PRIMARY KEY, text BLOB)"}) {
+    if (absl::Status st = s->Exec(sql); !st.ok()) return st;
+  }
+  if (sqlite3_prepare_v2(s->db_,
+                         "INSERT OR IGNORE INTO results (job_id, campaign, cache_key, status, "
+                         "attempts, record) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                         -1, &s->insert_result_, nullptr) != SQLITE_OK ||
+      sqlite3_prepare_v2(s->db_, "INSERT OR IGNORE INTO modules (hash, text) VALUES (?1, ?2)", -1,
+                         &s->insert_module_, nullptr) != SQLITE_OK) {
+    return SqlError(s->db_, "prepare");
+  }
+  return s;
+}
+
+ResultStore::~ResultStore() {
+  sqlite3_finalize(insert_result_);
+  sqlite3_finalize(insert_module_);
+  if (db_) sqlite3_close(db_);
+}
+
+absl::Status ResultStore::Exec(const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "?";
+    sqlite3_free(err);
+    return absl::InternalError(absl::StrCat("sqlite: ", sql, ": ", msg));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ResultStore::CommitResults(const std::vector<StoredResult>& results) {
+  if (!db_ || results.empty()) return absl::OkStatus();
+  if (absl::Status st = Exec("BEGIN IMMEDIATE"); !st.ok()) return st;
+  for (const StoredResult& r : results) {
+    sqlite3_reset(insert_result_);
+    Bind(insert_result_, 1, r.job_id);
+    Bind(insert_result_, 2, r.campaign);
+    Bind(insert_result_, 3, r.cache_key);
+    Bind(insert_result_, 4, r.status);
+    sqlite3_bind_int64(insert_result_, 5, r.attempts);
+    Bind(insert_result_, 6, r.record);
+    if (sqlite3_step(insert_result_) != SQLITE_DONE) {
+      absl::Status st = SqlError(db_, "insert result");
+      Exec("ROLLBACK").IgnoreError();
+      return st;
+    }
+  }
+  return Exec("COMMIT");
+}
+
+absl::Status ResultStore::PutModule(const std::string& hash, const std::string& text) {
+  if (!db_) return absl::OkStatus();
+  sqlite3_reset(insert_module_);
+  Bind(insert_module_, 1, hash);
+  Bind(insert_module_, 2, text);
+  if (sqlite3_step(insert_module_) != SQLITE_DONE) return SqlError(db_, "insert module");
+  return absl::OkStatus();
+}
+
+absl::Status ResultStore::ForEachResult(const std::function<void(StoredResult&&)>& fn) {
+  if (!db_) return absl::OkStatus();
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db_,
+                         "SELECT job_id, campaign, cache_key, status, attempts, record FROM results",
+                         -1, &st, nullptr) != SQLITE_OK) {
+    return SqlError(db_, "select results");
+  }
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    StoredResult r;
+    r.job_id = Column(st, 0);
+    r.campaign = Column(st, 1);
+    r.cache_key = Column(st, 2);
+    r.status = Column(st, 3);
+    r.attempts = static_cast<uint32_t>(sqlite3_column_int64(st, 4));
+    r.record = Column(st, 5);
+    fn(std::move(r));
+  }
+  sqlite3_finalize(st);
+  return absl::OkStatus();
+}
+
+absl::Status ResultStore::ForEachModule(
+    const std::function<void(std::string&&, std::string&&)>& fn) {
+  if (!db_) return absl::OkStatus();
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db_, "SELECT hash, text FROM modules", -1, &st, nullptr) != SQLITE_OK) {
+    return SqlError(db_, "select modules");
+  }
+  while (sqlite3_step(st) == SQLITE_ROW) fn(Column(st, 0), Column(st, 1));
+  sqlite3_finalize(st);
+  return absl::OkStatus();
+}
+
+}  // namespace hlox::broker

@@ -1,0 +1,102 @@
+// Analytical cost assembly: op count, FLOPs, bytes moved and roofline time over the kernel view,
+// plus scratchpad traffic and peak memory (rules in analytical.h).
+#include "cost/analytical.h"
+
+#include <algorithm>
+#include <unordered_set>
+#include <vector>
+
+#include "cost/kernel_model.h"
+#include "cost/peak_memory.h"
+#include "cost/scratchpad.h"
+
+namespace hlox {
+namespace {
+
+struct Totals {
+  double flops = 0, bytes = 0, seconds = 0;
+  void Add(const Totals& o, double times = 1) {
+    flops += o.flops * times;
+    bytes += o.bytes * times;
+    seconds += o.seconds * times;
+  }
+};
+
+Totals ComputationTotals(const Computation& c, double flops_per_s, double bytes_per_s) {
+  Totals t;
+  KernelModel m = BuildKernelModel(c);
+  for (const Kernel& k : m.kernels) {
+    const Instruction& i = *k.instr;
+    if (k.control_flow) {
+      Totals inner;
+      if (i.opcode() == Opcode::kWhile) {
+        for (const Computation* b : i.called_computations()) {
+          inner.Add(ComputationTotals(*b, flops_per_s, bytes_per_s));
+        }
+        t.Add(inner, static_cast<double>(WhileTripCount(i)));
+      } else if (i.opcode() == Opcode::kConditional) {
+        for (const Computation* b : i.called_computations()) {
+          Totals bt = ComputationTotals(*b, flops_per_s, bytes_per_s);
+          if (bt.seconds > inner.seconds) inner = bt;
+        }
+        t.Add(inner);
+      } else {
+        for (const Computation* b : i.called_computations()) {
+          t.Add(ComputationTotals(*b, flops_per_s, bytes_per_s));
+        }
+      }
+      continue;
+    }
+    double f = InstructionFlops(i);
+    double b = k.ReadBytes() + k.WriteBytes();
+    t.flops += f;
+    t.bytes += b;
+    t.seconds += std::max(f / flops_per_s, b / bytes_per_s);
+  }
+  return t;
+}
+
+
+}  // namespace
+
+int64_t AnalyticalOpCount(const Module& module) {
+  if (module.entry() == nullptr) return 0;
+  int64_t n = 0;
+  std::unordered_set<const Computation*> seen;
+  std::vector<const Computation*> stack{module.entry()};
+  while (!stack.empty()) {
+    const Computation* c = stack.back();
+    stack.pop_back();
+    if (!seen.insert(c).second) continue;
+    for (const auto& i : c->instructions()) {
+      Opcode op = i->opcode();
+      if (op != Opcode::kParameter && op != Opcode::kConstant && op != Opcode::kTuple &&
+          op != Opcode::kGetTupleElement) {
+        ++n;
+      }
+      if (IsControlFlowOp(*i)) {
+        for (const Computation* b : i->called_computations()) stack.push_back(b);
+      }
+    }
+  }
+  return n;
+}
+
+AnalyticalCost ComputeAnalyticalCost(const Module& module, const AnalyticalOptions& options) {
+  AnalyticalCost a;
+  a.scratchpad_bytes = options.scratchpad_bytes;
+  if (module.entry() == nullptr) return a;
+  const Computation& entry = *module.entry();
+  double flops_per_s = std::max(1e-3, options.peaks.GflopsFor(options.threads)) * 1e9;
+  double bytes_per_s = std::max(1e-3, options.peaks.BandwidthGbsFor(options.threads)) * 1e9;
+  Totals t = ComputationTotals(entry, flops_per_s, bytes_per_s);
+  a.op_count = AnalyticalOpCount(module);
+  a.flops = t.flops;
+  a.bytes_moved = t.bytes;
+  a.roofline_seconds = t.seconds;
+  a.scratchpad_traffic_bytes = ScratchpadTraffic(entry, options.scratchpad_bytes);
+  a.peak_memory_bytes = AnalyticalPeakMemory(entry);
+  return a;
+}
+
+}  // namespace hlox

@@ -1,0 +1,193 @@
+// Calibration: an FMA loop for peak f32 GFLOP/s and a triad for bandwidth, single and
+// multi-threaded; JSON storage of the figures.
+#include "cost/calibrate.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "cost/provenance.h"
+#include "cost/timing.h"
+#include "nlohmann/json.hpp"
+
+namespace hlox {
+namespace {
+
+typedef float V8 __attribute__((vector_size(32)));
+constexpr int kAcc = 12;  // independent accumulators, enough to hide FMA latency
+
+// Runs `iters` rounds of kAcc vector multiply-adds; returns a value so nothing is optimized out.
+float FmaKernel(int64_t iters) {
+  V8 acc[kAcc];
+  for (int j = 0; j < kAcc; ++j) acc[j] = V8{} + 0.001f * static_cast<float>(j);
+  V8 a = V8{} + 0.999999f, b = V8{} + 1e-7f;
+  for (int64_t i = 0; i < iters; ++i) {
+    for (int j = 0; j < kAcc; ++j) acc[j] = acc[j] * a + b;
+    asm volatile("" : "+x"(a));  // keep the loop from being folded
+  }
+  V8 s = V8{};
+  for (int j = 0; j < kAcc; ++j) s += acc[j];
+  float r = 0;
+  for (int k = 0; k < 8; ++k) r += s[k];
+  return r;
+}
+constexpr double kFlopsPerIter = kAcc * 8 * 2;
+
+// Runs fn(thread_index) on `threads` threads at once and returns the wall time.
+template <typename F>
+double TimeParallel(int threads, F fn) {
+  double t0 = SteadySeconds();
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(fn, t);
+  fn(0);
+  for (auto& th : pool) th.join();
+  return SteadySeconds() - t0;
+}
+
+double MeasureGflops(int threads, double seconds) {
+  // Size the iteration count from a short probe.
+  int64_t iters = 1 << 16;
+  double t = 0;
+  volatile float sink = 0;
+  while ((t = TimeParallel(1, [&](int) { sink = sink + FmaKernel(iters); })) < seconds / 8) {
+    iters *= 2;
+  }
+  iters = static_cast<int64_t>(static_cast<double>(iters) * (seconds / 4) / std::max(t, 1e-9)) + 1;
+  double best = 0;
+  for (int rep = 0; rep < 4; ++rep) {
+    std::vector<float> out(threads);
+    double w = TimeParallel(threads, [&](int i) { out[i] = FmaKernel(iters); });
+    for (float f : out) sink = sink + f;
+    best = std::max(best, kFlopsPerIter * static_cast<double>(iters) * threads / w / 1e9);
+  }
+  return best;
+}
+
+double MeasureTriad(int threads, double seconds) {
+  const int64_t n = int64_t{1} << 23;  // 3 arrays x 32 MiB: far beyond the last-level cache
+  std::vector<float> a(n, 0.f), b(n, 1.f), c(n, 2.f);
+  auto triad = [&](int t, int tn) {
+    int64_t lo = n * t / tn, hi = n * (t + 1) / tn;
+    const float s = 1.0001f;
+    for (int64_t i = lo; i < hi; ++i) a[i] = b[i] + s * c[i];
+  };
+  double one = TimeParallel(threads, [&](int t) { triad(t, threads); });
+  int reps = std::clamp(static_cast<int>(seconds / std::max(one, 1e-6)), 3, 50);
+  double best = 0;
+  for (int r = 0; r < reps; ++r) {
+    double w = TimeParallel(threads, [&](int t) { triad(t, threads); });
+    best = std::max(best, 3.0 * 4.0 * static_cast<double>(n) / w / 1e9);
+  }
+  volatile float sink = a[n / 2];
+  (void)sink;
+  return best;
+}
+
+}  // namespace
+
+double MachinePeaks::GflopsFor(int threads) const {
+  if (threads <= 1 || threads_n <= 1) return gflops_1;
+  if (threads >= threads_n) return gflops_n;
+  double f = static_cast<double>(threads - 1) / (threads_n - 1);
+  return gflops_1 + f * (gflops_n - gflops_1);
+}
+
+double MachinePeaks::BandwidthGbsFor(int threads) const {
+  if (threads <= 1 || threads_n <= 1) return bandwidth_gbs_1;
+  if (threads >= threads_n) return bandwidth_gbs_n;
+  double f = static_cast<double>(threads - 1) / (threads_n - 1);
+  return bandwidth_gbs_1 + f * (bandwidth_gbs_n - bandwidth_gbs_1);
+}
+
+MachinePeaks DefaultPeaks() { return MachinePeaks{}; }
+
+MachinePeaks MeasurePeaks(int threads, double seconds_per_test) {
+  threads = std::max(1, threads);
+  MachinePeaks p;
+  p.threads_n = threads;
+  p.gflops_1 = MeasureGflops(1, seconds_per_test);
+  p.bandwidth_gbs_1 = MeasureTriad(1, seconds_per_test);
+  p.gflops_n = threads > 1 ? MeasureGflops(threads, seconds_per_test) : p.gflops_1;
+  p.bandwidth_gbs_n = threads > 1 ? MeasureTriad(threads, seconds_per_test) : p.bandwidth_gbs_1;
+  p.host = HostName();
+  p.cpu = CpuModel();
+  p.source = "measured";
+  return p;
+}
+
+std::string CalibrationPath() {
+  if (const char* env = std::getenv("HLOX_CALIBRATION"); env && *env) return env;
+  const char* home = std::getenv("HOME");
+  return absl::StrCat(home && *home ? home : "/tmp", "/.cache/hlox/calibration.json");
+}
+
+std::string PeaksToJsonString(const MachinePeaks& p) {
+  nlohmann::json j{{"gflops_1", p.gflops_1},
+                   {"gflops_n", p.gflops_n},
+                   {"bandwidth_gbs_1", p.bandwidth_gbs_1},
+                   {"bandwidth_gbs_n", p.bandwidth_gbs_n},
+                   {"threads_n", p.threads_n},
+                   {"host", p.host},
+                   {"cpu", p.cpu},
+                   {"source", p.source}};
+  return j.dump(2);
+}
+
+absl::Status SavePeaks(const MachinePeaks& peaks, const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path fp(path);
+  if (fp.has_parent_path()) std::filesystem::create_directories(fp.parent_path(), ec);
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) return absl::InternalError(absl::StrCat("cannot write ", tmp));
+    out << PeaksToJsonString(peaks) << "\n";
+    if (!out) return absl::InternalError(absl::StrCat("cannot write ", tmp));
+  }
+  std::filesystem::rename(tmp, path, ec);  // atomic replace
+  if (ec) return absl::InternalError(absl::StrCat("cannot rename to ", path, ": ", ec.message()));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<MachinePeaks> LoadPeaks(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("no calibration file ", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": not a calibration JSON object"));
+  }
+  MachinePeaks p;
+  try {
+    p.gflops_1 = j.at("gflops_1").get<double>();
+    p.gflops_n = j.at("gflops_n").get<double>();
+    p.bandwidth_gbs_1 = j.at("bandwidth_gbs_1").get<double>();
+    p.bandwidth_gbs_n = j.at("bandwidth_gbs_n").get<double>();
+    p.threads_n = j.value("threads_n", 1);
+    p.host = j.value("host", "");
+    p.cpu = j.value("cpu", "");
+  } catch (const nlohmann::json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", e.what()));
+  }
+  if (!(p.gflops_1 > 0 && p.gflops_n > 0 && p.bandwidth_gbs_1 > 0 && p.bandwidth_gbs_n > 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": peaks must be positive"));
+  }
+  p.source = path;
+  return p;
+}
+
+const MachinePeaks& CachedPeaks() {
+  static const MachinePeaks peaks = [] {
+    auto p = LoadPeaks(CalibrationPath());
+    return p.ok() ? *p : DefaultPeaks();
+  }();
+  return peaks;
+}
+
+}  // namespace hlox

@@ -1,0 +1,196 @@
+// FLOP counts per instruction and trip counts of while loops (see analytical.h for the rules).
+#include <algorithm>
+#include <cmath>
+#include <regex>
+#include <string>
+
+#include "cost/analytical.h"
+
+namespace hlox {
+namespace {
+
+bool IsTranscendental(Opcode op) {
+  switch (op) {
+    case Opcode::kExp:
+    case Opcode::kExpm1:
+    case Opcode::kLog:
+    case Opcode::kLog1p:
+    case Opcode::kLogistic:
+    case Opcode::kTanh:
+    case Opcode::kSin:
+    case Opcode::kCos:
+    case Opcode::kTan:
+    case Opcode::kErf:
+    case Opcode::kAtan2:
+    case Opcode::kPower:
+    case Opcode::kRsqrt:
+    case Opcode::kSqrt:
+    case Opcode::kCbrt: return true;
+    default: return false;
+  }
+}
+
+double Elements(const Shape& s) {
+  if (s.IsTuple()) {
+    double n = 0;
+    for (const Shape& e : s.tuple_shapes()) n += Elements(e);
+    return n;
+  }
+  return static_cast<double>(s.ElementCount());
+}
+
+// FLOPs of one application of a scalar computation (a reducer or comparator): its non-alias
+// instructions, at least 1.
+double ApplyFlops(const Computation* c) {
+  if (c == nullptr) return 1;
+  double f = 0;
+  for (const auto& i : c->instructions()) {
+    if (i->opcode() == Opcode::kParameter || i->opcode() == Opcode::kConstant ||
+        i->opcode() == Opcode::kTuple || i->opcode() == Opcode::kGetTupleElement) {
+      continue;
+    }
+    f += IsTranscendental(i->opcode()) ? kTranscendentalFlops : 1;
+  }
+  return std::max(f, 1.0);
+}
+
+double ComputationFlops(const Computation* c) {
+  if (c == nullptr) return 0;
+  double f = 0;
+  for (const auto& i : c->instructions()) f += InstructionFlops(*i);
+  return f;
+}
+
+double DotFlops(const Instruction& i) {
+  if (!i.attrs().dot || i.operand_count() < 2) return 0;
+  double contract = 1;
+  const Shape& lhs = i.operand(0)->shape();
+  for (int64_t d : i.attrs().dot->lhs_contracting) {
+    if (d >= 0 && d < lhs.rank()) contract *= static_cast<double>(lhs.dim(d));
+  }
+  return 2.0 * Elements(i.shape()) * contract;
+}
+
+// Number of (output position, kernel tap) pairs along one spatial dimension whose input
+// position is real data (not padding, not a base-dilation hole).
+double ValidTaps(int64_t in, int64_t out, const WindowDimension& w) {
+  const int64_t dilated_in = in == 0 ? 0 : (in - 1) * w.base_dilation + 1;
+  double n = 0;
+  for (int64_t o = 0; o < out; ++o) {
+    for (int64_t k = 0; k < w.size; ++k) {
+      int64_t p = o * w.stride + k * w.window_dilation - w.pad_low;
+      if (p >= 0 && p < dilated_in && p % w.base_dilation == 0) n += 1;
+    }
+  }
+  return n;
+}
+
+double ConvFlops(const Instruction& i) {
+  const auto& dn = i.attrs().conv;
+  if (!dn || i.operand_count() < 2) return 0;
+  const Shape& in = i.operand(0)->shape();
+  const Shape& ker = i.operand(1)->shape();
+  const Shape& out = i.shape();
+  double f = 2.0 * static_cast<double>(out.dim(dn->output_batch)) *
+             static_cast<double>(out.dim(dn->output_feature)) *
+             static_cast<double>(ker.dim(dn->kernel_input_feature));
+  for (size_t s = 0; s < dn->input_spatial.size(); ++s) {
+    WindowDimension w;
+    w.size = ker.dim(dn->kernel_spatial[s]);
+    if (i.attrs().window && s < i.attrs().window->dims.size()) w = i.attrs().window->dims[s];
+    f *= ValidTaps(in.dim(dn->input_spatial[s]), out.dim(dn->output_spatial[s]), w);
+  }
+  return f;
+}
+
+}  // namespace
+
+int64_t WhileTripCount(const Instruction& while_instr) {
+  const std::string& cfg = while_instr.attrs().backend_config;
+  static const std::regex re("\"known_trip_count\"\\s*:\\s*\\{\\s*\"n\"\\s*:\\s*\"?(\\d+)");
+  std::smatch m;
+  if (std::regex_search(cfg, m, re)) {
+    try {
+      return std::max<int64_t>(1, std::stoll(m[1].str()));
+    } catch (...) {
+      return 1;
+    }
+  }
+  return 1;
+}
+
+double InstructionFlops(const Instruction& i) {
+  const Opcode op = i.opcode();
+  if (IsTranscendental(op)) return kTranscendentalFlops * Elements(i.shape());
+  switch (op) {
+    case Opcode::kDot: return DotFlops(i);
+    case Opcode::kConvolution: return ConvFlops(i);
+    case Opcode::kFusion: return ComputationFlops(i.to_apply());
+    case Opcode::kCall: return ComputationFlops(i.to_apply());
+    case Opcode::kWhile: {
+      const auto& c = i.called_computations();
+      double per_trip = 0;
+      for (const Computation* comp : c) per_trip += ComputationFlops(comp);
+      return per_trip * static_cast<double>(WhileTripCount(i));
+    }
+    case Opcode::kConditional: {
+      double best = 0;
+      for (const Computation* comp : i.called_computations()) {
+        best = std::max(best, ComputationFlops(comp));
+      }
+      return best;
+    }
+    case Opcode::kReduce: {
+      // Variadic reduce: n inputs then n inits; one reducer application per input element.
+      if (i.operand_count() == 0) return 0;
+      return Elements(i.operand(0)->shape()) * ApplyFlops(i.to_apply());
+    }
+    case Opcode::kReduceWindow: {
+      double window = 1;
+      if (i.attrs().window) {
+        for (const auto& w : i.attrs().window->dims) window *= static_cast<double>(w.size);
+      }
+      const Shape& s = i.shape().IsTuple() ? i.shape().tuple_shape(0) : i.shape();
+      return static_cast<double>(s.ElementCount()) * window * ApplyFlops(i.to_apply());
+    }
+    case Opcode::kSelectAndScatter: {
+      double window = 1;
+      if (i.attrs().window) {
+        for (const auto& w : i.attrs().window->dims) window *= static_cast<double>(w.size);
+      }
+      double src = i.operand_count() > 1 ? Elements(i.operand(1)->shape()) : 0;
+      return src * window + src;
+    }
+    case Opcode::kSort: {
+      double n = i.operand_count() > 0 ? Elements(i.operand(0)->shape()) : 0;
+      return n * std::log2(std::max(n, 2.0)) * ApplyFlops(i.to_apply());
+    }
+    case Opcode::kMap: return Elements(i.shape()) * ApplyFlops(i.to_apply());
+    case Opcode::kReduceScatter:
+    case Opcode::kAllReduce: return Elements(i.shape());
+    case Opcode::kBatchNormInference: return 4 * Elements(i.shape());
+    case Opcode::kBatchNormTraining: return 7 * Elements(i.operand(0)->shape());
+    case Opcode::kBatchNormGrad: return 10 * Elements(i.operand(0)->shape());
+    case Opcode::kCholesky: {
+      const Shape& s = i.shape();
+      double n = s.rank() >= 1 ? static_cast<double>(s.dim(s.rank() - 1)) : 0;
+      return Elements(s) / std::max(n * n, 1.0) * n * n * n / 3.0;
+    }
+    case Opcode::kTriangularSolve: {
+      const Shape& a = i.operand(0)->shape();
+      double n = a.rank() >= 1 ? static_cast<double>(a.dim(a.rank() - 1)) : 0;
+      return Elements(i.shape()) * n;
+    }
+    case Opcode::kRng:
+    case Opcode::kRngBitGenerator: return 4 * Elements(i.shape());
+    case Opcode::kConvert:
+    case Opcode::kCopy:
+    case Opcode::kReal:
+    case Opcode::kImag: return 0;  // data movement
+    default: break;
+  }
+  if (IsElementwise(op)) return Elements(i.shape());
+  return 0;  // data movement, aliases, custom calls with unknown cost
+}
+
+}  // namespace hlox

@@ -1,0 +1,53 @@
+// The kernel view of a computation that bytes-moved, roofline and scratchpad models share: its
+// instructions in schedule order (post order), each either an alias (no kernel) or a kernel
+// reading and writing tensors. A tensor is one array leaf produced by an instruction (a
+// parameter, a constant or a kernel); aliases (tuple, get-tuple-element, bitcast, ...) resolve
+// to the tensors they forward.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/computation.h"
+
+namespace hlox {
+
+struct TensorId {
+  const Instruction* producer = nullptr;
+  int64_t leaf = 0;
+  bool operator==(const TensorId& o) const { return producer == o.producer && leaf == o.leaf; }
+};
+struct TensorIdHash {
+  size_t operator()(const TensorId& t) const {
+    return std::hash<const void*>()(t.producer) * 31 + static_cast<size_t>(t.leaf);
+  }
+};
+
+struct TensorAccess {
+  TensorId tensor;
+  double bytes = 0;  // bytes of the tensor this kernel touches
+};
+
+struct Kernel {
+  const Instruction* instr = nullptr;
+  std::vector<TensorAccess> reads;   // distinct input tensors
+  std::vector<TensorAccess> writes;  // output tensors
+  bool control_flow = false;         // while / conditional / call: bodies costed separately
+  double ReadBytes() const;
+  double WriteBytes() const;
+};
+
+struct KernelModel {
+  std::vector<Kernel> kernels;                // schedule order
+  std::vector<TensorAccess> outputs;          // tensors the computation returns
+  std::unordered_map<TensorId, double, TensorIdHash> tensor_bytes;  // full size of each tensor
+};
+
+// True for instructions that only forward or name values (no kernel, no traffic).
+bool IsAliasOp(const Instruction& instr);
+bool IsControlFlowOp(const Instruction& instr);
+// Builds the kernel view of `computation`.
+KernelModel BuildKernelModel(const Computation& computation);
+
+}  // namespace hlox

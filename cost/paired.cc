@@ -1,0 +1,86 @@
+// Paired measurement implementation: warm-ups of both sides, batch sizing per side, seeded
+// randomized order per round, and the ratio summary.
+#include "cost/paired.h"
+
+#include <algorithm>
+#include <random>
+
+#include "cost/stats.h"
+
+namespace hlox {
+
+absl::StatusOr<PairedResult> MeasurePairedOrError(const std::function<absl::Status()>& baseline,
+                                                  const std::function<absl::Status()>& candidate,
+                                                  const TimingProtocol& p, uint64_t seed,
+                                                  const TimingClock& clock) {
+  PairedResult r;
+  const double start = clock();
+  const std::function<absl::Status()>* fns[2] = {&baseline, &candidate};
+  CostDistribution* dists[2] = {&r.baseline, &r.candidate};
+  for (int side = 0; side < 2; ++side) {
+    double last = 0;
+    for (int i = 0; i < std::max(1, p.warmups); ++i) {
+      double t0 = clock();
+      absl::Status st = (*fns[side])();
+      if (!st.ok()) return st;
+      last = clock() - t0;
+    }
+    dists[side]->calls_per_sample = CallsPerSample(last, p.min_sample_seconds);
+  }
+  std::mt19937_64 rng(seed * 0x2545f4914f6cdd1dull + 1);
+  std::bernoulli_distribution coin(0.5);
+  const size_t min_rounds = static_cast<size_t>(std::max(1, p.min_samples));
+  const size_t max_rounds = std::max(min_rounds, static_cast<size_t>(std::max(1, p.max_samples)));
+  const size_t cap_floor = std::min<size_t>(min_rounds, 3);
+  bool converged = false;
+  while (true) {
+    bool candidate_first = coin(rng);
+    double per_call[2] = {0, 0};
+    for (int k = 0; k < 2; ++k) {
+      int side = (k == 0) == candidate_first ? 1 : 0;
+      int64_t calls = dists[side]->calls_per_sample;
+      double t0 = clock();
+      for (int64_t c = 0; c < calls; ++c) {
+        absl::Status st = (*fns[side])();
+        if (!st.ok()) return st;
+      }
+      per_call[side] = (clock() - t0) / static_cast<double>(calls);
+    }
+    r.baseline.samples.push_back(per_call[0]);
+    r.candidate.samples.push_back(per_call[1]);
+    r.ratios.push_back(per_call[0] > 0 ? per_call[1] / per_call[0] : 1.0);
+    size_t n = r.ratios.size();
+    if (n >= min_rounds) {
+      double med = Median(r.ratios);
+      if (med > 0 && MedianAbsDeviation(r.ratios) / med <= p.target_rel_spread) {
+        converged = true;
+        break;
+      }
+    }
+    if (n >= max_rounds) break;
+    if (n >= cap_floor && clock() - start >= p.time_cap_seconds) break;
+  }
+  r.unstable = !converged;
+  r.baseline.unstable = r.candidate.unstable = r.unstable;
+  Summarize(r.baseline, seed);
+  Summarize(r.candidate, seed + 1);
+  r.ratio = Median(r.ratios);
+  auto [lo, hi] = BootstrapMedianInterval(r.ratios, seed + 2);
+  r.ci_low = lo;
+  r.ci_high = hi;
+  return r;
+}
+
+PairedResult MeasurePaired(const std::function<void()>& baseline,
+                           const std::function<void()>& candidate, const TimingProtocol& protocol,
+                           uint64_t seed, const TimingClock& clock) {
+  auto wrap = [](const std::function<void()>& f) {
+    return std::function<absl::Status()>([&f]() {
+      f();
+      return absl::OkStatus();
+    });
+  };
+  return *MeasurePairedOrError(wrap(baseline), wrap(candidate), protocol, seed, clock);
+}
+
+}  // namespace hlox

@@ -1,0 +1,39 @@
+// The measurement protocol: warm-ups, then timed samples (several calls batched per sample when
+// one call is shorter than min_sample_seconds) until the relative spread MAD/median falls under
+// the target, the time cap is reached or max_samples were taken. Generic over the workload and
+// the clock, so tests drive it with synthetic workloads and a fake clock.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "cost/evaluate.h"
+#include "cost/result.h"
+
+namespace hlox {
+
+// Seconds on a monotonic clock.
+using TimingClock = std::function<double()>;
+double SteadySeconds();
+
+// Fills median, MAD, bootstrap interval (seeded), mean and min from `samples` (seconds per
+// call); keeps calls_per_sample and unstable as given.
+void Summarize(CostDistribution& dist, uint64_t seed);
+
+// Measures `fn` under `protocol`. The first error `fn` returns aborts the measurement and is
+// returned. Warm-ups after the first stop early once they used half the time cap. The time
+// cap stops sampling once at least min(min_samples, 3) samples exist; `unstable` is set when sampling stopped (cap or max_samples) before the spread target.
+absl::StatusOr<CostDistribution> MeasureCostOrError(const std::function<absl::Status()>& fn,
+                                                    const TimingProtocol& protocol, uint64_t seed,
+                                                    const TimingClock& clock = SteadySeconds);
+// Same for a workload that cannot fail.
+CostDistribution MeasureCost(const std::function<void()>& fn, const TimingProtocol& protocol,
+                             uint64_t seed, const TimingClock& clock = SteadySeconds);
+
+// Calls per sample so one sample lasts at least min_sample_seconds given one call's duration
+// (at least 1, at most 1e6).
+int64_t CallsPerSample(double call_seconds, double min_sample_seconds);
+
+}  // namespace hlox

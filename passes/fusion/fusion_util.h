@@ -1,0 +1,44 @@
+// Shared machinery of the fusion passes: which instructions may be fused, wrapping an
+// instruction into a fresh fusion, and fusing a producer (a plain instruction or a whole
+// fusion) into a consumer fusion. Fused computations are named fused_computation*, flagged
+// with set_is_fusion_computation(true), and have parameters param_<k> in operand order.
+#pragma once
+
+#include <cstdint>
+#include <unordered_set>
+#include <vector>
+
+#include "ir/module.h"
+
+namespace hlox::fusion {
+
+// Opcodes that are costly per element (transcendentals, divide): duplicating them into
+// several consumers repeats that cost, so the default policies avoid it.
+bool IsExpensive(Opcode op);
+// True when `instr` may be fused into its consumers by InstructionFusion (array-shaped
+// elementwise/data-movement op, scalar constant, iota, ...; no control dependencies).
+bool IsFusibleProducer(const Instruction& instr);
+// True when `instr` may receive a fused producer: a kLoop/kInput fusion, or an op that can be
+// the root of a new loop/input fusion (elementwise, data movement, single-output reduce).
+bool IsFusibleConsumer(const Instruction& instr);
+// Computations the fusion passes work on: not fusion bodies and not reducers/comparators
+// (to_apply of reduce, map, sort, scatter, ...). Deterministic (module post order).
+std::vector<Computation*> FusibleComputations(const Module& module);
+// Instructions that appear as control predecessors in `comp` (never fused).
+std::unordered_set<const Instruction*> ControlPredecessors(const Computation& comp);
+
+// Replaces `instr` by a fusion instruction whose fused computation holds a copy of it.
+// Returns the fusion. `instr` is deleted.
+Instruction* WrapInFusion(Instruction* instr);
+// Fuses `producer` (a plain instruction, or a fusion whose body is inlined) into the consumer
+// `fusion`, replacing every operand slot of `fusion` that reads `producer`. The producer is
+// left in place (the caller removes it once it has no users).
+void FuseInto(Instruction* fusion, Instruction* producer);
+// Sets the fusion kind from the fused root (kInput when a reduce is a root output).
+void UpdateFusionKind(Instruction* fusion);
+// Instructions of the fused computation excluding parameters.
+int64_t FusedInstructionCount(const Instruction& fusion);
+// True if `to` is reachable from `from` through operand->user edges (from != to).
+bool Reaches(const Instruction* from, const Instruction* to);
+
+}  // namespace hlox::fusion

@@ -1,0 +1,132 @@
+// InstructionFusion: producer->consumer fusion as decisions. One site per fusible producer
+// ("fuse:<producer>"), choices {keep, fuse}; "fuse" fuses the producer into every consumer
+// (duplicating it when it has several), wrapping plain consumers into new kLoop/kInput fusions.
+//
+// Site order and overlap rule: computations in module post order; inside one, producers in
+// reverse post order (consumers before producers, as XLA fuses). At Apply time each site is
+// re-checked; a producer that is gone or no longer fusible (e.g. a consumer became a fusion
+// kind that cannot take it, or it grew control dependencies) is stale: skipped and reported.
+#include <algorithm>
+#include <unordered_map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/status_macros.h"
+#include "passes/fusion/fusion_util.h"
+#include "passes/passes.h"
+
+namespace hlox {
+namespace {
+
+// Largest fused body the default policy grows (instructions, parameters excluded).
+constexpr int64_t kMaxDefaultFusionSize = 96;
+
+bool AllUsersElementwise(const Instruction& instr) {
+  for (const Instruction* u : instr.users()) {
+    if (!u->IsElementwise()) return false;
+  }
+  return true;
+}
+
+// The XLA-like heuristic: fuse cheap producers everywhere, expensive ones only when they have
+// a single consumer; never grow a consumer fusion past kMaxDefaultFusionSize.
+bool DefaultFuse(const Instruction& producer) {
+  if (fusion::IsExpensive(producer.opcode()) && producer.user_count() > 1) return false;
+  for (const Instruction* u : producer.users()) {
+    if (u->opcode() == Opcode::kFusion && fusion::FusedInstructionCount(*u) >= kMaxDefaultFusionSize) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::vector<float> Features(const Instruction& p) {
+  int64_t fusion_users = 0;
+  for (const Instruction* u : p.users()) fusion_users += u->opcode() == Opcode::kFusion;
+  return {static_cast<float>(p.opcode()),
+          static_cast<float>(p.shape().ElementCount()),
+          static_cast<float>(p.shape().ByteSize()),
+          static_cast<float>(p.user_count()),
+          AllUsersElementwise(p) ? 1.f : 0.f,
+          fusion::IsExpensive(p.opcode()) ? 1.f : 0.f,
+          static_cast<float>(p.operand_count()),
+          static_cast<float>(p.shape().rank()),
+          static_cast<float>(fusion_users)};
+}
+
+class InstructionFusion : public Pass {
+ public:
+  std::string_view name() const override { return "instruction-fusion"; }
+
+  absl::StatusOr<std::vector<DecisionSite>> FindSites(const Module& module) override {
+    std::vector<DecisionSite> sites;
+    for (Computation* comp : fusion::FusibleComputations(module)) {
+      std::vector<Instruction*> order = comp->PostOrder();
+      for (auto it = order.rbegin(); it != order.rend(); ++it) {
+        const Instruction& p = **it;
+        if (!fusion::IsFusibleProducer(p)) continue;
+        DecisionSite s;
+        s.id = absl::StrCat("fuse:", p.name());
+        s.rule = "fuse_producer";
+        s.instructions.push_back(p.name());
+        for (const Instruction* u : p.users()) s.instructions.push_back(u->name());
+        s.computation = comp->name();
+        s.choices = {"keep", "fuse"};
+        s.default_choice = DefaultFuse(p) ? 1 : 0;
+        s.features = Features(p);
+        sites.push_back(std::move(s));
+      }
+    }
+    return sites;
+  }
+
+  absl::StatusOr<ApplyReport> Apply(Module& module, const std::vector<DecisionSite>& sites,
+                                    const DecisionVector& decisions) override {
+    HLOX_RETURN_IF_ERROR(ValidateDecisions(sites, decisions));
+    ApplyReport report;
+    std::unordered_map<std::string, Instruction*> by_name;
+    for (Computation* comp : fusion::FusibleComputations(module)) {
+      for (const auto& i : comp->instructions()) by_name[i->name()] = i.get();
+    }
+    std::vector<Computation*> touched;
+    for (size_t s = 0; s < sites.size(); ++s) {
+      if (decisions[s] == 0) continue;
+      const DecisionSite& site = sites[s];
+      auto it = by_name.find(site.instructions.empty() ? "" : site.instructions[0]);
+      if (it == by_name.end() || !fusion::IsFusibleProducer(*it->second)) {
+        report.stale.push_back(site.id);
+        continue;
+      }
+      Instruction* producer = it->second;
+      Computation* comp = producer->parent();
+      std::vector<Instruction*> users = producer->users();
+      std::vector<std::string> into;
+      for (Instruction* u : users) {
+        Instruction* consumer = u;
+        if (u->opcode() != Opcode::kFusion) {
+          by_name.erase(u->name());
+          consumer = fusion::WrapInFusion(u);
+          by_name[consumer->name()] = consumer;
+        }
+        fusion::FuseInto(consumer, producer);
+        into.push_back(consumer->name());
+      }
+      by_name.erase(producer->name());
+      std::string pname = producer->name();
+      comp->RemoveInstruction(producer);
+      touched.push_back(comp);
+      ++report.applied;
+      report.changes.push_back(absl::StrCat("fused ", pname, " into ", absl::StrJoin(into, ",")));
+    }
+    std::sort(touched.begin(), touched.end());
+    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+    for (Computation* c : touched) c->SortToPostOrder();
+    return report;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> CreateInstructionFusion() { return std::make_unique<InstructionFusion>(); }
+
+}  // namespace hlox

@@ -1,0 +1,58 @@
+// Pass-ordering actions and episodes.
+#include "passes/pass_order.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "passes/module_util.h"
+#include "passes/pipeline.h"
+
+namespace hlox {
+
+std::vector<std::string> PassOrderMenu() {
+  std::vector<std::string> menu = PassLabels();
+  menu.push_back("stop");
+  return menu;
+}
+
+absl::StatusOr<PassOrderStep> PassOrderApply(const Module& module, int action) {
+  std::vector<std::string> menu = PassOrderMenu();
+  if (action < 0 || action >= static_cast<int>(menu.size())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("pass-order action ", action, " out of range [0, ", menu.size(), ")"));
+  }
+  PassOrderStep step;
+  int64_t before = OpCount(module);
+  step.module = module.Clone();
+  if (menu[action] == "stop") {
+    step.done = true;
+  } else {
+    HLOX_ASSIGN_OR_RETURN(std::unique_ptr<Pass> pass, CreatePassByLabel(menu[action]));
+    HLOX_RETURN_IF_ERROR(pass->Run(*step.module).status());
+  }
+  step.op_count = OpCount(*step.module);
+  step.reward = static_cast<double>(before - step.op_count);
+  return step;
+}
+
+PassOrderEnv::PassOrderEnv(const Module& module, int max_steps)
+    : original_(module.Clone()), current_(module.Clone()), max_steps_(max_steps) {}
+
+void PassOrderEnv::Reset() {
+  current_ = original_->Clone();
+  history_.clear();
+  done_ = false;
+}
+
+absl::StatusOr<PassOrderStep> PassOrderEnv::Step(int action) {
+  if (done_) return absl::FailedPreconditionError("pass-order episode is done; call Reset()");
+  HLOX_ASSIGN_OR_RETURN(PassOrderStep step, PassOrderApply(*current_, action));
+  history_.push_back(action);
+  if (static_cast<int>(history_.size()) >= max_steps_) step.done = true;
+  done_ = step.done;
+  current_ = step.module->Clone();
+  return step;
+}
+
+int64_t PassOrderEnv::op_count() const { return OpCount(*current_); }
+
+}  // namespace hlox

@@ -1,0 +1,49 @@
+// Pass-ordering mode, after the XLA pass-ordering gyms: an agent picks the next pass from a
+// fixed menu (every pass run once with its default policy, plus "stop"); the reward of a step
+// is the reduction in OpCount() (passes/module_util.h) that the pass achieved.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ir/module.h"
+
+namespace hlox {
+
+// The action menu: PassLabels() in order, then "stop" (the last action).
+std::vector<std::string> PassOrderMenu();
+
+struct PassOrderStep {
+  std::unique_ptr<Module> module;  // the module after the action (a copy; input untouched)
+  double reward = 0;               // op_count(before) - op_count(after)
+  int64_t op_count = 0;            // of the new module
+  bool done = false;               // true after "stop"
+};
+
+// Applies menu action `action` to a copy of `module`. Out-of-range actions: InvalidArgument.
+absl::StatusOr<PassOrderStep> PassOrderApply(const Module& module, int action);
+
+// A stateful episode over one module, with an optional step cap (done when reached).
+class PassOrderEnv {
+ public:
+  explicit PassOrderEnv(const Module& module, int max_steps = 64);
+  // Restarts from the original module.
+  void Reset();
+  // Takes one action; the episode's module advances. After done, every step is an error.
+  absl::StatusOr<PassOrderStep> Step(int action);
+  const Module& module() const { return *current_; }
+  int64_t op_count() const;
+  const std::vector<int>& history() const { return history_; }
+  bool done() const { return done_; }
+
+ private:
+  std::unique_ptr<Module> original_, current_;
+  int max_steps_;
+  std::vector<int> history_;
+  bool done_ = false;
+};
+
+}  // namespace hlox

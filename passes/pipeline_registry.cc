@@ -1,0 +1,79 @@
+// The built-in pipelines and the pass labels steps use. The default pipeline follows XLA's
+// shape: inline calls, simplify to a fixpoint (capped), then fuse and clean up.
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "passes/passes.h"
+#include "passes/pipeline.h"
+
+namespace hlox {
+namespace {
+
+constexpr int kFixpointCap = 8;
+
+PipelineStage Seq(std::vector<PipelineStep> steps) { return PipelineStage{std::move(steps), 1}; }
+
+PipelineStage SimplifyFixpoint() {
+  return PipelineStage{{{"simplify"}, {"cse"}, {"constant-fold"}, {"tuple-simplify"}, {"dce"}}, kFixpointCap};
+}
+
+PipelineStage FusionStage(bool fuse_all) {
+  return Seq({{"fusion", fuse_all}, {"sibling-fusion"}, {"fusion-merger"}, {"codegen"}, {"dce"}});
+}
+
+}  // namespace
+
+std::vector<std::string> PipelineNames() {
+  return {"none", "default", "fusion-only", "simplify-only", "no-fuse", "all-fuse"};
+}
+
+std::vector<std::string> PassLabels() {
+  return {"inline", "simplify", "cse", "constant-fold", "tuple-simplify", "dce",
+          "fusion", "sibling-fusion", "fusion-merger", "codegen"};
+}
+
+absl::StatusOr<std::unique_ptr<Pass>> CreatePassByLabel(const std::string& label) {
+  if (label == "inline") return CreateCallInliner();
+  if (label == "simplify") return CreateAlgebraicSimplifier();
+  if (label == "cse") return CreateCse();
+  if (label == "constant-fold") return CreateConstantFolding();
+  if (label == "tuple-simplify") return CreateTupleSimplifier();
+  if (label == "dce") return CreateDce();
+  if (label == "fusion") return CreateInstructionFusion();
+  if (label == "sibling-fusion") return CreateSiblingFusion();
+  if (label == "fusion-merger") return CreateFusionMerger();
+  if (label == "codegen") return CreateCodegenTuning();
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown pass '", label, "'; known: ", absl::StrJoin(PassLabels(), ", ")));
+}
+
+absl::StatusOr<PipelineSpec> GetPipeline(const std::string& name) {
+  PipelineSpec spec{name, {}};
+  if (name == "none") return spec;
+  if (name == "default" || name == "all-fuse") {
+    spec.stages = {Seq({{"inline"}}), SimplifyFixpoint(), FusionStage(name == "all-fuse")};
+    return spec;
+  }
+  if (name == "no-fuse") {
+    spec.stages = {Seq({{"inline"}}), SimplifyFixpoint()};
+    return spec;
+  }
+  if (name == "fusion-only") {
+    spec.stages = {FusionStage(false)};
+    return spec;
+  }
+  if (name == "simplify-only") {
+    spec.stages = {PipelineStage{{{"simplify"}, {"dce"}}, kFixpointCap}};
+    return spec;
+  }
+  if (absl::StartsWith(name, "only:")) {
+    std::string label = name.substr(5);
+    if (!CreatePassByLabel(label).ok()) return CreatePassByLabel(label).status();
+    spec.stages = {Seq({{label}})};
+    return spec;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown pipeline '", name, "'; known: ",
+                                                 absl::StrJoin(PipelineNames(), ", "), ", only:<pass>"));
+}
+
+}  // namespace hlox

@@ -1,0 +1,27 @@
+// General dot (XLA dot_general) on dense row-major buffers, reusable by other kernels (the
+// __cublas$gemm custom call). Operands are canonicalized to [batch, m, k] x [batch, k, n]
+// (a transpose is packed only when the dims are not already in a GEMM-friendly order) and run
+// on a GEMM backend: a blocked Eigen GEMM for f32/f64/c64/c128, f32 accumulate for f16/bf16,
+// exact wrapping arithmetic for integers. Output dims: batch, lhs free dims, rhs free dims.
+// Work is split in fixed blocks, so results do not depend on the thread count.
+#pragma once
+
+#include "absl/status/status.h"
+#include "ir/attributes.h"
+#include "runtime/thread_pool.h"
+#include "runtime/value.h"
+
+namespace hlox::rt {
+
+// out = alpha * dot_general(lhs, rhs) + beta * out. `out` must already have the result shape
+// (its element type decides the arithmetic; lhs/rhs may differ in type only among f16/bf16/
+// f32, converted on load). With beta == 0 the previous contents of out are ignored.
+absl::Status DotGeneral(const Buffer& lhs, const Buffer& rhs, const DotDimensionNumbers& dnums,
+                        Buffer& out, ThreadPool* pool, double alpha = 1.0, double beta = 0.0);
+
+// Row-major single-precision GEMM: C[m,n] = A[m,k] * B[k,n] (+ C if accumulate), with leading
+// dimensions; ta/tb read A/B transposed (A stored [k,m], B stored [n,k]). Deterministic split.
+void Sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+           const float* b, int64_t ldb, float* c, int64_t ldc, bool accumulate, ThreadPool* pool);
+
+}  // namespace hlox::rt

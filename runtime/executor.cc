@@ -1,0 +1,228 @@
+// The executor: per computation a plan (topological order of the instructions the root needs,
+// each operand's slot, the slots that die after each step, precomputed constants), then a
+// loop that runs each step's kernel and drops values at their last use so buffers return to
+// the pool at once. The entry computation's peak live bytes are tracked per run.
+#include "runtime/executor.h"
+
+#include <algorithm>
+#include <atomic>
+#include <unordered_map>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/kernel_util.h"
+
+namespace hlox::rt {
+namespace {
+
+struct Step {
+  const Instruction* instr = nullptr;
+  KernelFn kernel = nullptr;
+  std::vector<int> operands;  // slots
+  std::vector<int> release;   // slots whose last use is this step
+};
+
+struct CompPlan {
+  const Computation* comp = nullptr;
+  std::vector<Step> steps;           // slot i is produced by steps[i]
+  std::vector<Value> constants;      // per slot, set for constant steps
+  std::vector<int> param_slots;      // per parameter number, -1 if unused
+  int root_slot = -1;
+};
+
+// Instructions reachable from the root (operands and control predecessors), topologically.
+std::vector<const Instruction*> LiveOrder(const Computation& comp) {
+  std::vector<const Instruction*> order;
+  std::unordered_map<const Instruction*, int> state;  // 1 visiting, 2 done
+  std::vector<std::pair<const Instruction*, size_t>> stack;
+  auto deps = [](const Instruction* i, size_t k) -> const Instruction* {
+    size_t n = i->operands().size();
+    if (k < n) return i->operand(static_cast<int64_t>(k));
+    k -= n;
+    if (k < i->control_predecessors().size()) return i->control_predecessors()[k];
+    return nullptr;
+  };
+  if (comp.root() == nullptr) return order;
+  stack.push_back({comp.root(), 0});
+  state[comp.root()] = 1;
+  while (!stack.empty()) {
+    auto& [instr, k] = stack.back();
+    const Instruction* d = deps(instr, k);
+    if (d == nullptr) {
+      state[instr] = 2;
+      order.push_back(instr);
+      stack.pop_back();
+      continue;
+    }
+    ++k;
+    if (state[d] == 0) {
+      state[d] = 1;
+      stack.push_back({d, 0});
+    }
+  }
+  return order;
+}
+
+}  // namespace
+
+struct Executor::Impl {
+  const Module* module = nullptr;
+  ExecOptions options;
+  std::unique_ptr<ThreadPool> pool;
+  std::unordered_map<const Computation*, std::unique_ptr<CompPlan>> plans;
+  std::atomic<uint64_t> rng_state{0};
+
+  absl::StatusOr<std::unique_ptr<CompPlan>> BuildPlan(const Computation& comp) {
+    auto plan = std::make_unique<CompPlan>();
+    plan->comp = &comp;
+    std::vector<const Instruction*> order = LiveOrder(comp);
+    std::unordered_map<const Instruction*, int> slot_of;
+    for (size_t i = 0; i < order.size(); ++i) slot_of[order[i]] = static_cast<int>(i);
+    plan->steps.resize(order.size());
+    plan->constants.resize(order.size());
+    plan->param_slots.assign(comp.parameter_count(), -1);
+    std::vector<int> last_use(order.size(), -1);
+    for (size_t i = 0; i < order.size(); ++i) {
+      const Instruction* instr = order[i];
+      Step& s = plan->steps[i];
+      s.instr = instr;
+      s.kernel = KernelFor(instr->opcode());
+      for (const Instruction* op : instr->operands()) {
+        int slot = slot_of.at(op);
+        s.operands.push_back(slot);
+        last_use[slot] = static_cast<int>(i);
+      }
+      if (instr->opcode() == Opcode::kParameter) {
+        int64_t pn = instr->parameter_number();
+        if (pn < 0 || pn >= comp.parameter_count()) {
+          return absl::InvalidArgumentError(absl::StrCat("parameter ", instr->name(), " has bad number ", pn));
+        }
+        plan->param_slots[pn] = static_cast<int>(i);
+      } else if (instr->opcode() == Opcode::kConstant) {
+        if (!instr->has_literal()) {
+          return absl::InvalidArgumentError(absl::StrCat("constant ", instr->name(), " has no literal"));
+        }
+        plan->constants[i] = ConstantValue(*instr, options.seed);
+      }
+    }
+    plan->root_slot = order.empty() ? -1 : slot_of.at(comp.root());
+    for (size_t slot = 0; slot < order.size(); ++slot) {
+      if (static_cast<int>(slot) == plan->root_slot) continue;
+      // Values nobody reads die right after they are made.
+      int at = last_use[slot] >= 0 ? last_use[slot] : static_cast<int>(slot);
+      plan->steps[at].release.push_back(static_cast<int>(slot));
+    }
+    return plan;
+  }
+
+  absl::StatusOr<Value> Execute(Executor* self, const CompPlan& plan,
+                                const std::vector<const Value*>& args, RunStats* stats) {
+    const Computation& comp = *plan.comp;
+    if (static_cast<int64_t>(args.size()) != comp.parameter_count()) {
+      return absl::InvalidArgumentError(absl::StrCat("computation ", comp.name(), " takes ",
+                                                     comp.parameter_count(), " arguments, got ",
+                                                     args.size()));
+    }
+    if (plan.root_slot < 0) return absl::InvalidArgumentError(absl::StrCat("computation ", comp.name(), " has no root"));
+    KernelContext ctx;
+    ctx.pool = pool.get();
+    ctx.seed = options.seed;
+    uint64_t local_state = rng_state.load();
+    ctx.rng_state = &local_state;
+    ctx.executor = self;
+    std::vector<Value> slots(plan.steps.size());
+    std::vector<const Value*> operands;
+    // Live-byte accounting (entry only): count each distinct buffer once.
+    std::unordered_map<const Buffer*, int> refs;
+    int64_t live = 0, peak = 0;
+    auto track = [&](const Value& v, int delta) {
+      std::vector<BufferPtr> leaves;
+      v.Flatten(&leaves);
+      for (const BufferPtr& b : leaves) {
+        int& r = refs[b.get()];
+        if (r == 0 && delta > 0) live += b->byte_size();
+        r += delta;
+        if (r == 0 && delta < 0) {
+          live -= b->byte_size();
+          refs.erase(b.get());
+        }
+      }
+      peak = std::max(peak, live);
+    };
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      const Step& s = plan.steps[i];
+      Opcode op = s.instr->opcode();
+      if (op == Opcode::kParameter) {
+        slots[i] = *args[s.instr->parameter_number()];
+      } else if (op == Opcode::kConstant) {
+        slots[i] = plan.constants[i];
+      } else {
+        operands.clear();
+        for (int o : s.operands) operands.push_back(&slots[o]);
+        absl::StatusOr<Value> r = s.kernel(*s.instr, operands, ctx);
+        if (!r.ok()) {
+          return absl::Status(r.status().code(),
+                              absl::StrCat(r.status().message(), " [in ", comp.name(), "/",
+                                           s.instr->name(), "]"));
+        }
+        slots[i] = *std::move(r);
+      }
+      if (stats) track(slots[i], +1);
+      for (int dead : s.release) {
+        if (stats) track(slots[dead], -1);
+        slots[dead] = Value();
+      }
+    }
+    if (comp.IsEntry()) rng_state.store(local_state);
+    if (stats) stats->peak_bytes = peak;
+    return std::move(slots[plan.root_slot]);
+  }
+};
+
+Executor::Executor() : impl_(std::make_unique<Impl>()) {}
+Executor::~Executor() = default;
+
+absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const Module& module, ExecOptions options) {
+  if (module.entry() == nullptr) return absl::InvalidArgumentError("module has no entry computation");
+  std::unique_ptr<Executor> ex(new Executor());
+  Impl& im = *ex->impl_;
+  im.module = &module;
+  im.options = options;
+  im.options.threads = std::max(1, options.threads);
+  im.pool = std::make_unique<ThreadPool>(im.options.threads);
+  im.rng_state = MixSeed(options.seed, 0x7a6e);
+  for (const auto& comp : module.computations()) {
+    auto plan = im.BuildPlan(*comp);
+    if (!plan.ok()) return plan.status();
+    im.plans[comp.get()] = *std::move(plan);
+  }
+  return ex;
+}
+
+absl::StatusOr<Value> Executor::Run(const std::vector<Value>& args, RunStats* stats) {
+  const Computation* entry = impl_->module->entry();
+  std::vector<const Value*> ptrs;
+  for (const Value& v : args) ptrs.push_back(&v);
+  for (size_t i = 0; i < args.size() && i < static_cast<size_t>(entry->parameter_count()); ++i) {
+    const Shape& want = entry->parameter(static_cast<int64_t>(i))->shape();
+    if (want.IsArray() && (!args[i].is_array() || !args[i].array->shape().Compatible(want))) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "argument ", i, " does not match parameter shape ", want.ToString(false),
+          args[i].is_array() ? absl::StrCat(" (got ", args[i].array->shape().ToString(false), ")") : ""));
+    }
+  }
+  return impl_->Execute(this, *impl_->plans.at(entry), ptrs, stats);
+}
+
+absl::StatusOr<Value> Executor::RunComputation(const Computation& comp,
+                                               const std::vector<const Value*>& args) {
+  auto it = impl_->plans.find(&comp);
+  if (it == impl_->plans.end()) {
+    return absl::InvalidArgumentError(absl::StrCat("computation ", comp.name(), " is not in the module"));
+  }
+  return impl_->Execute(this, *it->second, args, nullptr);
+}
+
+ThreadPool& Executor::pool() { return *impl_->pool; }
+const ExecOptions& Executor::options() const { return impl_->options; }
+
+}  // namespace hlox::rt

@@ -1,0 +1,63 @@
+// A fused computation compiled into a block program. Compile walks the fused computation once
+// and turns every instruction into a node of a small vector-op program; Run evaluates the
+// outputs block by block (a few thousand elements at a time), each block's intermediates
+// living in a per-thread scratch arena that stays in L1/L2, and spreads blocks over the pool.
+// Elementwise nodes run contiguous vector loops; broadcast/reshape/transpose/slice/reverse/
+// dynamic-slice/pad/concatenate/iota are index maps; a reduce root (kInput) reduces per block.
+// Values are held as float (f32, bf16, f16, rounded after each op), double (f64) or int64
+// (pred and integers up to 32 bits, plus s64, wrapped after each op).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ir/computation.h"
+#include "runtime/thread_pool.h"
+#include "runtime/value.h"
+
+namespace hlox::rt {
+
+struct FusedNode;  // defined in fused_node.h
+
+struct FusedRunOptions {
+  int64_t block = 4096;  // output elements per block
+  int threads = 0;       // 0 = every pool thread, 1 = the calling thread only
+};
+
+class FusedProgram {
+ public:
+  // Compiles `comp` (a fused computation: arrays in, an array or a tuple of arrays out).
+  // Unimplemented names the first instruction the block evaluator cannot handle; the caller
+  // then falls back to running the computation unfused. `seed` fills elided constants.
+  static absl::StatusOr<std::unique_ptr<FusedProgram>> Compile(const Computation& comp,
+                                                               uint64_t seed);
+  ~FusedProgram();
+
+  // Evaluates the program on `operands` (one per parameter). `pool` may be null (serial).
+  absl::StatusOr<Value> Run(const std::vector<const Value*>& operands, ThreadPool* pool,
+                            const FusedRunOptions& options) const;
+
+  int64_t node_count() const;
+
+ private:
+  FusedProgram();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Process-wide counters of FusionKernel (for reports and tests).
+struct FusionKernelStats {
+  int64_t fused_runs = 0;     // fusions executed as a fused block loop
+  int64_t fallback_runs = 0;  // fusions executed unfused through the executor
+  int64_t compiles = 0;       // programs compiled (cache misses)
+};
+FusionKernelStats GetFusionKernelStats();
+
+// Reads {"hlox_block":N,"hlox_threads":T} keys from a backend_config string; keys missing or
+// malformed keep the defaults in `options`.
+void ParseFusedRunOptions(const std::string& backend_config, FusedRunOptions* options);
+
+}  // namespace hlox::rt

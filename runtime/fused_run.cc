@@ -1,0 +1,122 @@
+// FusedProgram::Run: the fused loop nest. Elementwise outputs of equal dimensions are computed
+// together block by block (one pass over the output index space, intermediates in a
+// per-thread arena); each reduce output is computed per block of outputs, either over
+// contiguous rows (reduced dims minor-most) or by walking the reduced positions for a whole
+// block of outputs at once. Blocks go to the pool; the split depends only on the sizes, so
+// results do not depend on the thread count.
+#include <algorithm>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/fused_ops.h"
+#include "runtime/fused_program_impl.h"
+#include "runtime/kernel_util.h"
+
+namespace hlox::rt {
+thread_local Arena t_arena;
+
+// Stores n values of kind k into buffer b at element offset `start`, converting to its type.
+void StoreBlock(Buffer& b, int64_t start, const void* src, VKind k, int64_t n) {
+  auto store = [&](auto tag) {
+    using S = decltype(tag);
+    const S* x = static_cast<const S*>(src);
+    auto put = [&](auto* dst, auto conv) {
+      dst += start;
+      for (int64_t j = 0; j < n; ++j) dst[j] = conv(x[j]);
+    };
+    switch (b.shape().element_type()) {
+      case PrimitiveType::kF32: put(b.as<float>(), [](S v) { return static_cast<float>(v); }); break;
+      case PrimitiveType::kF64: put(b.as<double>(), [](S v) { return static_cast<double>(v); }); break;
+      case PrimitiveType::kBF16: put(b.as<uint16_t>(), [](S v) { return FloatToBf16(static_cast<float>(v)); }); break;
+      case PrimitiveType::kF16: put(b.as<uint16_t>(), [](S v) { return FloatToHalf(static_cast<float>(v)); }); break;
+      case PrimitiveType::kPred: put(b.as<uint8_t>(), [](S v) { return static_cast<uint8_t>(v != 0); }); break;
+      case PrimitiveType::kS8: put(b.as<int8_t>(), [](S v) { return static_cast<int8_t>(v); }); break;
+      case PrimitiveType::kU8: put(b.as<uint8_t>(), [](S v) { return static_cast<uint8_t>(v); }); break;
+      case PrimitiveType::kS16: put(b.as<int16_t>(), [](S v) { return static_cast<int16_t>(v); }); break;
+      case PrimitiveType::kU16: put(b.as<uint16_t>(), [](S v) { return static_cast<uint16_t>(v); }); break;
+      case PrimitiveType::kS32: put(b.as<int32_t>(), [](S v) { return static_cast<int32_t>(v); }); break;
+      case PrimitiveType::kU32: put(b.as<uint32_t>(), [](S v) { return static_cast<uint32_t>(v); }); break;
+      case PrimitiveType::kS64: put(b.as<int64_t>(), [](S v) { return static_cast<int64_t>(v); }); break;
+      default: break;
+    }
+  };
+  if (k == VKind::kF32) store(float{});
+  else if (k == VKind::kF64) store(double{});
+  else store(int64_t{});
+}
+
+void ParallelBlocks(ThreadPool* pool, const FusedRunOptions& opt, int64_t nblocks,
+                    const std::function<void(int64_t, int64_t)>& fn) {
+  if (pool == nullptr || opt.threads == 1 || pool->threads() == 1 || nblocks < 2) {
+    fn(0, nblocks);
+  } else {
+    pool->ParallelFor(nblocks, 1, fn);
+  }
+}
+
+absl::StatusOr<Value> FusedProgram::Run(const std::vector<const Value*>& operands, ThreadPool* pool,
+                                        const FusedRunOptions& options) const {
+  const Impl& im = *impl_;
+  if (static_cast<int64_t>(operands.size()) != im.param_count) {
+    return absl::InvalidArgumentError(absl::StrCat("fused loop: expected ", im.param_count,
+                                                   " operands, got ", operands.size()));
+  }
+  std::vector<const Buffer*> params;
+  for (const Value* v : operands) {
+    if (v == nullptr || !v->is_array()) return absl::InvalidArgumentError("fused loop: non-array operand");
+    params.push_back(v->array.get());
+  }
+  const int64_t block = std::max<int64_t>(16, options.block);
+  const size_t nout = im.outputs.size();
+  std::vector<BufferPtr> out(nout);
+  for (size_t k = 0; k < nout; ++k) {
+    const Shape& s = im.tuple_root ? im.result_shape.tuple_shape(k) : im.result_shape;
+    out[k] = std::make_shared<Buffer>(s);
+  }
+  // Elementwise outputs sharing the first one's dims run in one pass.
+  std::vector<size_t> group, others;
+  for (size_t k = 0; k < nout; ++k) {
+    const FusedNode& nd = im.nodes[im.outputs[k]];
+    bool joins = nd.op != NodeOp::kReduce &&
+                 (group.empty() || im.nodes[im.outputs[group[0]]].dims == nd.dims);
+    (joins ? group : others).push_back(k);
+  }
+  if (!group.empty()) {
+    const int64_t total = out[group[0]]->element_count();
+    const int64_t nblocks = (total + block - 1) / block;
+    ParallelBlocks(pool, options, nblocks, [&](int64_t b0, int64_t b1) {
+      BlockEval ev(im.nodes, params, t_arena);
+      for (int64_t b = b0; b < b1; ++b) {
+        ev.NewBlock();
+        int64_t start = b * block, n = std::min(block, total - start);
+        IndexSet set{n, start, nullptr, ev.NewSetId()};
+        for (size_t k : group) {
+          StoreBlock(*out[k], start, ev.Eval(im.outputs[k], set), im.nodes[im.outputs[k]].kind, n);
+        }
+      }
+    });
+  }
+  for (size_t k : others) {
+    const FusedNode& nd = im.nodes[im.outputs[k]];
+    if (nd.op != NodeOp::kReduce) {  // elementwise output of other dims: its own pass
+      const int64_t total = out[k]->element_count();
+      ParallelBlocks(pool, options, (total + block - 1) / block, [&](int64_t b0, int64_t b1) {
+        BlockEval ev(im.nodes, params, t_arena);
+        for (int64_t b = b0; b < b1; ++b) {
+          ev.NewBlock();
+          int64_t start = b * block, n = std::min(block, total - start);
+          StoreBlock(*out[k], start, ev.Eval(im.outputs[k], IndexSet{n, start, nullptr, ev.NewSetId()}),
+                     nd.kind, n);
+        }
+      });
+      continue;
+    }
+    RunFusedReduce(im.nodes, nd, params, pool, options, *out[k]);
+  }
+  if (!im.tuple_root) return Value::Array(out[0]);
+  std::vector<Value> elems;
+  for (auto& b : out) elems.push_back(Value::Array(b));
+  return Value::Tuple(std::move(elems));
+}
+
+}  // namespace hlox::rt

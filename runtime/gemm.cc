@@ -1,0 +1,128 @@
+// GEMM backends behind DotGeneral: Eigen's blocked GEMM on row-major maps. Work is split into
+// fixed row blocks of C (a function of the shape only), so each block runs the same Eigen call
+// whatever the thread count, which keeps results bit-identical across thread counts.
+// GCC 12 reports false -Wmaybe-uninitialized inside Eigen's AVX-512 packet code.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <Eigen/Core>
+#include <algorithm>
+#include <complex>
+
+#include "runtime/dot.h"
+#include "runtime/gemm_internal.h"
+
+namespace hlox::rt {
+namespace {
+
+template <typename T>
+using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <typename T>
+using CMap = Eigen::Map<const RowMat<T>, Eigen::Unaligned, Eigen::OuterStride<>>;
+template <typename T>
+using MMap = Eigen::Map<RowMat<T>, Eigen::Unaligned, Eigen::OuterStride<>>;
+
+// Rows of C per block: whole matrix when small, else a multiple of 16 chosen from m and the
+// flop count only.
+int64_t RowBlock(int64_t m, int64_t n, int64_t k) {
+  double flops = 2.0 * m * n * k;
+  if (flops < 4e6 || m < 64) return m;
+  // Few blocks: each Eigen call repacks all of B, so more blocks cost more packing.
+  int64_t blocks = std::clamp<int64_t>(m / 64, 1, 4);
+  int64_t rb = (m + blocks - 1) / blocks;
+  return (rb + 15) / 16 * 16;
+}
+
+// Few rows of C (decode-style GEMV): stream B once. C[i,:] = sum_p A[i,p] * B[p,:] in p order
+// for row-major B, or per-element dot products over contiguous k for transposed B. Each output
+// sums in a fixed order, and columns are split in fixed chunks, so threads never change bits.
+template <typename T>
+void SmallM(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
+            T* c, int64_t ldc, bool accumulate, ThreadPool* pool) {
+  constexpr int64_t kCols = 256;
+  int64_t chunks = (n + kCols - 1) / kCols;
+  auto body = [&](int64_t lo, int64_t hi) {
+    for (int64_t ch = lo; ch < hi; ++ch) {
+      int64_t j0 = ch * kCols, j1 = std::min(n, j0 + kCols);
+      for (int64_t i = 0; i < m; ++i) {
+        T* crow = c + i * ldc;
+        T acc[kCols];
+        for (int64_t j = j0; j < j1; ++j) acc[j - j0] = accumulate ? crow[j] : T(0);
+        if (!tb) {
+          for (int64_t p = 0; p < k; ++p) {
+            T av = ta ? a[p * lda + i] : a[i * lda + p];
+            const T* brow = b + p * ldb;
+            for (int64_t j = j0; j < j1; ++j) acc[j - j0] += av * brow[j];
+          }
+        } else {
+          for (int64_t j = j0; j < j1; ++j) {
+            const T* bcol = b + j * ldb;
+            T s = T(0);
+            if (!ta) {
+              const T* arow = a + i * lda;
+              for (int64_t p = 0; p < k; ++p) s += arow[p] * bcol[p];
+            } else {
+              for (int64_t p = 0; p < k; ++p) s += a[p * lda + i] * bcol[p];
+            }
+            acc[j - j0] += s;
+          }
+        }
+        for (int64_t j = j0; j < j1; ++j) crow[j] = acc[j - j0];
+      }
+    }
+  };
+  if (pool != nullptr && chunks > 1 && m * n * k > (1 << 16)) pool->ParallelFor(chunks, 1, body);
+  else body(0, chunks);
+}
+
+}  // namespace
+
+template <typename T>
+void GemmT(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
+           int64_t ldb, T* c, int64_t ldc, bool accumulate, ThreadPool* pool) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    if (!accumulate) for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, T(0));
+    return;
+  }
+  if (m <= 4) {
+    SmallM<T>(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate, pool);
+    return;
+  }
+  int64_t rb = RowBlock(m, n, k);
+  int64_t blocks = (m + rb - 1) / rb;
+  auto body = [&](int64_t lo, int64_t hi) {
+    for (int64_t blk = lo; blk < hi; ++blk) {
+      int64_t r0 = blk * rb, rows = std::min(rb, m - r0);
+      MMap<T> C(c + r0 * ldc, rows, n, Eigen::OuterStride<>(ldc));
+      auto run = [&](const auto& A) {
+        if (!tb) {
+          CMap<T> B(b, k, n, Eigen::OuterStride<>(ldb));
+          if (accumulate) C.noalias() += A * B; else C.noalias() = A * B;
+        } else {
+          CMap<T> Bt(b, n, k, Eigen::OuterStride<>(ldb));
+          if (accumulate) C.noalias() += A * Bt.transpose(); else C.noalias() = A * Bt.transpose();
+        }
+      };
+      if (!ta) {
+        run(CMap<T>(a + r0 * lda, rows, k, Eigen::OuterStride<>(lda)));
+      } else {
+        // A stored [k, m]: rows r0.. of A are columns r0.. of the stored matrix.
+        CMap<T> At(a, k, m, Eigen::OuterStride<>(lda));
+        run(At.middleCols(r0, rows).transpose());
+      }
+    }
+  };
+  if (pool != nullptr && blocks > 1) pool->ParallelFor(blocks, 1, body);
+  else body(0, blocks);
+}
+
+template void GemmT<float>(bool, bool, int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, bool, ThreadPool*);
+template void GemmT<double>(bool, bool, int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, bool, ThreadPool*);
+template void GemmT<std::complex<float>>(bool, bool, int64_t, int64_t, int64_t, const std::complex<float>*, int64_t, const std::complex<float>*, int64_t, std::complex<float>*, int64_t, bool, ThreadPool*);
+template void GemmT<std::complex<double>>(bool, bool, int64_t, int64_t, int64_t, const std::complex<double>*, int64_t, const std::complex<double>*, int64_t, std::complex<double>*, int64_t, bool, ThreadPool*);
+
+void Sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+           const float* b, int64_t ldb, float* c, int64_t ldc, bool accumulate, ThreadPool* pool) {
+  GemmT<float>(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate, pool);
+}
+
+}  // namespace hlox::rt

@@ -1,0 +1,136 @@
+// FusionKernel: runs a fusion instruction (kLoop/kInput/kOutput, XLA's or hlox's own) as one
+// fused block loop (fused_program.h). Programs are compiled once per fused computation and
+// cached under a fingerprint of the computation's content (pointers alone could be reused by a
+// later module), guarded by a mutex. A fusion whose body the block evaluator cannot handle
+// runs unfused through Executor::RunComputation; such fallbacks are counted.
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/executor.h"
+#include "runtime/fused_program.h"
+#include "runtime/kernel.h"
+#include "runtime/kernels_family_util.h"
+
+namespace hlox::rt {
+namespace {
+
+constexpr size_t kMaxCacheEntries = 4096;
+
+std::atomic<int64_t> g_fused_runs{0}, g_fallback_runs{0}, g_compiles{0};
+
+struct CacheEntry {
+  std::shared_ptr<const FusedProgram> program;  // null: fall back
+  std::string why;
+};
+
+struct Cache {
+  std::mutex mu;
+  std::map<std::pair<const Computation*, uint64_t>, std::shared_ptr<CacheEntry>> entries;
+};
+
+Cache& GetCache() {
+  static Cache* cache = new Cache();
+  return *cache;
+}
+
+inline void Mix(uint64_t& h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+}
+
+void MixVec(uint64_t& h, const std::vector<int64_t>& v) {
+  Mix(h, v.size());
+  for (int64_t x : v) Mix(h, static_cast<uint64_t>(x));
+}
+
+// Content fingerprint of a fused computation: everything the compiled program depends on.
+uint64_t Fingerprint(const Computation& comp, uint64_t seed) {
+  uint64_t h = seed ^ 0x6a09e667f3bcc909ull;
+  std::map<const Instruction*, int64_t> pos;
+  int64_t k = 0;
+  for (const auto& i : comp.instructions()) pos[i.get()] = k++;
+  Mix(h, pos.count(comp.root()) ? pos[comp.root()] : -1);
+  for (const auto& ip : comp.instructions()) {
+    const Instruction& i = *ip;
+    const Attributes& a = i.attrs();
+    Mix(h, static_cast<uint64_t>(i.opcode()));
+    Mix(h, static_cast<uint64_t>(i.shape().element_type()));
+    MixVec(h, i.shape().dims());
+    if (i.shape().has_layout()) MixVec(h, i.shape().layout()->minor_to_major);
+    for (const Instruction* op : i.operands()) Mix(h, pos.count(op) ? pos[op] : -1);
+    MixVec(h, a.dimensions);
+    for (const SliceDim& s : a.slice) { Mix(h, s.start); Mix(h, s.limit); Mix(h, s.stride); }
+    for (const PaddingDim& p : a.padding) { Mix(h, p.low); Mix(h, p.high); Mix(h, p.interior); }
+    Mix(h, a.iota_dimension);
+    Mix(h, a.parameter_number);
+    Mix(h, a.comparison ? static_cast<uint64_t>(*a.comparison) + 1 : 0);
+    Mix(h, std::hash<std::string>()(a.comparison_type));
+    if (i.opcode() == Opcode::kReduce) Mix(h, static_cast<uint64_t>(ClassifyBinary(i.to_apply())));
+    if (i.has_literal()) {
+      const Literal& l = i.literal();
+      if (l.elided()) {
+        Mix(h, std::hash<std::string>()(i.name()));
+      } else {
+        Mix(h, std::hash<std::string_view>()(std::string_view(
+                   reinterpret_cast<const char*>(l.data()), static_cast<size_t>(l.byte_size()))));
+      }
+    }
+  }
+  return h;
+}
+
+std::shared_ptr<CacheEntry> Lookup(const Computation& comp, uint64_t seed) {
+  Cache& cache = GetCache();
+  auto key = std::make_pair(&comp, Fingerprint(comp, seed));
+  {
+    std::lock_guard<std::mutex> lock(cache.mu);
+    auto it = cache.entries.find(key);
+    if (it != cache.entries.end()) return it->second;
+  }
+  auto entry = std::make_shared<CacheEntry>();
+  auto prog = FusedProgram::Compile(comp, seed);
+  g_compiles.fetch_add(1, std::memory_order_relaxed);
+  if (prog.ok()) {
+    entry->program = std::shared_ptr<const FusedProgram>(std::move(prog).value());
+  } else {
+    entry->why = std::string(prog.status().message());
+  }
+  std::lock_guard<std::mutex> lock(cache.mu);
+  if (cache.entries.size() >= kMaxCacheEntries) cache.entries.clear();
+  cache.entries[key] = entry;
+  return entry;
+}
+
+}  // namespace
+
+FusionKernelStats GetFusionKernelStats() {
+  FusionKernelStats s;
+  s.fused_runs = g_fused_runs.load();
+  s.fallback_runs = g_fallback_runs.load();
+  s.compiles = g_compiles.load();
+  return s;
+}
+
+absl::StatusOr<Value> FusionKernel(const Instruction& instr, const std::vector<const Value*>& operands,
+                                   KernelContext& ctx) {
+  if (instr.called_computations().size() != 1 || instr.called_computations()[0] == nullptr) {
+    return KernelError(instr, "fusion needs exactly one called computation");
+  }
+  const Computation& comp = *instr.called_computations()[0];
+  std::shared_ptr<CacheEntry> entry = Lookup(comp, ctx.seed);
+  if (entry->program) {
+    FusedRunOptions options;
+    if (instr.attrs().has_backend_config) ParseFusedRunOptions(instr.attrs().backend_config, &options);
+    g_fused_runs.fetch_add(1, std::memory_order_relaxed);
+    return entry->program->Run(operands, ctx.pool, options);
+  }
+  if (ctx.executor == nullptr) {
+    return KernelError(instr, absl::StrCat("cannot fuse (", entry->why, ") and no executor to fall back on"));
+  }
+  g_fallback_runs.fetch_add(1, std::memory_order_relaxed);
+  return ctx.executor->RunComputation(comp, operands);
+}
+
+}  // namespace hlox::rt

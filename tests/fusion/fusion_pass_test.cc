@@ -1,0 +1,300 @@
+// The fusion passes on small hand-written HLO: sites (ids, order, defaults), the structure of
+// the fused result, verification, print/parse round trip, INVALID_DECISIONS, stale sites, and
+// equal outputs (executor on seeded inputs) before and after each pass.
+#include <algorithm>
+
+#include "gtest/gtest.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "ir/verifier.h"
+#include "passes/passes.h"
+#include "runtime/fused_program.h"
+#include "tests/fusion/fusion_test_util.h"
+
+namespace hlox {
+namespace {
+
+using testing::CompareValues;
+using testing::RunSeeded;
+
+std::unique_ptr<Module> Parse(const std::string& text) {
+  auto m = ParseModule(text);
+  EXPECT_TRUE(m.ok()) << m.status();
+  return m.ok() ? std::move(*m) : nullptr;
+}
+
+std::vector<std::string> Ids(const std::vector<DecisionSite>& sites) {
+  std::vector<std::string> ids;
+  for (const auto& s : sites) ids.push_back(s.id);
+  return ids;
+}
+
+// Applies `decisions` (or all-last-choice when empty) and checks verify, round trip and outputs.
+ApplyReport ApplyAndCheck(Pass& pass, Module& m, DecisionVector decisions = {}) {
+  auto before = RunSeeded(m, 3);
+  EXPECT_TRUE(before.ok()) << before.status();
+  auto sites = pass.FindSites(m);
+  EXPECT_TRUE(sites.ok()) << sites.status();
+  if (decisions.empty()) {
+    for (const auto& s : *sites) decisions.push_back(static_cast<int32_t>(s.choices.size()) - 1);
+  }
+  auto report = pass.Apply(m, *sites, decisions);
+  EXPECT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(VerifyModule(m).ok()) << VerifyModule(m) << "\n" << PrintModule(m);
+  std::string printed = PrintModule(m);
+  auto reparsed = ParseModule(printed);
+  EXPECT_TRUE(reparsed.ok()) << reparsed.status() << "\n" << printed;
+  if (reparsed.ok()) {
+    EXPECT_EQ(PrintModule(**reparsed), printed);
+  }
+  auto after = RunSeeded(m, 3);
+  EXPECT_TRUE(after.ok()) << after.status() << "\n" << printed;
+  if (before.ok() && after.ok()) {
+    EXPECT_EQ(CompareValues(*before, *after), "") << printed;
+  }
+  return report.ok() ? *report : ApplyReport{};
+}
+
+constexpr char kChain[] = R"(HloModule chain
+ENTRY main {
+  x = f32[8,16] parameter(0)
+  y = f32[8,16] parameter(1)
+  c = f32[] constant(2)
+  b = f32[8,16] broadcast(c), dimensions={}
+  m = f32[8,16] multiply(x, b)
+  a = f32[8,16] add(m, y)
+  t = f32[8,16] tanh(a)
+  ROOT r = f32[8,16] exponential(t)
+}
+)";
+
+TEST(InstructionFusion, SitesInConsumerFirstOrder) {
+  auto m = Parse(kChain);
+  ASSERT_TRUE(m);
+  auto pass = CreateInstructionFusion();
+  auto sites = pass->FindSites(*m);
+  ASSERT_TRUE(sites.ok());
+  EXPECT_EQ(Ids(*sites), (std::vector<std::string>{"fuse:t", "fuse:a", "fuse:m", "fuse:b", "fuse:c"}));
+  for (const auto& s : *sites) {
+    EXPECT_EQ(s.choices, (std::vector<std::string>{"keep", "fuse"}));
+    EXPECT_EQ(s.default_choice, 1) << s.id;
+    EXPECT_FALSE(s.features.empty());
+  }
+}
+
+TEST(InstructionFusion, AllFuseGivesOneLoopFusion) {
+  auto m = Parse(kChain);
+  ASSERT_TRUE(m);
+  auto pass = CreateInstructionFusion();
+  ApplyReport r = ApplyAndCheck(*pass, *m);
+  EXPECT_EQ(r.applied, 5);
+  EXPECT_TRUE(r.stale.empty());
+  const Computation* entry = m->entry();
+  EXPECT_EQ(entry->instruction_count(), 3);  // x, y, fusion
+  const Instruction* root = entry->root();
+  ASSERT_EQ(root->opcode(), Opcode::kFusion);
+  EXPECT_EQ(root->attrs().fusion_kind, FusionKind::kLoop);
+  EXPECT_EQ(root->operand_count(), 2);
+  const Computation* body = root->called_computations()[0];
+  EXPECT_TRUE(body->is_fusion_computation());
+  EXPECT_EQ(body->instruction_count(), 8);  // 2 params + 6 ops
+  EXPECT_EQ(body->root()->opcode(), Opcode::kExp);
+}
+
+TEST(InstructionFusion, KeepAllChangesNothing) {
+  auto m = Parse(kChain);
+  ASSERT_TRUE(m);
+  std::string before = PrintModule(*m);
+  auto pass = CreateInstructionFusion();
+  auto sites = pass->FindSites(*m);
+  ASSERT_TRUE(sites.ok());
+  auto r = pass->Apply(*m, *sites, DecisionVector(sites->size(), 0));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->applied, 0);
+  EXPECT_EQ(PrintModule(*m), before);
+}
+
+TEST(InstructionFusion, PartialDecisionsAndDuplication) {
+  // e feeds two consumers: fusing it duplicates it into both.
+  auto m = Parse(R"(HloModule dup
+ENTRY main {
+  x = f32[64] parameter(0)
+  y = f32[64] parameter(1)
+  e = f32[64] exponential(x)
+  a = f32[64] add(e, y)
+  s = f32[64] subtract(e, y)
+  ROOT t = (f32[64], f32[64]) tuple(a, s)
+}
+)");
+  ASSERT_TRUE(m);
+  auto pass = CreateInstructionFusion();
+  auto sites = pass->FindSites(*m);
+  ASSERT_TRUE(sites.ok());
+  ASSERT_EQ(Ids(*sites), (std::vector<std::string>{"fuse:e"}));
+  EXPECT_EQ((*sites)[0].default_choice, 0);  // expensive with two consumers: keep
+  ApplyReport r = ApplyAndCheck(*pass, *m, {1});
+  EXPECT_EQ(r.applied, 1);
+  int fusions = 0;
+  for (const auto& i : m->entry()->instructions()) {
+    if (i->opcode() == Opcode::kFusion) {
+      ++fusions;
+      EXPECT_EQ(i->called_computations()[0]->root()->operand(0)->opcode(), Opcode::kExp);
+    }
+    EXPECT_NE(i->opcode(), Opcode::kExp);
+  }
+  EXPECT_EQ(fusions, 2);
+}
+
+TEST(InstructionFusion, ReduceBecomesInputFusion) {
+  auto m = Parse(R"(HloModule red
+add {
+  p0 = f32[] parameter(0)
+  p1 = f32[] parameter(1)
+  ROOT s = f32[] add(p0, p1)
+}
+ENTRY main {
+  x = f32[4,8] parameter(0)
+  e = f32[4,8] exponential(x)
+  z = f32[] constant(0)
+  ROOT r = f32[4] reduce(e, z), dimensions={1}, to_apply=add
+}
+)");
+  ASSERT_TRUE(m);
+  auto pass = CreateInstructionFusion();
+  ApplyAndCheck(*pass, *m);
+  const Instruction* root = m->entry()->root();
+  ASSERT_EQ(root->opcode(), Opcode::kFusion);
+  EXPECT_EQ(root->attrs().fusion_kind, FusionKind::kInput);
+  EXPECT_EQ(root->called_computations()[0]->root()->opcode(), Opcode::kReduce);
+  // The reducer is not a fusion target.
+  EXPECT_FALSE(m->FindComputation("add")->is_fusion_computation());
+}
+
+TEST(InstructionFusion, BadDecisionsAreInvalidDecisions) {
+  auto m = Parse(kChain);
+  ASSERT_TRUE(m);
+  auto pass = CreateInstructionFusion();
+  auto sites = pass->FindSites(*m);
+  ASSERT_TRUE(sites.ok());
+  auto short_vec = pass->Apply(*m, *sites, {1});
+  EXPECT_TRUE(IsInvalidDecisions(short_vec.status()));
+  auto out_of_range = pass->Apply(*m, *sites, DecisionVector(sites->size(), 2));
+  EXPECT_TRUE(IsInvalidDecisions(out_of_range.status()));
+}
+
+TEST(SiblingFusion, MultiOutputFusionAndStaleSite) {
+  auto m = Parse(R"(HloModule sib
+ENTRY main {
+  x = f32[256] parameter(0)
+  a = f32[256] exponential(x)
+  b = f32[256] negate(x)
+  c = f32[256] abs(x)
+  ROOT t = (f32[256], f32[256], f32[256]) tuple(a, b, c)
+}
+)");
+  ASSERT_TRUE(m);
+  auto pass = CreateSiblingFusion();
+  auto sites = pass->FindSites(*m);
+  ASSERT_TRUE(sites.ok());
+  ASSERT_EQ(Ids(*sites), (std::vector<std::string>{"sibling:a+b", "sibling:b+c"}));
+  ApplyReport r = ApplyAndCheck(*pass, *m, {1, 1});
+  EXPECT_EQ(r.applied, 1);
+  EXPECT_EQ(r.stale, (std::vector<std::string>{"sibling:b+c"}));
+  int multi = 0;
+  for (const auto& i : m->entry()->instructions()) {
+    if (i->opcode() == Opcode::kFusion) {
+      EXPECT_TRUE(i->shape().IsTuple());
+      EXPECT_EQ(i->called_computations()[0]->root()->opcode(), Opcode::kTuple);
+      ++multi;
+    }
+  }
+  EXPECT_EQ(multi, 1);
+}
+
+constexpr char kTwoFusions[] = R"(HloModule merge
+f1 {
+  p = f32[32] parameter(0)
+  ROOT n = f32[32] negate(p)
+}
+f2 {
+  p0 = f32[32] parameter(0)
+  p1 = f32[32] parameter(1)
+  ROOT a = f32[32] add(p0, p1)
+}
+ENTRY main {
+  x = f32[32] parameter(0)
+  y = f32[32] parameter(1)
+  fa = f32[32] fusion(x), kind=kLoop, calls=f1
+  ROOT fb = f32[32] fusion(fa, y), kind=kLoop, calls=f2
+}
+)";
+
+TEST(FusionMerger, MergesProducerFusionIntoConsumer) {
+  auto m = Parse(kTwoFusions);
+  ASSERT_TRUE(m);
+  auto pass = CreateFusionMerger();
+  auto sites = pass->FindSites(*m);
+  ASSERT_TRUE(sites.ok());
+  ASSERT_EQ(Ids(*sites), (std::vector<std::string>{"merge:fa"}));
+  ApplyAndCheck(*pass, *m, {1});
+  EXPECT_EQ(m->entry()->instruction_count(), 3);
+  EXPECT_EQ(m->FindComputation("f1"), nullptr);
+  const Computation* body = m->entry()->root()->called_computations()[0];
+  EXPECT_EQ(body->root()->operand(0)->opcode(), Opcode::kNegate);
+  EXPECT_EQ(m->entry()->root()->operand_count(), 2);
+}
+
+TEST(CodegenTuning, WritesBackendConfigThatTheKernelReads) {
+  auto m = Parse(kTwoFusions);
+  ASSERT_TRUE(m);
+  auto pass = CreateCodegenTuning();
+  auto sites = pass->FindSites(*m);
+  ASSERT_TRUE(sites.ok());
+  ASSERT_EQ(sites->size(), 2u);
+  EXPECT_EQ((*sites)[0].choices.size(), 7u);
+  ApplyAndCheck(*pass, *m, {3, 2});  // b4096_t1, b1024_tall
+  const Instruction* fb = m->entry()->root();
+  rt::FusedRunOptions o;
+  rt::ParseFusedRunOptions(fb->attrs().backend_config, &o);
+  EXPECT_EQ(o.block, 1024);
+  EXPECT_EQ(o.threads, 0);
+  const Instruction* fa = fb->operand(0);
+  rt::ParseFusedRunOptions(fa->attrs().backend_config, &o);
+  EXPECT_EQ(o.block, 4096);
+  EXPECT_EQ(o.threads, 1);
+  // Re-tuning replaces the keys instead of stacking them.
+  auto again = pass->FindSites(*m);
+  ASSERT_TRUE(again.ok());
+  ASSERT_TRUE(pass->Apply(*m, *again, {6, 0}).ok());
+  EXPECT_EQ(fb->attrs().backend_config, "{\"hlox_block\":1024,\"hlox_threads\":0}");
+}
+
+TEST(FusionKernel, FallbackRunsUnsupportedBodiesUnfused) {
+  auto m = Parse(R"(HloModule fb
+fused {
+  a = f32[4,4] parameter(0)
+  ROOT d = f32[4,4] dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+ENTRY main {
+  p = f32[4,4] parameter(0)
+  ROOT f = f32[4,4] fusion(p), kind=kOutput, calls=fused
+}
+)");
+  ASSERT_TRUE(m);
+  auto ref = Parse(R"(HloModule ref
+ENTRY main {
+  a = f32[4,4] parameter(0)
+  ROOT d = f32[4,4] dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)");
+  int64_t before = rt::GetFusionKernelStats().fallback_runs;
+  auto out = RunSeeded(*m, 5);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(rt::GetFusionKernelStats().fallback_runs, before + 1);
+  auto expect = RunSeeded(*ref, 5);
+  ASSERT_TRUE(expect.ok()) << expect.status();
+  EXPECT_EQ(CompareValues(*expect, *out), "");
+}
+
+}  // namespace
+}  // namespace hlox

@@ -1,0 +1,208 @@
+// Pipelines, decision files, next decision points, graph features and pass ordering.
+#include <memory>
+
+#include "gtest/gtest.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "ir/verifier.h"
+#include "passes/decisions_io.h"
+#include "passes/features.h"
+#include "passes/module_util.h"
+#include "passes/pass_order.h"
+#include "passes/pipeline.h"
+
+namespace hlox {
+namespace {
+
+constexpr char kModule[] = R"(
+HloModule small
+
+helper {
+  x = f32[4] parameter(0)
+  ROOT n = f32[4] negate(x)
+}
+
+ENTRY main {
+  a = f32[4] parameter(0)
+  b = f32[4] parameter(1)
+  x1 = f32[4] add(a, b)
+  x2 = f32[4] add(a, b)
+  dead = f32[4] multiply(a, a)
+  c = f32[4] call(x2), to_apply=helper
+  t = (f32[4], f32[4]) tuple(x1, c)
+  g = f32[4] get-tuple-element(t), index=1
+  ROOT r = f32[4] subtract(x1, g)
+}
+)";
+
+std::unique_ptr<Module> Parse(const char* text) {
+  auto m = ParseModule(text);
+  EXPECT_TRUE(m.ok()) << m.status();
+  return m.ok() ? *std::move(m) : nullptr;
+}
+
+TEST(PipelineTest, NoneLeavesTheModuleUnchanged) {
+  auto m = Parse(kModule);
+  ASSERT_NE(m, nullptr);
+  auto out = RunPipeline(*m, "none", {});
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(PrintModule(**out), PrintModule(*m));
+}
+
+TEST(PipelineTest, NoFuseSimplifiesEverything) {
+  auto m = Parse(kModule);
+  ASSERT_NE(m, nullptr);
+  PipelineReport report;
+  auto out = RunPipeline(*m, "no-fuse", {}, &report);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_TRUE(VerifyModule(**out).ok());
+  // inline, CSE (x2), tuple-simplify (g), DCE (dead, t): at most add, negate, subtract remain
+  // (the algebraic simplifier may fold x - (-x) further).
+  EXPECT_LE(OpCount(**out), 3);
+  for (const auto& i : (*out)->entry()->instructions()) {
+    EXPECT_NE(i->opcode(), Opcode::kCall);
+    EXPECT_NE(i->opcode(), Opcode::kTuple);
+    EXPECT_NE(i->name(), "dead");
+    EXPECT_NE(i->name(), "x2");
+  }
+  EXPECT_EQ((*out)->computations().size(), 1u);
+  ASSERT_FALSE(report.invocations.empty());
+  EXPECT_EQ(report.invocations[0].key, "inline#0");
+  EXPECT_EQ(report.invocations[1].key, "simplify#0");
+  EXPECT_EQ(report.invocations[2].key, "cse#0");
+}
+
+TEST(PipelineTest, DecisionsAddressInvocations) {
+  auto m = Parse(kModule);
+  ASSERT_NE(m, nullptr);
+  // Keep the call: the helper computation survives.
+  auto out = RunPipeline(*m, "no-fuse", {{"inline#0", {0}}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ((*out)->computations().size(), 2u);
+}
+
+TEST(PipelineTest, BadDecisionsAreInvalidDecisions) {
+  auto m = Parse(kModule);
+  ASSERT_NE(m, nullptr);
+  auto unknown = RunPipeline(*m, "no-fuse", {{"fusion#0", {1}}});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_TRUE(IsInvalidDecisions(unknown.status()));
+  EXPECT_NE(std::string(unknown.status().message()).find("fusion#0"), std::string::npos);
+  auto never = RunPipeline(*m, "no-fuse", {{"cse#7", {1}}});
+  EXPECT_TRUE(IsInvalidDecisions(never.status()));
+  auto length = RunPipeline(*m, "no-fuse", {{"inline#0", {1, 1}}});
+  ASSERT_FALSE(length.ok());
+  EXPECT_TRUE(IsInvalidDecisions(length.status()));
+  EXPECT_NE(std::string(length.status().message()).find("inline#0"), std::string::npos);
+  auto range = RunPipeline(*m, "no-fuse", {{"inline#0", {5}}});
+  EXPECT_TRUE(IsInvalidDecisions(range.status()));
+  auto pipeline = RunPipeline(*m, "nope", {});
+  EXPECT_FALSE(pipeline.ok());
+  EXPECT_FALSE(IsInvalidDecisions(pipeline.status()));
+}
+
+TEST(PipelineTest, NextDecisionPointWalksInvocations) {
+  auto m = Parse(kModule);
+  ASSERT_NE(m, nullptr);
+  auto p0 = NextDecisionPoint(*m, "no-fuse", {});
+  ASSERT_TRUE(p0.ok());
+  ASSERT_TRUE(p0->has_value());
+  EXPECT_EQ((*p0)->key, "inline#0");
+  EXPECT_EQ((*p0)->sites.size(), 1u);
+  auto p1 = NextDecisionPoint(*m, "no-fuse", {{"inline#0", {1}}});
+  ASSERT_TRUE(p1.ok());
+  ASSERT_TRUE(p1->has_value());
+  EXPECT_NE((*p1)->key, "inline#0");
+}
+
+TEST(PipelineTest, Deterministic) {
+  auto m = Parse(kModule);
+  ASSERT_NE(m, nullptr);
+  for (const std::string& name : PipelineNames()) {
+    auto a = RunPipeline(*m, name, {});
+    auto b = RunPipeline(*m, name, {});
+    ASSERT_TRUE(a.ok() && b.ok()) << name;
+    EXPECT_EQ(PrintModule(**a), PrintModule(**b)) << name;
+    EXPECT_TRUE(VerifyModule(**a).ok()) << name;
+  }
+}
+
+TEST(DecisionsIoTest, JsonAndCompactRoundTrip) {
+  auto j = ParseDecisions(R"({"pipeline": "default", "decisions": {"fusion#0": [1,0,1], "cse#1": []}})");
+  ASSERT_TRUE(j.ok()) << j.status();
+  EXPECT_EQ(j->pipeline, "default");
+  EXPECT_EQ(j->decisions.at("fusion#0"), (DecisionVector{1, 0, 1}));
+  EXPECT_TRUE(j->decisions.at("cse#1").empty());
+  std::string compact = DecisionsToCompact(*j);
+  EXPECT_EQ(compact, "default;cse#1=;fusion#0=1,0,1");
+  auto c = ParseDecisions(compact);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->decisions, j->decisions);
+  auto back = ParseDecisions(DecisionsToJson(*c));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->decisions, j->decisions);
+  EXPECT_EQ(back->pipeline, "default");
+}
+
+TEST(DecisionsIoTest, MalformedInputsSayWhat) {
+  for (const char* bad : {"{\"decisions\": {\"fusion\": [1]}}", "{\"decisions\": {\"cse#0\": [1.5]}}",
+                          "{not json", "default;cse#0=1,x", "default;cse#0", "{\"decisions\": [1]}"}) {
+    auto d = ParseDecisions(bad);
+    ASSERT_FALSE(d.ok()) << bad;
+    EXPECT_TRUE(IsInvalidDecisions(d.status())) << bad;
+  }
+}
+
+TEST(FeaturesTest, NodesEdgesAndSites) {
+  auto m = Parse(kModule);
+  ASSERT_NE(m, nullptr);
+  auto point = NextDecisionPoint(*m, "only:cse", {});
+  ASSERT_TRUE(point.ok() && point->has_value());
+  GraphFeatures f = ExtractGraphFeatures(*m, (*point)->sites);
+  EXPECT_EQ(f.node_count(), m->InstructionCount());
+  int64_t edges = 0;
+  for (const auto& c : m->computations()) {
+    for (const auto& i : c->instructions()) edges += i->operand_count();
+  }
+  EXPECT_EQ(f.edge_count(), edges);
+  EXPECT_EQ(f.node_features.size(), f.node_names.size() * f.node_columns.size());
+  EXPECT_EQ(f.edge_features.size(), static_cast<size_t>(edges) * f.edge_columns.size());
+  ASSERT_EQ(f.site_nodes.size(), 1u);
+  ASSERT_GE(f.site_nodes[0], 0);
+  EXPECT_EQ(f.node_names[f.site_nodes[0]], "main/x2");
+  size_t is_site = 0;
+  for (size_t c = 0; c < f.node_columns.size(); ++c) {
+    if (f.node_columns[c] == "is_site") is_site = c;
+  }
+  EXPECT_EQ(f.node_features[f.site_nodes[0] * f.node_columns.size() + is_site], 1.0f);
+  std::string json = GraphFeaturesToJson(f);
+  EXPECT_NE(json.find("\"main/x2\""), std::string::npos);
+}
+
+TEST(PassOrderTest, RewardIsOpCountReduction) {
+  auto m = Parse(kModule);
+  ASSERT_NE(m, nullptr);
+  std::vector<std::string> menu = PassOrderMenu();
+  EXPECT_EQ(menu.back(), "stop");
+  int dce = -1;
+  for (size_t a = 0; a < menu.size(); ++a) {
+    if (menu[a] == "dce") dce = static_cast<int>(a);
+  }
+  ASSERT_GE(dce, 0);
+  PassOrderEnv env(*m);
+  int64_t before = env.op_count();
+  EXPECT_EQ(before, 6);  // add x2, multiply, call, subtract (+ negate in helper via call)
+  auto step = env.Step(dce);
+  ASSERT_TRUE(step.ok());
+  EXPECT_EQ(step->reward, 1.0);  // the dead multiply
+  EXPECT_FALSE(step->done);
+  auto stop = env.Step(static_cast<int>(menu.size()) - 1);
+  ASSERT_TRUE(stop.ok());
+  EXPECT_TRUE(stop->done);
+  EXPECT_EQ(stop->reward, 0.0);
+  EXPECT_FALSE(env.Step(dce).ok());
+  EXPECT_FALSE(PassOrderApply(*m, 99).ok());
+}
+
+}  // namespace
+}  // namespace hlox

@@ -1,0 +1,113 @@
+// Runs a sample of small corpus modules with 1 and 2 threads on seeded inputs and requires
+// identical output bits; and runs `hlox run --inputs/--save-outputs` on a tiny module whose
+// result NumPy (Debian's python3) recomputes independently.
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "gtest/gtest.h"
+#include "ir/parser.h"
+#include "runtime/executor.h"
+#include "tests/test_util.h"
+
+namespace hlox::rt {
+namespace {
+
+// Small modules that cover reduce, dot, while, gather-free elementwise chains, rng and
+// argmax; the big ones are timed in bench/runtime instead.
+const char* kSample[] = {
+    "hloenv_deeperwin_heaviside.hlo", "hloenv_jaxrl_diag.hlo",         "hloenv_jaxlie_round.hlo",
+    "hloenv_muzero_var.hlo",          "alpa_argmax_reduce_pre.hlo",    "hloenv_toy_nn_loss.hlo",
+    "hloenv_neural_tangents_kernel.hlo", "hloenv_mlp_regression_train_step.hlo", "gh_linear_adam.hlo",
+};
+
+std::vector<BufferPtr> RunLeaves(const Module& m, int threads) {
+  ExecOptions o;
+  o.threads = threads;
+  o.seed = 3;
+  auto ex = Executor::Create(m, o);
+  EXPECT_TRUE(ex.ok()) << ex.status().message();
+  if (!ex.ok()) return {};
+  auto out = (*ex)->Run(MakeSeededInputs(m, 3));
+  EXPECT_TRUE(out.ok()) << m.name() << ": " << out.status().message();
+  std::vector<BufferPtr> leaves;
+  if (out.ok()) out->Flatten(&leaves);
+  return leaves;
+}
+
+TEST(CorpusRuntimeTest, SampleIsDeterministicAcrossThreadCounts) {
+  HLOX_REQUIRE_CORPUS();
+  for (const char* name : kSample) {
+    std::string path = hlox::testing::CorpusDir() + "/" + name;
+    if (!std::filesystem::exists(path)) continue;
+    auto m = ParseModuleFile(path);
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    std::vector<BufferPtr> a = RunLeaves(**m, 1), b = RunLeaves(**m, 2);
+    ASSERT_FALSE(a.empty()) << name;
+    ASSERT_EQ(a.size(), b.size()) << name;
+    for (size_t i = 0; i < a.size(); ++i) {
+      ASSERT_EQ(a[i]->byte_size(), b[i]->byte_size());
+      EXPECT_EQ(std::memcmp(a[i]->data(), b[i]->data(), a[i]->byte_size()), 0) << name << " output " << i;
+    }
+  }
+}
+
+TEST(RunCliTest, NpyInputsAndOutputsMatchNumpy) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("hlox_run_cli_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "in");
+  {
+    std::ofstream f(dir / "m.hlo");
+    f << R"(HloModule m
+ENTRY e {
+  a = f32[3,4] parameter(0)
+  b = f32[4,2] parameter(1)
+  c = s32[2] parameter(2)
+  d = f32[3,2] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  t = f32[3,2] tanh(d)
+  cf = f32[2] convert(c)
+  bc = f32[3,2] broadcast(cf), dimensions={1}
+  s = f32[3,2] add(t, bc)
+  m = s32[2] multiply(c, c)
+  ROOT out = (f32[3,2], s32[2]) tuple(s, m)
+}
+)";
+  }
+  std::string py = R"(
+import sys, subprocess, numpy as np
+d = sys.argv[1]; hlox = sys.argv[2]
+rng = np.random.default_rng(0)
+a = rng.standard_normal((3, 4)).astype(np.float32)
+b = rng.standard_normal((4, 2)).astype(np.float32)
+c = np.array([3, -2], dtype=np.int32)
+np.save(d + '/in/0.npy', a); np.save(d + '/in/1.npy', b); np.save(d + '/in/2.npy', c)
+r = subprocess.run([hlox, 'run', d + '/m.hlo', '--inputs', d + '/in', '--save-outputs', d + '/out', '--json'],
+                   capture_output=True, text=True)
+if r.returncode != 0:
+    print('hlox run failed:', r.stderr); sys.exit(2)
+import json
+j = json.loads(r.stdout.strip().splitlines()[-1])
+assert len(j['outputs']) == 2 and j['outputs'][0]['dtype'] == 'f32', j
+s = np.load(d + '/out/0.npy'); m = np.load(d + '/out/1.npy')
+want = np.tanh(a.astype(np.float64) @ b.astype(np.float64)) + c.astype(np.float64)[None, :]
+if not np.allclose(s, want, rtol=1e-5, atol=1e-5): print('mismatch', s, want); sys.exit(3)
+if m.dtype != np.int32 or list(m) != [9, 4]: print('bad ints', m); sys.exit(4)
+bad = subprocess.run([hlox, 'run', d + '/m.hlo', '--inputs', d + '/missing'], capture_output=True, text=True)
+if bad.returncode != 1 or 'missing' not in bad.stderr: print('bad error path', bad.returncode, bad.stderr); sys.exit(5)
+print('ok')
+)";
+  {
+    std::ofstream f(dir / "check.py");
+    f << py;
+  }
+  std::string bin = hlox::testing::HloxBinary();
+  if (!fs::exists(bin)) GTEST_SKIP() << "hlox binary not built: " << bin;
+  std::string cmd = "/usr/bin/python3 " + (dir / "check.py").string() + " " + dir.string() + " " + bin;
+  int rc = std::system(cmd.c_str());
+  EXPECT_EQ(rc, 0) << cmd;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace hlox::rt

@@ -1,0 +1,243 @@
+// Dot against a naive triple loop (batch and contracting dims in any position, several
+// dtypes) and reduce against a naive reference (any dims, fast and generic reducers,
+// variadic argmax, empty reductions, identical bits for 1 and 2 threads).
+#include <cmath>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "gtest/gtest.h"
+#include "runtime/kernel_util.h"
+#include "tests/runtime/runtime_test_util.h"
+
+namespace hlox::rt {
+namespace {
+
+using testing::MakeArray;
+using testing::RunText;
+using testing::S;
+using testing::ToDoubles;
+using testing::Uniform;
+
+std::string ShapeText(const std::string& t, const std::vector<int64_t>& d) {
+  return absl::StrCat(t, "[", absl::StrJoin(d, ","), "]");
+}
+
+struct DotCase {
+  std::vector<int64_t> lhs, rhs;
+  std::vector<int64_t> lb, rb, lc, rc;
+};
+
+// Naive dot_general over multi-indices: out dims = batch, lhs free, rhs free.
+std::vector<double> NaiveDot(const DotCase& c, const std::vector<double>& a, const std::vector<double>& b,
+                             std::vector<int64_t>* out_dims) {
+  auto free_of = [](size_t rank, const std::vector<int64_t>& x, const std::vector<int64_t>& y) {
+    std::vector<int64_t> f;
+    for (size_t d = 0; d < rank; ++d)
+      if (std::find(x.begin(), x.end(), d) == x.end() && std::find(y.begin(), y.end(), d) == y.end()) f.push_back(d);
+    return f;
+  };
+  std::vector<int64_t> lf = free_of(c.lhs.size(), c.lb, c.lc), rf = free_of(c.rhs.size(), c.rb, c.rc);
+  out_dims->clear();
+  for (int64_t d : c.lb) out_dims->push_back(c.lhs[d]);
+  for (int64_t d : lf) out_dims->push_back(c.lhs[d]);
+  for (int64_t d : rf) out_dims->push_back(c.rhs[d]);
+  std::vector<int64_t> kd;
+  for (int64_t d : c.lc) kd.push_back(c.lhs[d]);
+  std::vector<int64_t> ls = RowMajorStrides(c.lhs), rs = RowMajorStrides(c.rhs);
+  int64_t n = 1;
+  for (int64_t d : *out_dims) n *= d;
+  std::vector<double> out(n, 0.0);
+  if (n == 0) return out;
+  std::vector<int64_t> o(out_dims->size(), 0);
+  int64_t flat = 0;
+  do {
+    std::vector<int64_t> li(c.lhs.size()), ri(c.rhs.size());
+    size_t p = 0;
+    for (size_t i = 0; i < c.lb.size(); ++i, ++p) { li[c.lb[i]] = o[p]; ri[c.rb[i]] = o[p]; }
+    for (int64_t d : lf) li[d] = o[p++];
+    for (int64_t d : rf) ri[d] = o[p++];
+    double acc = 0;
+    std::vector<int64_t> k(kd.size(), 0);
+    bool any = true;
+    for (int64_t d : kd) if (d == 0) any = false;
+    if (any) {
+      do {
+        for (size_t i = 0; i < kd.size(); ++i) { li[c.lc[i]] = k[i]; ri[c.rc[i]] = k[i]; }
+        int64_t lo = 0, ro = 0;
+        for (size_t d = 0; d < li.size(); ++d) lo += li[d] * ls[d];
+        for (size_t d = 0; d < ri.size(); ++d) ro += ri[d] * rs[d];
+        acc += a[lo] * b[ro];
+      } while (NextIndex(k, kd));
+    }
+    out[flat++] = acc;
+  } while (NextIndex(o, *out_dims));
+  return out;
+}
+
+TEST(DotTest, MatchesNaiveForAllDimensionLayouts) {
+  std::vector<DotCase> cases = {
+      {{5, 7}, {7, 3}, {}, {}, {1}, {0}},                   // plain
+      {{7, 5}, {7, 3}, {}, {}, {0}, {0}},                   // lhs transposed
+      {{5, 7}, {3, 7}, {}, {}, {1}, {1}},                   // rhs transposed
+      {{2, 5, 7}, {2, 7, 3}, {0}, {0}, {2}, {1}},           // batched
+      {{5, 2, 7}, {7, 3, 2}, {1}, {2}, {2}, {0}},           // batch dims in the middle/end
+      {{3, 4, 5, 6}, {5, 3, 4, 2}, {0}, {1}, {2, 1}, {0, 2}},  // two contracting dims, permuted
+      {{6}, {6}, {}, {}, {0}, {0}},                         // vector dot
+      {{4, 0}, {0, 3}, {}, {}, {1}, {0}},                   // empty contraction -> zeros
+      {{0, 3}, {3, 2}, {}, {}, {1}, {0}},                   // empty result
+      {{130, 70}, {70, 90}, {}, {}, {1}, {0}},              // multi-block GEMM
+      {{3, 300}, {700, 300}, {}, {}, {1}, {1}},             // few rows, rhs transposed (GEMV path)
+      {{300, 2}, {300, 600}, {}, {}, {0}, {0}},             // few rows, lhs transposed
+  };
+  for (const char* t : {"f32", "f64", "s32", "bf16", "f16"}) {
+    for (const DotCase& c : cases) {
+      bool is_int = std::string(t) == "s32";
+      Value a = MakeArray(S(ShapeText(t, c.lhs)), [&](int64_t i) { return is_int ? std::floor(Uniform(1, -9, 9)(i)) : Uniform(1, -1, 1)(i); });
+      Value b = MakeArray(S(ShapeText(t, c.rhs)), [&](int64_t i) { return is_int ? std::floor(Uniform(2, -9, 9)(i)) : Uniform(2, -1, 1)(i); });
+      std::vector<int64_t> od;
+      std::vector<double> want = NaiveDot(c, ToDoubles(a), ToDoubles(b), &od);
+      std::string text = absl::StrCat(
+          "HloModule m\nENTRY e {\n  a = ", ShapeText(t, c.lhs), " parameter(0)\n  b = ", ShapeText(t, c.rhs),
+          " parameter(1)\n  ROOT d = ", ShapeText(t, od), " dot(a, b), lhs_batch_dims={", absl::StrJoin(c.lb, ","),
+          "}, rhs_batch_dims={", absl::StrJoin(c.rb, ","), "}, lhs_contracting_dims={", absl::StrJoin(c.lc, ","),
+          "}, rhs_contracting_dims={", absl::StrJoin(c.rc, ","), "}\n}\n");
+      for (int threads : {1, 2}) {
+        auto out = RunText(text, {a, b}, threads);
+        ASSERT_TRUE(out.ok()) << t << " " << text << out.status().message();
+        std::vector<double> got = ToDoubles(*out);
+        ASSERT_EQ(got.size(), want.size());
+        double tol = std::string(t) == "bf16" ? 2e-2 : std::string(t) == "f16" ? 4e-3 : std::string(t) == "f32" ? 1e-5 : 0;
+        for (size_t i = 0; i < got.size(); ++i) {
+          ASSERT_NEAR(got[i], want[i], tol * std::max(1.0, std::fabs(want[i])) + (is_int ? 0 : 1e-12)) << t << " " << text << " at " << i;
+        }
+      }
+    }
+  }
+}
+
+std::string ReduceText(const std::string& t, const std::vector<int64_t>& in, const std::vector<int64_t>& dims,
+                       const std::string& op) {
+  std::vector<int64_t> out;
+  for (size_t d = 0; d < in.size(); ++d) if (std::find(dims.begin(), dims.end(), d) == dims.end()) out.push_back(in[d]);
+  return absl::StrCat("HloModule m\nred {\n  x = ", t, "[] parameter(0)\n  y = ", t, "[] parameter(1)\n  ROOT r = ", t,
+                      "[] ", op, "(x, y)\n}\nENTRY e {\n  a = ", ShapeText(t, in), " parameter(0)\n  i = ", t,
+                      "[] parameter(1)\n  ROOT r = ", ShapeText(t, out), " reduce(a, i), dimensions={",
+                      absl::StrJoin(dims, ","), "}, to_apply=red\n}\n");
+}
+
+std::vector<double> NaiveReduce(const std::vector<double>& a, const std::vector<int64_t>& in,
+                                const std::vector<int64_t>& dims, double init, const std::string& op) {
+  std::vector<int64_t> out_dims, kept;
+  for (size_t d = 0; d < in.size(); ++d)
+    if (std::find(dims.begin(), dims.end(), d) == dims.end()) { out_dims.push_back(in[d]); kept.push_back(d); }
+  int64_t n = 1;
+  for (int64_t d : out_dims) n *= d;
+  std::vector<double> out(n, init);
+  std::vector<int64_t> out_strides = RowMajorStrides(out_dims);
+  std::vector<int64_t> idx(in.size(), 0);
+  int64_t total = 1;
+  for (int64_t d : in) total *= d;
+  for (int64_t f = 0; f < total; ++f) {
+    int64_t o = 0;
+    for (size_t k = 0; k < kept.size(); ++k) o += idx[kept[k]] * out_strides[k];
+    double& acc = out[o];
+    acc = op == "add" ? acc + a[f] : op == "multiply" ? acc * a[f] : op == "maximum" ? std::max(acc, a[f]) : std::min(acc, a[f]);
+    NextIndex(idx, in);
+  }
+  return out;
+}
+
+TEST(ReduceTest, MatchesNaiveReference) {
+  struct Case { std::vector<int64_t> in, dims; };
+  std::vector<Case> cases = {{{5, 7}, {1}}, {{5, 7}, {0}}, {{3, 4, 5}, {1}}, {{3, 4, 5}, {0, 2}}, {{3, 4, 5}, {0, 1, 2}},
+                             {{2, 3, 4, 5}, {1, 3}}, {{4, 0, 3}, {1}}, {{0, 3}, {1}}, {{6}, {}}, {{3, 70000}, {1}}};
+  for (const char* t : {"f32", "f64", "s32", "bf16"}) {
+    for (const char* op : {"add", "maximum", "minimum", "multiply"}) {
+      for (const Case& c : cases) {
+        bool is_int = std::string(t) == "s32";
+        bool mul = std::string(op) == "multiply";
+        Value a = MakeArray(S(ShapeText(t, c.in)), [&](int64_t i) {
+          if (mul) return (i % 3 == 0) ? 1.0 : (i % 3 == 1 ? -1.0 : 1.0);  // keeps products exact
+          return is_int ? std::floor(Uniform(3, -50, 50)(i)) : Uniform(3, -1, 1)(i);
+        });
+        double init = mul ? 1.0 : std::string(op) == "add" ? 0.0 : std::string(op) == "maximum" ? -1e9 : 1e9;
+        if (std::string(t) == "bf16" && !mul && std::string(op) != "add") init = std::string(op) == "maximum" ? -1e4 : 1e4;
+        Value iv = MakeArray(S(std::string(t) + "[]"), [&](int64_t) { return init; });
+        std::vector<double> want = NaiveReduce(ToDoubles(a), c.in, c.dims, ToDoubles(iv)[0], op);
+        std::string text = ReduceText(t, c.in, c.dims, op);
+        std::vector<double> first;
+        for (int threads : {1, 2}) {
+          auto out = RunText(text, {a, iv}, threads);
+          ASSERT_TRUE(out.ok()) << text << out.status().message();
+          std::vector<double> got = ToDoubles(*out);
+          ASSERT_EQ(got.size(), want.size()) << text;
+          double tol = std::string(t) == "bf16" ? 1e-2 : std::string(t) == "f32" ? 1e-5 : 1e-12;
+          for (size_t i = 0; i < got.size(); ++i) {
+            double scale = std::string(op) == "add" ? std::sqrt(70000.0) : 1.0;
+            ASSERT_NEAR(got[i], want[i], tol * scale * std::max(1.0, std::fabs(want[i]))) << text << " at " << i;
+          }
+          if (threads == 1) first = got;
+          else EXPECT_EQ(first, got) << "thread count changed the result: " << text;
+        }
+      }
+    }
+  }
+}
+
+TEST(ReduceTest, VariadicArgmaxAndGenericReducer) {
+  const char* text = R"(HloModule m
+argmax {
+  v0 = f32[] parameter(0)
+  i0 = s32[] parameter(1)
+  v1 = f32[] parameter(2)
+  i1 = s32[] parameter(3)
+  gt = pred[] compare(v0, v1), direction=GT
+  eq = pred[] compare(v0, v1), direction=EQ
+  lt = pred[] compare(i0, i1), direction=LT
+  tie = pred[] and(eq, lt)
+  take0 = pred[] or(gt, tie)
+  v = f32[] select(take0, v0, v1)
+  i = s32[] select(take0, i0, i1)
+  ROOT t = (f32[], s32[]) tuple(v, i)
+}
+sumsq {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  yy = f32[] multiply(y, y)
+  ROOT s = f32[] add(x, yy)
+}
+ENTRY e {
+  a = f32[4,9] parameter(0)
+  idx = s32[4,9] iota(), iota_dimension=1
+  ninf = f32[] constant(-inf)
+  zero = s32[] constant(0)
+  r = (f32[4], s32[4]) reduce(a, idx, ninf, zero), dimensions={1}, to_apply=argmax
+  fz = f32[] constant(0)
+  q = f32[4] reduce(a, fz), dimensions={1}, to_apply=sumsq
+  v = f32[4] get-tuple-element(r), index=0
+  i = s32[4] get-tuple-element(r), index=1
+  ROOT t = (f32[4], s32[4], f32[4]) tuple(v, i, q)
+}
+)";
+  Value a = MakeArray(S("f32[4,9]"), Uniform(8, -1, 1));
+  std::vector<double> x = ToDoubles(a);
+  for (int threads : {1, 2}) {
+    auto out = RunText(text, {a}, threads);
+    ASSERT_TRUE(out.ok()) << out.status().message();
+    for (int r = 0; r < 4; ++r) {
+      int best = 0;
+      double ss = 0;
+      for (int c = 0; c < 9; ++c) {
+        if (x[r * 9 + c] > x[r * 9 + best]) best = c;
+        ss += x[r * 9 + c] * x[r * 9 + c];
+      }
+      EXPECT_EQ(ToDoubles(out->tuple[0])[r], x[r * 9 + best]);
+      EXPECT_EQ(testing::ToInts(out->tuple[1])[r], best);
+      EXPECT_NEAR(ToDoubles(out->tuple[2])[r], ss, 1e-5);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace hlox::rt

@@ -1,0 +1,223 @@
+// Convolution against a direct-sum reference over random geometries: 1-3 spatial dims, random
+// dim_labels, padding (negative too), strides, both dilations, reversal, feature groups
+// (incl. depthwise) and batch groups, in f32, f64, bf16 and s32; plus thread-count determinism.
+#include <algorithm>
+#include <numeric>
+
+#include "kernel_test_util.h"
+
+namespace hlox::rt::testing {
+namespace {
+
+struct ConvCase {
+  int s = 2;
+  int64_t n = 2, c = 4, o = 4, groups = 1, batch_groups = 1;
+  std::vector<int64_t> in, k, out;
+  Window win;
+  ConvDimensionNumbers dn;
+  std::vector<int64_t> lhs_dims, rhs_dims, out_dims;
+};
+
+std::vector<int64_t> Perm(int n, std::mt19937_64& rng) {
+  std::vector<int64_t> p(n);
+  std::iota(p.begin(), p.end(), 0);
+  std::shuffle(p.begin(), p.end(), rng);
+  return p;
+}
+
+bool MakeCase(std::mt19937_64& rng, ConvCase& cc) {
+  auto r = [&](int lo, int hi) { return static_cast<int64_t>(lo + rng() % (hi - lo + 1)); };
+  cc.s = static_cast<int>(r(1, 3));
+  const int mode = static_cast<int>(r(0, 3));  // 0 plain, 1 feature groups, 2 depthwise, 3 batch groups
+  cc.groups = mode == 1 ? r(2, 3) : mode == 2 ? r(2, 4) : 1;
+  cc.batch_groups = mode == 3 ? r(2, 3) : 1;
+  cc.n = cc.batch_groups * r(1, 2);
+  const int64_t ck = mode == 2 ? 1 : r(1, 3);
+  cc.c = ck * cc.groups;
+  cc.o = cc.groups * cc.batch_groups * r(1, 3);
+  cc.in.clear(); cc.k.clear(); cc.out.clear(); cc.win.dims.clear();
+  for (int d = 0; d < cc.s; ++d) {
+    WindowDimension w;
+    const int64_t in = r(1, cc.s == 3 ? 4 : 7);
+    w.size = r(1, 3);
+    w.stride = r(1, 2);
+    w.base_dilation = r(1, 2);
+    w.window_dilation = r(1, 2);
+    w.pad_low = r(-1, 2);
+    w.pad_high = r(-1, 2);
+    w.reversal = rng() & 1;
+    const int64_t padded = (in - 1) * w.base_dilation + 1 + w.pad_low + w.pad_high;
+    const int64_t dk = (w.size - 1) * w.window_dilation + 1;
+    if (padded < dk) return false;
+    cc.in.push_back(in);
+    cc.k.push_back(w.size);
+    cc.out.push_back((padded - dk) / w.stride + 1);
+    cc.win.dims.push_back(w);
+  }
+  const int rank = cc.s + 2;
+  std::vector<int64_t> lp = Perm(rank, rng), kp = Perm(rank, rng), op = Perm(rank, rng);
+  cc.dn = ConvDimensionNumbers();
+  cc.dn.input_batch = lp[0]; cc.dn.input_feature = lp[1];
+  cc.dn.kernel_input_feature = kp[0]; cc.dn.kernel_output_feature = kp[1];
+  cc.dn.output_batch = op[0]; cc.dn.output_feature = op[1];
+  cc.lhs_dims.assign(rank, 0); cc.rhs_dims.assign(rank, 0); cc.out_dims.assign(rank, 0);
+  cc.lhs_dims[lp[0]] = cc.n; cc.lhs_dims[lp[1]] = cc.c;
+  cc.rhs_dims[kp[0]] = ck; cc.rhs_dims[kp[1]] = cc.o;
+  cc.out_dims[op[0]] = cc.n / cc.batch_groups; cc.out_dims[op[1]] = cc.o;
+  for (int d = 0; d < cc.s; ++d) {
+    cc.dn.input_spatial.push_back(lp[2 + d]);
+    cc.dn.kernel_spatial.push_back(kp[2 + d]);
+    cc.dn.output_spatial.push_back(op[2 + d]);
+    cc.lhs_dims[lp[2 + d]] = cc.in[d];
+    cc.rhs_dims[kp[2 + d]] = cc.k[d];
+    cc.out_dims[op[2 + d]] = cc.out[d];
+  }
+  return true;
+}
+
+// Direct definition: out[b, f, o] = sum_{ci, k} padded_dilated_in[b', g*ck+ci, o*s + k*rd] *
+// kernel[ci, f, rev(k)], with the group g and input batch b' chosen from f.
+std::vector<double> Reference(const ConvCase& cc, const std::vector<double>& lhs, const std::vector<double>& rhs) {
+  const std::vector<int64_t> ls = RowMajorStrides(cc.lhs_dims), ks = RowMajorStrides(cc.rhs_dims),
+                             os = RowMajorStrides(cc.out_dims);
+  const int64_t ck = cc.c / cc.groups;
+  const int64_t per_fg = cc.o / cc.groups, per_bg = cc.o / cc.batch_groups, nout = cc.n / cc.batch_groups;
+  std::vector<double> out(std::accumulate(cc.out_dims.begin(), cc.out_dims.end(), int64_t{1}, std::multiplies<>()), 0.0);
+  std::vector<int64_t> oidx(cc.s, 0), kidx(cc.s, 0);
+  for (int64_t b = 0; b < nout; ++b) {
+    for (int64_t f = 0; f < cc.o; ++f) {
+      const int64_t g = f / per_fg, bg = f / per_bg;
+      const int64_t ib = bg * nout + b;
+      std::fill(oidx.begin(), oidx.end(), 0);
+      do {
+        double acc = 0;
+        for (int64_t ci = 0; ci < ck; ++ci) {
+          std::fill(kidx.begin(), kidx.end(), 0);
+          do {
+            int64_t loff = ib * ls[cc.dn.input_batch] + (g * ck + ci) * ls[cc.dn.input_feature];
+            int64_t koff = ci * ks[cc.dn.kernel_input_feature] + f * ks[cc.dn.kernel_output_feature];
+            bool ok = true;
+            for (int d = 0; d < cc.s && ok; ++d) {
+              const WindowDimension& w = cc.win.dims[d];
+              const int64_t q = oidx[d] * w.stride + kidx[d] * w.window_dilation - w.pad_low;  // dilated coord
+              if (q < 0 || q % w.base_dilation != 0 || q / w.base_dilation >= cc.in[d]) ok = false;
+              loff += (q / w.base_dilation) * ls[cc.dn.input_spatial[d]];
+              const int64_t kk = w.reversal ? cc.k[d] - 1 - kidx[d] : kidx[d];
+              koff += kk * ks[cc.dn.kernel_spatial[d]];
+            }
+            if (ok) acc += lhs[loff] * rhs[koff];
+          } while (NextIndex(kidx, cc.k));
+        }
+        int64_t ooff = b * os[cc.dn.output_batch] + f * os[cc.dn.output_feature];
+        for (int d = 0; d < cc.s; ++d) ooff += oidx[d] * os[cc.dn.output_spatial[d]];
+        out[ooff] = acc;
+      } while (NextIndex(oidx, cc.out));
+    }
+  }
+  return out;
+}
+
+std::unique_ptr<Instruction> ConvInstr(const ConvCase& cc, PrimitiveType out_type) {
+  auto instr = Instruction::Create(Opcode::kConvolution, Shape(out_type, cc.out_dims), {});
+  instr->attrs().conv = cc.dn;
+  instr->attrs().window = cc.win;
+  instr->attrs().feature_group_count = cc.groups;
+  instr->attrs().batch_group_count = cc.batch_groups;
+  return instr;
+}
+
+TEST(ConvolutionKernel, RandomGeometriesAllTypes) {
+  std::mt19937_64 rng(7);
+  int tested = 0;
+  const PrimitiveType types[] = {PrimitiveType::kF32, PrimitiveType::kF64, PrimitiveType::kBF16, PrimitiveType::kS32};
+  for (int iter = 0; iter < 400 && tested < 160; ++iter) {
+    ConvCase cc;
+    if (!MakeCase(rng, cc)) continue;
+    const PrimitiveType t = types[tested % 4];
+    BufferPtr lhs = RandomBuffer(Shape(t, cc.lhs_dims), rng);
+    BufferPtr rhs = RandomBuffer(Shape(t, cc.rhs_dims), rng);
+    auto instr = ConvInstr(cc, t);
+    Value got = RunKernel(&ConvolutionKernel, *instr, {lhs, rhs}, 1 + tested % 2);
+    ASSERT_TRUE(got.is_array());
+    std::vector<double> want = Reference(cc, Doubles(*lhs), Doubles(*rhs));
+    const double tol = t == PrimitiveType::kBF16 ? 2e-2 : t == PrimitiveType::kF32 ? 1e-5 : 1e-12;
+    SCOPED_TRACE(::testing::Message() << "case " << tested << " type " << PrimitiveTypeName(t) << " s=" << cc.s
+                                    << " groups=" << cc.groups << " batch_groups=" << cc.batch_groups);
+    EXPECT_ALL_CLOSE(Doubles(*got.array), want, tol, tol);
+    ++tested;
+  }
+  EXPECT_GE(tested, 100);
+}
+
+TEST(ConvolutionKernel, MixedPrecisionAndZeroSized) {
+  std::mt19937_64 rng(3);
+  ConvCase cc;
+  while (!MakeCase(rng, cc)) {}
+  BufferPtr lhs = RandomBuffer(Shape(PrimitiveType::kF16, cc.lhs_dims), rng);
+  BufferPtr rhs = RandomBuffer(Shape(PrimitiveType::kF16, cc.rhs_dims), rng);
+  auto instr = ConvInstr(cc, PrimitiveType::kF32);  // preferred_element_type=f32
+  Value got = RunKernel(&ConvolutionKernel, *instr, {lhs, rhs});
+  EXPECT_ALL_CLOSE(Doubles(*got.array), Reference(cc, Doubles(*lhs), Doubles(*rhs)), 1e-5, 1e-5);
+  // Zero-sized batch.
+  cc.lhs_dims[cc.dn.input_batch] = 0;
+  cc.out_dims[cc.dn.output_batch] = 0;
+  cc.n = 0;
+  auto zi = ConvInstr(cc, PrimitiveType::kF32);
+  Value z = RunKernel(&ConvolutionKernel, *zi, {RandomBuffer(Shape(PrimitiveType::kF32, cc.lhs_dims), rng),
+                                                 RandomBuffer(Shape(PrimitiveType::kF32, cc.rhs_dims), rng)});
+  ASSERT_TRUE(z.is_array());
+  EXPECT_EQ(z.array->element_count(), 0);
+}
+
+TEST(ConvolutionKernel, DeterministicAcrossThreadsOnLargerShape) {
+  std::mt19937_64 rng(11);
+  ConvCase cc;
+  cc.s = 2; cc.n = 2; cc.c = 16; cc.o = 24;
+  cc.in = {20, 20}; cc.k = {3, 3}; cc.out = {20, 20};
+  cc.win.dims.assign(2, WindowDimension{3, 1, 1, 1, 1, 1, false});
+  cc.dn.input_batch = 0; cc.dn.input_feature = 3; cc.dn.input_spatial = {1, 2};
+  cc.dn.kernel_spatial = {0, 1}; cc.dn.kernel_input_feature = 2; cc.dn.kernel_output_feature = 3;
+  cc.dn.output_batch = 0; cc.dn.output_feature = 3; cc.dn.output_spatial = {1, 2};
+  cc.lhs_dims = {2, 20, 20, 16}; cc.rhs_dims = {3, 3, 16, 24}; cc.out_dims = {2, 20, 20, 24};
+  BufferPtr lhs = RandomBuffer(Shape(PrimitiveType::kF32, cc.lhs_dims), rng);
+  BufferPtr rhs = RandomBuffer(Shape(PrimitiveType::kF32, cc.rhs_dims), rng);
+  auto instr = ConvInstr(cc, PrimitiveType::kF32);
+  Value a = RunKernel(&ConvolutionKernel, *instr, {lhs, rhs}, 1);
+  Value b = RunKernel(&ConvolutionKernel, *instr, {lhs, rhs}, 2);
+  ASSERT_EQ(a.array->byte_size(), b.array->byte_size());
+  EXPECT_EQ(std::memcmp(a.array->data(), b.array->data(), a.array->byte_size()), 0);
+  EXPECT_ALL_CLOSE(Doubles(*a.array), Reference(cc, Doubles(*lhs), Doubles(*rhs)), 1e-4, 1e-5);
+}
+
+TEST(ConvolutionKernel, DepthwiseCanonicalLayoutInPlace) {
+  std::mt19937_64 rng(13);
+  ConvCase cc;
+  cc.s = 2; cc.n = 2; cc.c = 8; cc.o = 8; cc.groups = 8;
+  cc.in = {7, 6}; cc.k = {3, 3}; cc.out = {4, 6};
+  cc.win.dims = {WindowDimension{3, 2, 1, 1, 1, 1, false}, WindowDimension{3, 1, 1, 1, 1, 1, true}};
+  cc.dn.input_batch = 0; cc.dn.input_feature = 3; cc.dn.input_spatial = {1, 2};
+  cc.dn.kernel_spatial = {0, 1}; cc.dn.kernel_input_feature = 2; cc.dn.kernel_output_feature = 3;
+  cc.dn.output_batch = 0; cc.dn.output_feature = 3; cc.dn.output_spatial = {1, 2};
+  cc.lhs_dims = {2, 7, 6, 8}; cc.rhs_dims = {3, 3, 1, 8}; cc.out_dims = {2, 4, 6, 8};
+  for (PrimitiveType t : {PrimitiveType::kF32, PrimitiveType::kF64}) {
+    BufferPtr lhs = RandomBuffer(Shape(t, cc.lhs_dims), rng);
+    BufferPtr rhs = RandomBuffer(Shape(t, cc.rhs_dims), rng);
+    auto instr = ConvInstr(cc, t);
+    Value a = RunKernel(&ConvolutionKernel, *instr, {lhs, rhs}, 2);
+    EXPECT_ALL_CLOSE(Doubles(*a.array), Reference(cc, Doubles(*lhs), Doubles(*rhs)), 1e-5, 1e-5);
+  }
+}
+
+TEST(ConvolutionKernel, BadGroupsAreErrors) {
+  ConvCase cc;
+  std::mt19937_64 rng(5);
+  while (!MakeCase(rng, cc)) {}
+  auto instr = ConvInstr(cc, PrimitiveType::kF32);
+  instr->attrs().feature_group_count = 7;
+  auto r = TryKernel(&ConvolutionKernel, *instr, {RandomBuffer(Shape(PrimitiveType::kF32, cc.lhs_dims), rng),
+                                                   RandomBuffer(Shape(PrimitiveType::kF32, cc.rhs_dims), rng)});
+  EXPECT_FALSE(r.ok());
+}
+
+}  // namespace
+}  // namespace hlox::rt::testing

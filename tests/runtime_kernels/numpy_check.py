@@ -1,0 +1,239 @@
+#!/usr/bin/python3
+"""Cross-checks hlox kernels against NumPy through the hlox binary.
+
+Writes small HLO modules (convolution, reduce-window, gather, scatter, sort, cholesky,
+triangular-solve, QR and LU custom calls), random inputs as .npy, runs
+`$HLOX_BIN run FILE --inputs DIR --save-outputs DIR --threads N` and compares every output
+with NumPy's answer. Exits non-zero on any mismatch or run failure.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HLOX = os.environ.get("HLOX_BIN", "build/bin/hlox")
+RNG = np.random.default_rng(1234)
+FAILURES = []
+
+ADD_F32 = """
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = f32[] add(a, b)
+}
+"""
+MAX_F32 = """
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = f32[] maximum(a, b)
+}
+"""
+
+
+def run(name, hlo, inputs, threads=1):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, name + ".hlo")
+        with open(path, "w") as f:
+            f.write(hlo)
+        ind, outd = os.path.join(tmp, "in"), os.path.join(tmp, "out")
+        os.makedirs(ind)
+        os.makedirs(outd)
+        for i, x in enumerate(inputs):
+            np.save(os.path.join(ind, "%d.npy" % i), x)
+        cmd = [HLOX, "run", path, "--inputs", ind, "--save-outputs", outd, "--threads", str(threads)]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        if p.returncode != 0:
+            FAILURES.append("%s: hlox run failed (%d): %s" % (name, p.returncode, (p.stderr or p.stdout)[-500:]))
+            return None
+        outs, i = [], 0
+        while os.path.exists(os.path.join(outd, "%d.npy" % i)):
+            outs.append(np.load(os.path.join(outd, "%d.npy" % i)))
+            i += 1
+        return outs
+
+
+def check(name, got, want, atol=1e-4, rtol=1e-4, exact=False):
+    if got is None:
+        return
+    got = np.asarray(got)
+    want = np.asarray(want)
+    if got.shape != want.shape:
+        FAILURES.append("%s: shape %s != %s" % (name, got.shape, want.shape))
+    elif exact and not np.array_equal(got, want):
+        FAILURES.append("%s: values differ exactly" % name)
+    elif not exact and not np.allclose(got, want, atol=atol, rtol=rtol, equal_nan=True):
+        FAILURES.append("%s: max abs err %g" % (name, np.max(np.abs(got.astype(np.float64) - want))))
+    else:
+        print("ok  %s" % name)
+
+
+def conv():
+    x = RNG.standard_normal((2, 9, 9, 4)).astype(np.float32)
+    w = RNG.standard_normal((3, 3, 2, 6)).astype(np.float32)
+    hlo = """HloModule conv
+ENTRY main {
+  p0 = f32[2,9,9,4]{3,2,1,0} parameter(0)
+  p1 = f32[3,3,2,6]{3,2,1,0} parameter(1)
+  ROOT c = f32[2,5,5,6]{3,2,1,0} convolution(p0, p1), window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=2
+}
+"""
+    xp = np.pad(x.astype(np.float64), ((0, 0), (1, 1), (1, 1), (0, 0)))
+    want = np.zeros((2, 5, 5, 6))
+    for o in range(6):
+        g = o // 3
+        for y in range(5):
+            for xx in range(5):
+                patch = xp[:, 2 * y:2 * y + 3, 2 * xx:2 * xx + 3, 2 * g:2 * g + 2]
+                want[:, y, xx, o] = np.einsum("bhwc,hwc->b", patch, w[:, :, :, o])
+    for t in (1, 2):
+        out = run("conv", hlo, [x, w], t)
+        check("convolution grouped strided padded (threads=%d)" % t, out and out[0], want)
+
+
+def reduce_window():
+    x = RNG.standard_normal((2, 7, 7, 3)).astype(np.float32)
+    hlo = MAX_F32 + """
+ENTRY main {
+  p0 = f32[2,7,7,3]{3,2,1,0} parameter(0)
+  init = f32[] constant(-inf)
+  ROOT r = f32[2,4,4,3]{3,2,1,0} reduce-window(p0, init), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0}, to_apply=max
+}
+"""
+    hlo = "HloModule rw\n" + hlo
+    xp = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)), constant_values=-np.inf)
+    want = np.zeros((2, 4, 4, 3), np.float32)
+    for y in range(4):
+        for xx in range(4):
+            want[:, y, xx, :] = xp[:, 2 * y:2 * y + 3, 2 * xx:2 * xx + 3, :].max(axis=(1, 2))
+    out = run("reduce_window", hlo, [x], 2)
+    check("reduce-window max pool", out and out[0], want, exact=True)
+
+
+def gather_scatter():
+    table = RNG.standard_normal((10, 5)).astype(np.float32)
+    idx = np.array([3, 0, 9, 12, -4, 3], np.int32)
+    hlo = """HloModule g
+ENTRY main {
+  p0 = f32[10,5]{1,0} parameter(0)
+  p1 = s32[6]{0} parameter(1)
+  ROOT g = f32[6,5]{1,0} gather(p0, p1), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,5}
+}
+"""
+    out = run("gather", hlo, [table, idx])
+    check("gather rows with clamping", out and out[0], table[np.clip(idx, 0, 9)], exact=True)
+    sidx = np.array([[1], [4], [1], [11], [-1], [9], [4], [0]], np.int32)
+    upd = RNG.standard_normal((8, 5)).astype(np.float32)
+    hlo = "HloModule s\n" + ADD_F32 + """
+ENTRY main {
+  p0 = f32[10,5]{1,0} parameter(0)
+  p1 = s32[8,1]{1,0} parameter(1)
+  p2 = f32[8,5]{1,0} parameter(2)
+  ROOT s = f32[10,5]{1,0} scatter(p0, p1, p2), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+}
+"""
+    want = table.astype(np.float64).copy()
+    valid = (sidx[:, 0] >= 0) & (sidx[:, 0] < 10)
+    np.add.at(want, sidx[valid, 0], upd[valid])
+    out = run("scatter", hlo, [table, sidx, upd])
+    check("scatter add with duplicates and out-of-bounds", out and out[0], want, atol=1e-5)
+
+
+def sort():
+    keys = RNG.integers(0, 8, (4, 50)).astype(np.float32)
+    vals = np.tile(np.arange(50, dtype=np.int32), (4, 1))
+    hlo = """HloModule sort
+cmp {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  c = s32[] parameter(2)
+  d = s32[] parameter(3)
+  ROOT r = pred[] compare(a, b), direction=GT
+}
+
+ENTRY main {
+  p0 = f32[4,50]{1,0} parameter(0)
+  p1 = s32[4,50]{1,0} parameter(1)
+  ROOT s = (f32[4,50]{1,0}, s32[4,50]{1,0}) sort(p0, p1), dimensions={1}, is_stable=true, to_apply=cmp
+}
+"""
+    order = np.argsort(-keys, axis=1, kind="stable")
+    out = run("sort", hlo, [keys, vals], 2)
+    if out:
+        check("sort keys descending", out[0], np.take_along_axis(keys, order, 1), exact=True)
+        check("sort values stable", out[1], np.take_along_axis(vals, order, 1), exact=True)
+
+
+def linalg():
+    g = RNG.standard_normal((5, 5))
+    a = (g @ g.T + 5 * np.eye(5)).astype(np.float32)
+    b = RNG.standard_normal((5, 3)).astype(np.float32)
+    hlo = """HloModule la
+ENTRY main {
+  p0 = f32[5,5]{1,0} parameter(0)
+  p1 = f32[5,3]{1,0} parameter(1)
+  l = f32[5,5]{1,0} cholesky(p0), lower=true
+  x = f32[5,3]{1,0} triangular-solve(l, p1), left_side=true, lower=true, transpose_a=NO_TRANSPOSE
+  ROOT t = (f32[5,5]{1,0}, f32[5,3]{1,0}) tuple(l, x)
+}
+"""
+    out = run("linalg", hlo, [a, b])
+    if out:
+        lw = np.linalg.cholesky(a.astype(np.float64))
+        check("cholesky lower", np.tril(out[0]), lw, atol=1e-4)
+        check("triangular-solve", out[1], np.linalg.solve(lw, b.astype(np.float64)), atol=1e-4)
+    m = RNG.standard_normal((6, 4)).astype(np.float32)
+    hlo = """HloModule qr
+ENTRY main {
+  p0 = f32[6,4]{1,0} parameter(0)
+  qr = (f32[6,4]{1,0}, f32[4]{0}, s32[], f32[16]{0}) custom-call(p0), custom_call_target="cusolver_geqrf"
+  a = f32[6,4]{1,0} get-tuple-element(qr), index=0
+  t = f32[4]{0} get-tuple-element(qr), index=1
+  q = (f32[6,4]{1,0}, s32[], f32[16]{0}) custom-call(a, t), custom_call_target="cusolver_orgqr"
+  qq = f32[6,4]{1,0} get-tuple-element(q), index=0
+  ROOT r = (f32[6,4]{1,0}, f32[6,4]{1,0}) tuple(a, qq)
+}
+"""
+    out = run("qr", hlo, [m])
+    if out:
+        qn, rn = np.linalg.qr(m.astype(np.float64))
+        check("geqrf R (LAPACK signs)", np.triu(out[0])[:4], rn, atol=1e-4)
+        check("orgqr Q", out[1], qn, atol=1e-4)
+    lu_in = RNG.standard_normal((2, 4, 4)).astype(np.float32)
+    hlo = """HloModule lu
+ENTRY main {
+  p0 = f32[2,4,4]{2,1,0} parameter(0)
+  lu = (f32[2,4,4]{2,1,0}, s32[2,4]{1,0}, s32[2]{0}, f32[8]{0}) custom-call(p0), custom_call_target="cusolver_getrf"
+  f = f32[2,4,4]{2,1,0} get-tuple-element(lu), index=0
+  p = s32[2,4]{1,0} get-tuple-element(lu), index=1
+  ROOT r = (f32[2,4,4]{2,1,0}, s32[2,4]{1,0}) tuple(f, p)
+}
+"""
+    out = run("lu", hlo, [lu_in])
+    if out:
+        for bi in range(2):
+            lu, piv = out[0][bi].astype(np.float64), out[1][bi]
+            pa = lu_in[bi].astype(np.float64).copy()
+            for i, pv in enumerate(piv):
+                pa[[i, pv - 1]] = pa[[pv - 1, i]]
+            lo = np.tril(lu, -1) + np.eye(4)
+            check("getrf P A = L U (batch %d)" % bi, lo @ np.triu(lu), pa, atol=1e-4)
+            # partial pivoting: |L| <= 1
+            check("getrf |L| <= 1 (batch %d)" % bi, np.all(np.abs(lo) <= 1 + 1e-6), True, exact=True)
+
+
+def main():
+    if not os.path.exists(HLOX):
+        print("hlox binary not found at %s" % HLOX)
+        return 1
+    for fn in (conv, reduce_window, gather_scatter, sort, linalg):
+        fn()
+    for f in FAILURES:
+        print("FAIL " + f)
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,175 @@
+// Wire-protocol codecs: round trips, byte layout of decisions checked against hand-built bytes,
+// and hostile input (random bytes, truncation, huge declared lengths, wrong types, missing
+// keys, trailing bytes) refused with statuses, never crashes or huge allocations.
+#include <random>
+
+#include "broker/protocol.h"
+#include "gtest/gtest.h"
+#include "msgpack.hpp"
+
+namespace hlox::proto {
+namespace {
+
+SubmitMsg SampleSubmit() {
+  SubmitMsg s;
+  s.job_id = "job-1";
+  s.campaign = "camp";
+  s.module_text = "HloModule m";
+  s.module_hash = ModuleHash(s.module_text);
+  s.pipeline = "default";
+  s.decisions = {{"simplify#0", {0, 1, -2, 70000}}, {"fusion#0", {}}};
+  s.hardware_class = "cpu";
+  s.queue_timeout_ms = 5;
+  s.run_timeout_ms = 7;
+  s.use_cache = false;
+  return s;
+}
+
+TEST(Protocol, SubmitRoundTrip) {
+  SubmitMsg s = SampleSubmit();
+  auto d = DecodeSubmit(Encode(s));
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->job_id, "job-1");
+  EXPECT_EQ(d->campaign, "camp");
+  EXPECT_EQ(d->module_text, "HloModule m");
+  EXPECT_EQ(d->module_hash, s.module_hash);
+  EXPECT_EQ(d->decisions, s.decisions);
+  EXPECT_EQ(d->queue_timeout_ms, 5u);
+  EXPECT_EQ(d->run_timeout_ms, 7u);
+  EXPECT_FALSE(d->use_cache);
+}
+
+TEST(Protocol, DecisionsAreLittleEndianInt32Bins) {
+  // Hand-built: {"id": "j", "module_hash": "h", "pipeline": "p", "decisions": {"a#0": bin}}
+  std::string body;
+  body += char(0x84);
+  body += "\xa2id\xa1j";
+  body += "\xabmodule_hash\xa1h";
+  body += "\xa8pipeline\xa1p";
+  body += "\xa9" "decisions";
+  body += char(0x81);
+  body += "\xa3" "a#0";
+  body += std::string("\xc4\x08", 2);
+  body += std::string("\x01\x00\x00\x00\xfe\xff\xff\xff", 8);  // 1, -2
+  auto d = DecodeSubmit(body);
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->decisions.at("a#0"), (DecisionVector{1, -2}));
+  EXPECT_TRUE(d->use_cache);  // optional key default
+  // Wrong length (not a multiple of 4) is refused.
+  std::string bad = body;
+  bad[bad.size() - 9] = 7;
+  bad.pop_back();
+  EXPECT_FALSE(DecodeSubmit(bad).ok());
+}
+
+TEST(Protocol, RefusesTrailingBytesMissingKeysWrongTypes) {
+  std::string ok = Encode(SampleSubmit());
+  EXPECT_FALSE(DecodeSubmit(ok + "x").ok());
+  EXPECT_FALSE(DecodeSubmit(ok.substr(0, ok.size() - 1)).ok());
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(buf);
+  pk.pack_map(2);
+  pk.pack(std::string("id"));
+  pk.pack(std::string("x"));
+  pk.pack(std::string("pipeline"));
+  pk.pack(std::string("p"));  // module_hash missing
+  auto d = DecodeSubmit(std::string(buf.data(), buf.size()));
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(std::string(d.status().message()).find("module_hash"), std::string::npos);
+  msgpack::sbuffer b2;
+  msgpack::packer<msgpack::sbuffer> p2(b2);
+  p2.pack_map(3);
+  p2.pack(std::string("id"));
+  p2.pack(42);  // wrong type
+  p2.pack(std::string("module_hash"));
+  p2.pack(std::string("h"));
+  p2.pack(std::string("pipeline"));
+  p2.pack(std::string("p"));
+  EXPECT_FALSE(DecodeSubmit(std::string(b2.data(), b2.size())).ok());
+}
+
+TEST(Protocol, HugeDeclaredLengthsAreRefusedCheaply) {
+  // array32 / map32 / str32 / bin32 declaring ~4G elements in 5 bytes.
+  for (char tag : {'\xdd', '\xdf', '\xdb', '\xc6'}) {
+    std::string b = std::string(1, tag) + std::string("\xff\xff\xff\xff", 4);
+    auto d = DecodeSubmit(b);
+    EXPECT_FALSE(d.ok());
+  }
+  // Deep nesting.
+  std::string deep(100, '\x91');
+  deep += '\x01';
+  EXPECT_FALSE(DecodeSubmit(deep).ok());
+}
+
+TEST(Protocol, RandomBytesNeverCrash) {
+  std::mt19937 rng(7);
+  std::string good = Encode(SampleSubmit());
+  int refused = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string b;
+    if (i % 2) {
+      b.resize(rng() % 64);
+      for (char& c : b) c = static_cast<char>(rng());
+    } else {
+      b = good;
+      for (int k = 0; k < 3; ++k) b[rng() % b.size()] = static_cast<char>(rng());
+      b.resize(rng() % (b.size() + 1));
+    }
+    refused += !DecodeSubmit(b).ok();
+    (void)DecodeDone(b);
+    (void)DecodeRecord(b);
+  }
+  EXPECT_GT(refused, 15000);
+}
+
+TEST(Protocol, HeaderChecks) {
+  EXPECT_EQ(*ParseHeader(MakeHeader(Command::kSubmit)), Command::kSubmit);
+  EXPECT_FALSE(ParseHeader("HX").ok());
+  EXPECT_FALSE(ParseHeader(std::string("HX\x02S", 4)).ok());  // other version
+  EXPECT_FALSE(ParseHeader(std::string("HX\x01?", 4)).ok());  // unknown command
+}
+
+TEST(Protocol, RecordRoundTrip) {
+  ResultRecord r;
+  r.status = JobStatus::kWrongOutput;
+  r.message = "mismatch";
+  r.module_hash = "abc";
+  r.pipeline = "default";
+  r.cost.median = 1.5e-3;
+  r.cost.samples = {1e-3, 2e-3};
+  r.cost.calls_per_sample = 4;
+  r.analytical.op_count = 12;
+  r.analytical.flops = 3e6;
+  r.provenance.host = "h";
+  r.provenance.cores = 2;
+  r.provenance.seed = 99;
+  r.mismatch = Mismatch{1, 2, 3.0, 4.5, "d"};
+  r.instruction_count = 7;
+  r.eval_seconds = 0.25;
+  auto d = DecodeRecord(EncodeRecord(r));
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->status, JobStatus::kWrongOutput);
+  EXPECT_EQ(d->message, "mismatch");
+  EXPECT_DOUBLE_EQ(d->cost.median, 1.5e-3);
+  EXPECT_EQ(d->cost.samples, r.cost.samples);
+  EXPECT_EQ(d->cost.calls_per_sample, 4);
+  EXPECT_EQ(d->analytical.op_count, 12);
+  EXPECT_EQ(d->provenance.seed, 99u);
+  ASSERT_TRUE(d->mismatch.has_value());
+  EXPECT_DOUBLE_EQ(d->mismatch->actual, 4.5);
+  EXPECT_EQ(d->instruction_count, 7);
+}
+
+TEST(Protocol, CacheKeyAndAddresses) {
+  PipelineDecisions a = {{"s#0", {1, 0}}}, b = {{"s#0", {0, 1}}};
+  EXPECT_EQ(CacheKey("h", "p", a, "cpu"), CacheKey("h", "p", a, "cpu"));
+  EXPECT_NE(CacheKey("h", "p", a, "cpu"), CacheKey("h", "p", b, "cpu"));
+  EXPECT_NE(CacheKey("h", "p", a, "cpu"), CacheKey("h", "p", a, "gpu"));
+  EXPECT_EQ(ModuleHash("x").size(), 32u);
+  EXPECT_EQ(ControlAddressFor("tcp://127.0.0.1:5555"), "tcp://127.0.0.1:5556");
+  EXPECT_EQ(ControlAddressFor("ipc:///tmp/b"), "ipc:///tmp/b.ctl");
+  EXPECT_EQ(ControlAddressFor("udp://x"), "");
+}
+
+}  // namespace
+}  // namespace hlox::proto

@@ -1,0 +1,145 @@
+// End-to-end service tests with real processes on loopback: jobs evaluated by real workers,
+// the result cache and coalescing, status JSON, control ops, and the embedded mode.
+#include <thread>
+
+#include "agent/client.h"
+#include "agent/embedded.h"
+#include "broker/protocol.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/service/service_test_util.h"
+#include "tests/test_util.h"
+
+namespace hlox::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+agent::JobSpec Job(const std::string& id, std::shared_ptr<const std::string> text,
+                   bool cache = true) {
+  agent::JobSpec j;
+  j.id = id;
+  j.campaign = "e2e";
+  j.module_text = std::move(text);
+  j.pipeline = "default";
+  j.use_cache = cache;
+  return j;
+}
+
+TEST(ServiceE2E, RealWorkersEvaluateJobs) {
+  int port = FreePortPair();
+  std::string addr = TcpAddress(port);
+  auto broker = StartBroker(addr);
+  auto w1 = StartWorker(addr, "w1");
+  auto w2 = StartWorker(addr, "w2");
+  ASSERT_TRUE(WaitForWorkers(proto::ControlAddressFor(addr), 2, 10s));
+  auto client = agent::Client::Connect(addr);
+  ASSERT_TRUE(client.ok());
+  auto text = std::make_shared<const std::string>(AddModule());
+  const int n = 12;
+  for (int i = 0; i < n; ++i) ASSERT_TRUE((*client)->Submit(Job("j" + std::to_string(i), text, false)).ok());
+  int dups = 0;
+  auto results = Collect(**client, n, 30s, &dups);
+  ASSERT_EQ(results.size(), size_t(n));
+  EXPECT_EQ(dups, 0);
+  std::set<std::string> workers;
+  for (auto& [id, r] : results) {
+    EXPECT_EQ(r.record.status, JobStatus::kOk) << id << ": " << r.record.message;
+    EXPECT_EQ(r.record.module_hash, proto::ModuleHash(*text));
+    EXPECT_GE(r.attempts, 1u);
+    workers.insert(r.record.provenance.worker_id);
+  }
+  EXPECT_EQ(workers.size(), 2u) << "both workers should get work";
+  // Status JSON: both workers, jobs counted.
+  auto st = agent::ControlRequest(proto::ControlAddressFor(addr), "status");
+  ASSERT_TRUE(st.ok()) << st.status();
+  auto j = nlohmann::json::parse(*st);
+  EXPECT_EQ(j["workers"].size(), 2u);
+  EXPECT_EQ(j["totals"]["completed"].get<int>(), n);
+  int64_t done = 0;
+  for (auto& w : j["workers"]) {
+    done += w["jobs_done"].get<int64_t>();
+    EXPECT_TRUE(w["state"] == "idle" || w["state"] == "busy");
+    EXPECT_EQ(w["hardware_class"], "cpu");
+  }
+  EXPECT_EQ(done, n);
+  EXPECT_EQ(j["queues"]["campaigns"]["e2e"]["done"].get<int>(), n);
+}
+
+TEST(ServiceE2E, CacheAnswersIdenticalJobsAndCoalesces) {
+  int port = FreePortPair();
+  std::string addr = TcpAddress(port);
+  auto broker = StartBroker(addr);
+  auto w1 = StartWorker(addr, "w1", {"--test-mode", "sleep-200"});
+  ASSERT_TRUE(WaitForWorkers(proto::ControlAddressFor(addr), 1, 10s));
+  auto client = agent::Client::Connect(addr);
+  ASSERT_TRUE(client.ok());
+  auto text = std::make_shared<const std::string>(AddModule());
+  // Two identical jobs in flight together: one evaluation, the twin coalesced.
+  ASSERT_TRUE((*client)->Submit(Job("a", text)).ok());
+  ASSERT_TRUE((*client)->Submit(Job("b", text)).ok());
+  auto first = Collect(**client, 2, 10s, nullptr);
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_EQ(first["a"].cached + first["b"].cached, 1);
+  // A third identical job later: answered from the cache, no dispatch.
+  ASSERT_TRUE((*client)->Submit(Job("c", text)).ok());
+  auto third = Collect(**client, 1, 10s, nullptr);
+  ASSERT_EQ(third.size(), 1u);
+  EXPECT_EQ(third["c"].attempts, 0u);
+  EXPECT_EQ(third["c"].record.status, JobStatus::kOk);
+  auto st = nlohmann::json::parse(*agent::ControlRequest(proto::ControlAddressFor(addr), "status"));
+  EXPECT_EQ(st["totals"]["cache_hits"].get<int>(), 2);
+  EXPECT_EQ(st["workers"][0]["jobs_done"].get<int>(), 1);
+}
+
+TEST(ServiceE2E, ControlCancelDrainShutdown) {
+  int port = FreePortPair();
+  std::string addr = TcpAddress(port);
+  std::string ctl = proto::ControlAddressFor(addr);
+  auto broker = StartBroker(addr);
+  auto w1 = StartWorker(addr, "w1", {"--test-mode", "sleep-100", "--credit", "1"});
+  ASSERT_TRUE(WaitForWorkers(ctl, 1, 10s));
+  auto client = agent::Client::Connect(addr);
+  auto text = std::make_shared<const std::string>(AddModule());
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_TRUE((*client)->Submit(Job("c" + std::to_string(i), text, false)).ok());
+  }
+  std::this_thread::sleep_for(300ms);
+  // Status answers at once although 50 jobs are queued behind a slow worker.
+  auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(agent::ControlRequest(ctl, "status").ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
+  ASSERT_TRUE(agent::ControlRequest(ctl, "cancel", "e2e").ok());
+  auto results = Collect(**client, 50, 10s, nullptr);
+  ASSERT_EQ(results.size(), 50u);
+  int cancelled = 0, ok = 0;
+  for (auto& [id, r] : results) {
+    cancelled += r.record.status == JobStatus::kCancelled;
+    ok += r.record.status == JobStatus::kOk;
+  }
+  EXPECT_GT(cancelled, 35);
+  EXPECT_EQ(cancelled + ok, 50);
+  EXPECT_FALSE(agent::ControlRequest(ctl, "bogus-op").ok());
+  ASSERT_TRUE(agent::ControlRequest(ctl, "drain", "w1").ok());
+  EXPECT_NE(w1->Wait(5s), -1) << "a drained worker exits";
+  ASSERT_TRUE(agent::ControlRequest(ctl, "shutdown").ok());
+  EXPECT_NE(broker->Wait(5s), -1);
+}
+
+TEST(ServiceE2E, EmbeddedFleet) {
+  agent::EmbeddedOptions o;
+  o.hlox_binary = HloxBinary();
+  auto fleet = agent::StartEmbeddedFleet(2, o);
+  ASSERT_TRUE(fleet.ok()) << fleet.status();
+  auto client = agent::Client::Connect(fleet->address);
+  ASSERT_TRUE(client.ok());
+  auto text = std::make_shared<const std::string>(AddModule());
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE((*client)->Submit(Job("e" + std::to_string(i), text, false)).ok());
+  auto results = Collect(**client, 6, 30s, nullptr);
+  ASSERT_EQ(results.size(), 6u);
+  for (auto& [id, r] : results) EXPECT_EQ(r.record.status, JobStatus::kOk) << r.record.message;
+  EXPECT_EQ(fleet->handle->worker_pids().size(), 2u);
+}
+
+}  // namespace
+}  // namespace hlox::testing

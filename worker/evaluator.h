@@ -1,0 +1,44 @@
+// How a worker evaluates one job: in a forked child process (default), so a kernel that aborts
+// or hangs costs that job only: a crash comes back as crashed=true, a hang is killed at the run
+// timeout and comes back as TIMEOUT. Test modes (echo, sleep) skip evaluation for benchmarks.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "cost/result.h"
+#include "ir/module.h"
+#include "passes/pass.h"
+
+namespace hlox::worker {
+
+struct EvalRequest {
+  std::shared_ptr<const Module> module;  // parsed; null when the text did not parse
+  std::string parse_error;               // why module is null
+  std::shared_ptr<const std::string> text;  // module text (the pre-cost stand-in reads it)
+  std::string module_hash, pipeline;
+  PipelineDecisions decisions;
+  uint32_t run_timeout_ms = 0;
+};
+
+struct EvalSettings {
+  int threads = 1;
+  bool fork = true;            // evaluate in a child process
+  std::string worker_id, hardware_class;
+  int sleep_ms = -1;           // >= 0: test mode, sleep this long and return OK
+};
+
+struct EvalOutcome {
+  ResultRecord record;
+  bool crashed = false;        // the evaluation killed its process
+};
+
+// Evaluates `req` per `settings`; never throws, never crashes the caller in fork mode.
+EvalOutcome EvaluateJob(const EvalRequest& req, const EvalSettings& settings);
+
+// The record a worker sends for a job whose module did not parse, or an echo job.
+ResultRecord MakeRecord(JobStatus status, const std::string& message, const EvalRequest& req,
+                        const EvalSettings& settings);
+
+}  // namespace hlox::worker

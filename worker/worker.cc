@@ -1,0 +1,325 @@
+// The worker's I/O loop and executor thread; see worker.h. The I/O thread owns the socket: it
+// heartbeats, receives jobs, keeps the module cache and sends results. The executor thread runs
+// evaluations (forking a child per job) and hands results back through a queue and an eventfd,
+// so a long evaluation never delays a heartbeat.
+#include "worker/worker.h"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <unordered_map>
+
+#include "absl/strings/str_cat.h"
+#include "broker/zmq_util.h"
+#include "common/logging.h"
+#include "cost/provenance.h"
+#include "ir/parser.h"
+#include "worker/evaluator.h"
+
+namespace hlox::worker {
+namespace {
+
+using proto::Command;
+
+struct Task {
+  std::string job_id;
+  uint32_t attempt = 0;
+  EvalRequest req;
+};
+
+struct Finished {
+  std::string job_id;
+  uint32_t attempt = 0;
+  EvalOutcome outcome;
+};
+
+struct CachedModule {
+  std::shared_ptr<const Module> module;
+  std::shared_ptr<const std::string> text;
+  std::string error;
+  size_t bytes = 0;
+};
+
+class WorkerLoop {
+ public:
+  explicit WorkerLoop(const WorkerOptions& o) : opts_(o) {
+    settings_.threads = o.threads;
+    settings_.fork = o.fork;
+    settings_.hardware_class = o.hardware_class;
+    if (o.test_mode.rfind("sleep-", 0) == 0) settings_.sleep_ms = std::atoi(o.test_mode.c_str() + 6);
+    echo_ = o.test_mode == "echo";
+    id_ = o.worker_id;
+    if (id_.empty()) {
+      id_ = absl::StrCat(HostName(), "-", ::getpid(), "-", std::random_device{}() % 100000);
+    }
+    settings_.worker_id = id_;
+  }
+
+  absl::Status Run(std::atomic<bool>* stop);
+
+ private:
+  absl::Status Connect();
+  void SendReady();
+  void Send(Command c, const std::string& body);
+  void OnJob(std::string_view body);
+  void Reply(const std::string& job_id, uint32_t attempt, const EvalOutcome& out);
+  void ExecutorMain();
+
+  WorkerOptions opts_;
+  EvalSettings settings_;
+  bool echo_ = false;
+  std::string id_;
+  zmq::context_t ctx_{1};
+  std::unique_ptr<zmq::socket_t> sock_;
+  int64_t last_heard_ms_ = 0;
+  uint64_t instance_ = 0;
+  std::unordered_map<std::string, CachedModule> modules_;
+  size_t module_bytes_ = 0;
+  int64_t rejected_ = 0, rejected_logged_ = 0;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Task> tasks_;
+  std::deque<Finished> finished_;
+  bool quit_ = false;
+  int event_fd_ = -1;
+};
+
+absl::Status WorkerLoop::Connect() {
+  sock_.reset();
+  auto s = proto::ConnectDealer(ctx_, opts_.broker, id_);
+  if (!s.ok()) return s.status();
+  sock_ = std::make_unique<zmq::socket_t>(std::move(*s));
+  last_heard_ms_ = proto::NowMs();
+  instance_ = 0;
+  SendReady();
+  return absl::OkStatus();
+}
+
+void WorkerLoop::SendReady() {
+  proto::ReadyMsg r{id_, HostName(), opts_.hardware_class, HLOX_VERSION,
+                    static_cast<uint32_t>(CoreCount()), static_cast<uint32_t>(opts_.threads),
+                    static_cast<uint32_t>(std::max(1, opts_.credit))};
+  Send(Command::kReady, proto::Encode(r));
+}
+
+void WorkerLoop::Send(Command c, const std::string& body) {
+  if (proto::SendMsg(*sock_, "", c, body) != proto::SendResult::kOk) {
+    log::worker().warn("send to broker failed (queue full or not connected)");
+  }
+}
+
+void WorkerLoop::Reply(const std::string& job_id, uint32_t attempt, const EvalOutcome& out) {
+  proto::DoneMsg d{job_id, attempt, out.crashed, proto::EncodeRecord(out.record)};
+  Send(Command::kDone, proto::Encode(d));
+}
+
+void WorkerLoop::OnJob(std::string_view body) {
+  absl::StatusOr<proto::JobMsg> m = proto::DecodeJob(body);
+  if (!m.ok()) {
+    ++rejected_;
+    log::worker().debug("bad JOB message: {}", std::string(m.status().message()));
+    proto::ErrorMsg e{"", std::string(proto::ErrorCodeFor(m.status())),
+                      std::string(m.status().message())};
+    Send(Command::kError, proto::Encode(e));
+    return;
+  }
+  Task t;
+  t.job_id = m->job_id;
+  t.attempt = m->attempt;
+  t.req.module_hash = m->module_hash;
+  t.req.pipeline = m->pipeline;
+  t.req.decisions = std::move(m->decisions);
+  t.req.run_timeout_ms = m->run_timeout_ms;
+  if (echo_) {
+    Reply(t.job_id, t.attempt, EvaluateJob(t.req, EvalSettings{settings_.threads, false, id_,
+                                                               opts_.hardware_class, 0}));
+    return;
+  }
+  auto it = modules_.find(m->module_hash);
+  if (it == modules_.end() && !m->module_text.empty()) {
+    if (proto::ModuleHash(m->module_text) != m->module_hash) {
+      EvalOutcome bad;
+      bad.record = MakeRecord(JobStatus::kRunError, "module text does not match its hash", t.req,
+                              settings_);
+      Reply(t.job_id, t.attempt, bad);
+      return;
+    }
+    CachedModule cm;
+    cm.bytes = m->module_text.size();
+    cm.text = std::make_shared<const std::string>(m->module_text);
+    if (module_bytes_ + cm.bytes > kModuleCacheBytes) {  // simple policy: start over
+      modules_.clear();
+      module_bytes_ = 0;
+    }
+    absl::StatusOr<std::unique_ptr<Module>> parsed = ParseModule(m->module_text, "<job module>");
+    if (parsed.ok()) cm.module = std::shared_ptr<const Module>(std::move(*parsed));
+    else cm.error = absl::StrCat("module does not parse: ", parsed.status().message());
+    module_bytes_ += cm.bytes;
+    it = modules_.emplace(m->module_hash, std::move(cm)).first;
+  }
+  if (it == modules_.end()) {
+    Send(Command::kNeedModule, proto::Encode(proto::NeedModuleMsg{t.job_id, t.attempt,
+                                                                  t.req.module_hash}));
+    return;
+  }
+  t.req.module = it->second.module;
+  t.req.parse_error = it->second.error;
+  t.req.text = it->second.text;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    tasks_.push_back(std::move(t));
+  }
+  cv_.notify_one();
+}
+
+void WorkerLoop::ExecutorMain() {
+  for (;;) {
+    Task t;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return quit_ || !tasks_.empty(); });
+      if (quit_) return;
+      t = std::move(tasks_.front());
+      tasks_.pop_front();
+    }
+    EvalOutcome out = EvaluateJob(t.req, settings_);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      finished_.push_back({std::move(t.job_id), t.attempt, std::move(out)});
+    }
+    uint64_t one = 1;
+    if (::write(event_fd_, &one, sizeof(one)) < 0) {}
+  }
+}
+
+absl::Status WorkerLoop::Run(std::atomic<bool>* stop) {
+  event_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (event_fd_ < 0) return absl::InternalError("eventfd failed");
+  if (absl::Status st = Connect(); !st.ok()) return st;
+  log::worker().info("worker {} connecting to {} (class {}, credit {}, fork {}, mode '{}')", id_,
+                     opts_.broker, opts_.hardware_class, opts_.credit, opts_.fork, opts_.test_mode);
+  std::thread executor([this] { ExecutorMain(); });
+  int64_t next_hb = proto::NowMs() + opts_.heartbeat_ms;
+  const std::string hb = proto::Encode(proto::HeartbeatMsg{});
+  proto::Received in;
+  absl::Status result = absl::OkStatus();
+  bool running = true;
+  while (running && !(stop && stop->load())) {
+    zmq::pollitem_t items[] = {{static_cast<void*>(*sock_), 0, ZMQ_POLLIN, 0},
+                               {nullptr, event_fd_, ZMQ_POLLIN, 0}};
+    int64_t wait = std::max<int64_t>(0, next_hb - proto::NowMs());
+    try {
+      zmq::poll(items, 2, std::chrono::milliseconds(wait));
+    } catch (const zmq::error_t& e) {
+      if (e.num() == EINTR) continue;
+      result = absl::InternalError(absl::StrCat("poll: ", e.what()));
+      break;
+    }
+    if (items[1].revents & ZMQ_POLLIN) {
+      uint64_t n;
+      if (::read(event_fd_, &n, sizeof(n)) < 0) {}
+      std::deque<Finished> done;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        done.swap(finished_);
+      }
+      for (Finished& f : done) Reply(f.job_id, f.attempt, f.outcome);
+    }
+    for (int i = 0; i < 4096 && running && proto::RecvMsg(*sock_, false, &in); ++i) {
+      last_heard_ms_ = proto::NowMs();
+      if (in.frames.empty() || in.frames.size() > 2) {
+        ++rejected_;
+        log::worker().debug("dropped a message of {} frames", in.frames.size());
+        continue;
+      }
+      std::string_view header(static_cast<const char*>(in.frames[0].data()), in.frames[0].size());
+      absl::StatusOr<Command> cmd = proto::ParseHeader(header);
+      std::string_view body;
+      if (in.frames.size() == 2) {
+        body = std::string_view(static_cast<const char*>(in.frames[1].data()), in.frames[1].size());
+      }
+      if (!cmd.ok()) {
+        ++rejected_;
+        log::worker().debug("bad frame from broker: {}", std::string(cmd.status().message()));
+        continue;
+      }
+      switch (*cmd) {
+        case Command::kJob: OnJob(body); break;
+        case Command::kHeartbeat: {
+          // A new broker instance (restart) does not know us: register again.
+          auto h = proto::DecodeHeartbeat(body);
+          if (h.ok() && h->instance != 0) {
+            if (instance_ != 0 && h->instance != instance_) {
+              log::worker().info("broker restarted; registering again");
+              {
+                std::lock_guard<std::mutex> lock(mu_);
+                tasks_.clear();
+              }
+              SendReady();
+            }
+            instance_ = h->instance;
+          }
+          break;
+        }
+        case Command::kReregister: SendReady(); break;
+        case Command::kDisconnect:
+          log::worker().info("broker asked worker {} to disconnect", id_);
+          running = false;
+          break;
+        case Command::kError: {
+          auto e = proto::DecodeError(body);
+          log::worker().warn("broker error: {}", e.ok() ? e->code + " " + e->message : "?");
+          break;
+        }
+        default:
+          ++rejected_;
+          log::worker().debug("unexpected command {} from broker", static_cast<char>(*cmd));
+      }
+    }
+    int64_t now = proto::NowMs();
+    if (now - last_heard_ms_ > int64_t(opts_.heartbeat_ms) * opts_.liveness) {
+      log::worker().warn("broker silent for {} ms; reconnecting", now - last_heard_ms_);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        tasks_.clear();  // the broker re-queues whatever it had leased to us
+      }
+      if (absl::Status st = Connect(); !st.ok()) { result = st; break; }
+      next_hb = now + opts_.heartbeat_ms;
+      continue;
+    }
+    if (now >= next_hb) {
+      if (rejected_ != rejected_logged_) {
+        log::worker().warn("dropped {} bad messages from the broker side so far", rejected_);
+        rejected_logged_ = rejected_;
+      }
+      Send(Command::kHeartbeat, hb);
+      next_hb = now + opts_.heartbeat_ms;
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    quit_ = true;
+  }
+  cv_.notify_all();
+  executor.join();  // an evaluation in flight finishes (its child is bounded by the run timeout)
+  ::close(event_fd_);
+  sock_.reset();
+  log::worker().info("worker {} stopped ({} bad messages seen)", id_, rejected_);
+  return result;
+}
+
+}  // namespace
+
+absl::Status RunWorker(const WorkerOptions& options, std::atomic<bool>* stop) {
+  if (options.broker.empty()) return absl::InvalidArgumentError("--broker is required");
+  WorkerLoop loop(options);
+  return loop.Run(stop);
+}
+
+}  // namespace hlox::worker

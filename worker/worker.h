@@ -1,0 +1,39 @@
+// The hlox worker: registers with the broker (capabilities and hardware class), heartbeats from
+// its I/O thread, which never runs an evaluation, keeps a module cache (asking the broker for a
+// module it lacks), evaluates jobs on an executor thread (each in a forked child by default) and
+// replies with the full result record. Reconnects and re-registers when the broker goes silent
+// or restarts. RunSupervised restarts a worker process that crashed.
+#pragma once
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace hlox::worker {
+
+inline constexpr int kWorkerHeartbeatMs = 250;   // must match the broker's interval
+inline constexpr int kWorkerLiveness = 4;        // silent broker intervals before reconnecting
+inline constexpr size_t kModuleCacheBytes = 512u << 20;
+
+struct WorkerOptions {
+  std::string broker;                 // e.g. tcp://127.0.0.1:5555 or ipc:///tmp/x
+  std::string worker_id;              // "" = host-pid-random
+  std::string hardware_class = "cpu";
+  int threads = 1;                    // runtime threads per evaluation
+  int credit = 2;                     // jobs outstanding at once (one runs, one waits)
+  bool fork = true;                   // evaluate in a child process
+  std::string test_mode;              // "" | "echo" | "sleep-<ms>"
+  int heartbeat_ms = kWorkerHeartbeatMs;
+  int liveness = kWorkerLiveness;
+};
+
+// Serves jobs until the broker sends DISCONNECT, `stop` becomes true, or a fatal error.
+absl::Status RunWorker(const WorkerOptions& options, std::atomic<bool>* stop = nullptr);
+
+// Runs `argv` (a worker command line) as a child process and restarts it whenever it dies
+// abnormally, with a short backoff; returns when it exits with status 0 or on SIGTERM/SIGINT.
+int RunSupervised(const std::vector<std::string>& argv);
+
+}  // namespace hlox::worker
