@@ -2,6 +2,7 @@
 #include "agent/embedded.h"
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -84,6 +85,7 @@ absl::StatusOr<EmbeddedFleet> StartEmbeddedFleet(int workers, const EmbeddedOpti
     pid_t pid = ::fork();
     if (pid < 0) return absl::InternalError("fork failed");
     if (pid == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // local workers never outlive their agent
       std::vector<char*> args;
       for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
       args.push_back(nullptr);

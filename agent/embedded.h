@@ -34,8 +34,10 @@ struct EmbeddedFleet {
   std::unique_ptr<EmbeddedFleetHandle> handle;  // stops broker and workers when destroyed
 };
 
-// Starts the broker thread and `workers` worker processes; returns once the broker is bound
-// (workers register asynchronously; jobs wait in the queue until they do).
+// Starts the broker thread and `workers` worker processes; returns once the broker is bound.
+// Workers get SIGTERM when the calling thread exits (PR_SET_PDEATHSIG): call it from a thread
+// that outlives the fleet (normally main). Workers register asynchronously; jobs wait in the
+// queue until they do.
 absl::StatusOr<EmbeddedFleet> StartEmbeddedFleet(int workers, const EmbeddedOptions& options = {});
 
 }  // namespace hlox::agent

@@ -108,8 +108,8 @@ void Broker::Enqueue(Job& job, bool front) {
 
 void Broker::Dispatch() {
   if (pending_count_ == 0) return;
-  log::broker().trace("dispatch: {} pending, {} classes with slots", pending_count_, ready_.size());
   for (auto& [cls, slots] : ready_) {
+    size_t rotations = 0;
     while (!slots.empty() && pending_count_ > 0) {
       auto wit = workers_.find(slots.front());
       if (wit == workers_.end() || wit->second.draining ||
@@ -118,6 +118,7 @@ void Broker::Dispatch() {
         continue;
       }
       Job* job = nullptr;
+      std::vector<Job*> skipped;
       for (const std::string& qname : {cls, std::string()}) {
         auto qit = queues_.find(qname);
         if (qit == queues_.end()) continue;
@@ -129,6 +130,10 @@ void Broker::Dispatch() {
           Job& cand = *jit->second;
           cand.queued = false;
           --pending_count_;
+          if (cand.crashed_on.count(wit->first) && workers_.size() > cand.crashed_on.size()) {
+            skipped.push_back(&cand);  // it crashed here before: let another worker try
+            continue;
+          }
           const std::string& camp = cand.spec.campaign;
           if (cand.job_class.empty() && !camp.empty()) {
             auto pin = campaign_class_.find(camp);
@@ -143,6 +148,13 @@ void Broker::Dispatch() {
           job = &cand;
         }
         if (job) break;
+      }
+      for (auto it = skipped.rbegin(); it != skipped.rend(); ++it) Enqueue(**it, true);
+      if (!job && !skipped.empty()) {
+        slots.push_back(slots.front());  // this worker may take other jobs later
+        slots.pop_front();
+        if (++rotations > slots.size()) break;
+        continue;
       }
       if (!job) {
         bool more = false;

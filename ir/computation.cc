@@ -23,7 +23,15 @@ Instruction* Computation::AddInstruction(std::unique_ptr<Instruction> instr) {
     raw->set_unique_id(parent_->NextUniqueId());
   }
   instrs_.push_back(std::move(instr));
-  if (raw->opcode() == Opcode::kParameter) RebuildParameterList();
+  if (raw->opcode() == Opcode::kParameter) {
+    // Same result as RebuildParameterList() (the last one added wins), without its O(n) scan,
+    // so adding many parameters stays linear.
+    int64_t n = raw->parameter_number();
+    if (n >= 0) {
+      if (n >= parameter_count()) params_.resize(n + 1, nullptr);
+      params_[n] = raw;
+    }
+  }
   return raw;
 }
 

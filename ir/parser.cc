@@ -186,7 +186,7 @@ absl::Status Parser::FinishComputation(Computation* comp, std::vector<PendingIns
     }
     if (p.instr->opcode() == Opcode::kParameter) params.push_back(&p);
   }
-  // Computation::AddInstruction re-indexes parameters on every parameter added (quadratic).
+  // A sanity bound; parameter numbers are checked against the count below before indexing.
   if (static_cast<int64_t>(params.size()) > kMaxParameters) {
     return lex_.ErrorAt(params[kMaxParameters]->pos,
                         absl::StrCat("computation has more than ", kMaxParameters, " parameters"));

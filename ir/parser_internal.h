@@ -23,7 +23,7 @@ inline constexpr int64_t kMaxRank = 64;
 inline constexpr int64_t kMaxElements = int64_t{1} << 40;
 inline constexpr int64_t kMaxCallDepth = 1000;
 inline constexpr int64_t kMaxComputations = 20000;
-inline constexpr int64_t kMaxParameters = 50000;
+inline constexpr int64_t kMaxParameters = int64_t{1} << 20;
 
 // A name written in the text, with where it was written (for error messages).
 struct NameRef {

@@ -5,6 +5,7 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "passes/dataset.h"
 #include "passes/decisions_io.h"
 #include "passes/features.h"
 #include "passes/module_util.h"
@@ -202,6 +203,33 @@ TEST(PassOrderTest, RewardIsOpCountReduction) {
   EXPECT_EQ(stop->reward, 0.0);
   EXPECT_FALSE(env.Step(dce).ok());
   EXPECT_FALSE(PassOrderApply(*m, 99).ok());
+}
+
+TEST(DatasetTest, ExtractedModulesVerifyAndKeepTheirOps) {
+  auto m = Parse(kModule);
+  ASSERT_NE(m, nullptr);
+  auto comps = ExtractCalledComputations(*m, 1);
+  ASSERT_EQ(comps.size(), 1u);
+  EXPECT_EQ(comps[0].module->entry()->root()->opcode(), Opcode::kNegate);
+  EXPECT_EQ(comps[0].module->entry()->parameter_count(), 1);
+  EXPECT_TRUE(VerifyModule(*comps[0].module).ok());
+  auto subs = ExtractRandomSubgraphs(*m, 4, 11, 3);
+  ASSERT_FALSE(subs.empty());
+  for (const auto& s : subs) {
+    EXPECT_TRUE(VerifyModule(*s.module).ok()) << s.name;
+    int64_t inner = 0;
+    for (const auto& i : s.module->entry()->instructions()) {
+      if (i->opcode() != Opcode::kParameter && i->opcode() != Opcode::kConstant) ++inner;
+    }
+    // At most 3 chosen instructions plus the output tuple.
+    EXPECT_GE(inner, 1);
+    EXPECT_LE(inner, 4);
+  }
+  auto again = ExtractRandomSubgraphs(*m, 4, 11, 3);
+  ASSERT_EQ(again.size(), subs.size());
+  for (size_t k = 0; k < subs.size(); ++k) {
+    EXPECT_EQ(PrintModule(*again[k].module), PrintModule(*subs[k].module));
+  }
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "runtime/executor.h"
 #include "runtime/npy.h"
@@ -113,11 +114,11 @@ TEST(ExecutorTest, LivenessKeepsPeakSmall) {
   std::string text = "HloModule m\nENTRY e {\n  p = f32[1024] parameter(0)\n";
   std::string prev = "p";
   for (int i = 0; i < 10; ++i) {
-    std::string name = "a" + std::to_string(i);
-    text += "  " + name + " = f32[1024] add(" + prev + ", " + prev + ")\n";
+    std::string name = absl::StrCat("a", i);
+    absl::StrAppend(&text, "  ", name, " = f32[1024] add(", prev, ", ", prev, ")\n");
     prev = name;
   }
-  text += "  ROOT r = f32[1024] negate(" + prev + ")\n}\n";
+  absl::StrAppend(&text, "  ROOT r = f32[1024] negate(", prev, ")\n}\n");
   auto m = testing::ParseOrFail(text);
   ASSERT_NE(m, nullptr);
   auto ex = Executor::Create(*m, {});

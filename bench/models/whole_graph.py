@@ -1,0 +1,405 @@
+"""Whole-graph benchmark (issue 3 "Speed", issue 9 item 5): hlox's CPU runtime against PyTorch eager
+on the model zoo, same inputs, same weights, same thread count, measured in one run.
+
+For each model the project's exporter (python/hlox/export.py) writes the HLO and the example inputs
+(weights, buffers, inputs in parameter order); `hlox opt --pipeline default` gives the optimized
+module; `hlox run --inputs --repeat --json` times the unoptimized and the optimized module with each
+thread count (median over the repeats). PyTorch eager runs the same computation (export.make_step:
+forward, (out*out).mean() loss, autograd, SGD update; or forward only for inference models) in a
+subprocess with a cleaned environment (OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset,
+OMP_WAIT_POLICY=PASSIVE, OMP/OpenBLAS threads = the thread count), warm-up then median of repeats.
+It times both the functional step (export's exact semantics) and the usual in-place
+loss.backward() + optimizer.step() and takes the faster as the baseline. Every hlox output is
+compared with PyTorch's (max abs diff), so a fast but wrong runtime cannot look good.
+
+    /usr/bin/python3 bench/models/whole_graph.py [--small] [--models a,b] [--threads 1,2]
+        [--repeat 5] [--hlox build/bin/hlox] [--json out.json] [--workdir DIR]
+
+Prints a Markdown table: model, threads, PyTorch ms, hlox none ms, hlox default ms, and the
+ratios PyTorch/hlox (> 1 means hlox is faster)."""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+DEFAULT_MODELS = ["mlp_train", "encoder_layer_train", "basic_block_train", "gpt2_block", "resnet18"]
+ENV_KEYS = ["OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OMP_WAIT_POLICY", "OMP_NUM_THREADS",
+            "OPENBLAS_NUM_THREADS"]
+
+
+# ----------------------------------------------------------------------------------------------
+# PyTorch side (runs in a child process with a cleaned environment).
+
+def _openblas_core():
+    """The kernel family OpenBLAS picked in this process ('?' if it cannot be asked)."""
+    import ctypes
+    try:
+        lib = ctypes.CDLL("libopenblas.so.0")
+        lib.openblas_get_corename.restype = ctypes.c_char_p
+        return lib.openblas_get_corename().decode()
+    except (OSError, AttributeError):
+        return "?"
+
+
+def _median_ms(fn, warmup, repeat):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return 1e3 * statistics.median(times)
+
+
+def torch_worker(args):
+    """Loads the example parameters into the zoo model and times PyTorch eager; prints JSON."""
+    import numpy as np
+    import torch
+    from hlox import export, zoo
+
+    torch.set_num_threads(args.threads)
+    ctor, _, train = zoo.ZOO[args.model]
+    model = ctor()
+    model.train(train)
+    names = [n for n, _ in model.named_parameters()]
+    bnames = [n for n, _ in model.named_buffers()]
+    n_in = len([f for f in os.listdir(args.example) if f[0].isdigit()])
+    arrays = [np.load(os.path.join(args.example, f"{i}.npy")) for i in range(n_in)]
+    tensors = [torch.from_numpy(a) for a in arrays]
+    params = {n: t.clone().requires_grad_(train) for n, t in zip(names, tensors)}
+    buffers = {n: t.clone() for n, t in zip(bnames, tensors[len(names):])}
+    xs = tensors[len(names) + len(bnames):]
+    step = export.make_step(model, train, args.lr)
+
+    # Functional step: export's exact computation (new parameters out of place).
+    outs = step(params, buffers, *xs)
+    os.makedirs(args.save, exist_ok=True)
+    for i, o in enumerate(outs):
+        np.save(os.path.join(args.save, f"{i}.npy"), o.detach().contiguous().numpy())
+    functional_ms = _median_ms(lambda: step(params, buffers, *xs), args.warmup, args.repeat)
+
+    # Direct step: the module's own parameters, backward() and an in-place SGD update.
+    with torch.no_grad():
+        for n, p in model.named_parameters():
+            p.copy_(params[n].detach())
+        for n, b in model.named_buffers():
+            b.copy_(buffers[n])
+    if train:
+        opt = torch.optim.SGD(model.parameters(), lr=args.lr)
+
+        def direct():
+            opt.zero_grad(set_to_none=True)
+            out = model(*xs)
+            out = out[0] if isinstance(out, (tuple, list)) else out
+            loss = out if out.dim() == 0 else (out * out).mean()
+            loss.backward()
+            opt.step()
+    else:
+        def direct():
+            with torch.no_grad():
+                model(*xs)
+    direct_ms = _median_ms(direct, args.warmup, args.repeat)
+    print(json.dumps({"functional_ms": functional_ms, "direct_ms": direct_ms,
+                      "torch_threads": torch.get_num_threads(), "openblas_core": _openblas_core()}))
+    return 0
+
+
+def clean_env(threads):
+    env = dict(os.environ)
+    env.pop("OPENBLAS_CORETYPE", None)
+    env.pop("OPENBLAS_L2_SIZE", None)
+    env["OMP_WAIT_POLICY"] = "PASSIVE"
+    env["OMP_NUM_THREADS"] = str(threads)
+    env["OPENBLAS_NUM_THREADS"] = str(threads)
+    env["PYTHONPATH"] = os.path.join(ROOT, "python")
+    return env
+
+
+def time_torch(model, example, threads, repeat, save, timeout, lr):
+    cmd = [sys.executable, os.path.abspath(__file__), "--torch-worker", "--model", model,
+           "--example", example, "--threads", str(threads), "--repeat", str(repeat), "--save", save,
+           "--lr", repr(lr)]
+    r = subprocess.run(cmd, env=clean_env(threads), capture_output=True, text=True, timeout=timeout)
+    if r.returncode != 0:
+        return {"error": (r.stderr.strip().splitlines() or ["?"])[-1]}
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+# ----------------------------------------------------------------------------------------------
+# hlox side.
+
+def run_hlox(hlox, hlo, example, threads, repeat, save, timeout):
+    """hlox run --json; returns {'ms': median, 'peak_mb': ...} or {'error': ...}."""
+    cmd = [hlox, "run", hlo, "--inputs", example, "--threads", str(threads), "--repeat",
+           str(repeat), "--save-outputs", save, "--json"]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout} s"}
+    if r.returncode != 0:
+        tail = (r.stderr.strip().splitlines() or [f"exit code {r.returncode}"])[-1]
+        return {"error": f"rc={r.returncode}: {tail[:300]}"}
+    j = json.loads(r.stdout.strip().splitlines()[-1])
+    return {"ms": 1e3 * j["time_per_run_s"], "min_ms": 1e3 * j["time_min_s"],
+            "peak_mb": j.get("peak_bytes", 0) / 2**20}
+
+
+def max_diffs(want_dir, got_dir, n_out, want_prefix="out"):
+    """(max abs diff, max diff / (1 + |want|)) over all outputs; None when files are missing."""
+    import numpy as np
+    worst_abs = worst_rel = 0.0
+    for i in range(n_out):
+        try:
+            want = np.load(os.path.join(want_dir, f"{want_prefix}{i}.npy")).astype(np.float64)
+            got = np.load(os.path.join(got_dir, f"{i}.npy")).astype(np.float64)
+        except (OSError, ValueError):
+            return None
+        if want.shape != got.shape:
+            return (float("inf"), float("inf"))
+        if want.size == 0:
+            continue
+        d = np.atleast_1d(np.abs(got - want))
+        d[np.isnan(d)] = np.inf
+        worst_abs = max(worst_abs, float(d.max()))
+        worst_rel = max(worst_rel, float((d / (1.0 + np.abs(np.atleast_1d(want)))).max()))
+    return (worst_abs, worst_rel)
+
+
+def update_error(example, got_dir, n_out):
+    """Train steps output [loss, p - lr*g, ...]: max |delta_hlox - delta_torch| / scale per
+    parameter (delta = p_new - p), i.e. the gradients' error, which the absolute diff of the tiny
+    updates would hide. scale = max |delta_torch| of that parameter, floored at 1e-5 max |p| and
+    at 1e-3 of the largest update of the step (below those it is rounding noise, not a
+    gradient). None when unavailable."""
+    import numpy as np
+    deltas = []
+    for i in range(1, n_out):
+        try:
+            p = np.load(os.path.join(example, f"{i - 1}.npy")).astype(np.float64)
+            want = np.load(os.path.join(example, f"out{i}.npy")).astype(np.float64) - p
+            got = np.load(os.path.join(got_dir, f"{i}.npy")).astype(np.float64) - p
+        except (OSError, ValueError):
+            return None
+        if want.shape != got.shape:
+            return float("inf")
+        if want.size:
+            deltas.append((p, want, got))
+    if not deltas:
+        return None
+    step_max = max(float(np.abs(w).max()) for _, w, _ in deltas)
+    worst = 0.0
+    for p, want, got in deltas:
+        scale = max(float(np.abs(want).max()), 1e-5 * float(np.abs(p).max()), 1e-3 * step_max)
+        if scale > 0:
+            err = float(np.abs(got - want).max()) / scale
+            worst = max(worst, err if err == err else float("inf"))
+    return worst
+
+
+def count_instructions(path):
+    with open(path) as f:
+        return sum(1 for line in f if " = " in line and not line.lstrip().startswith("//"))
+
+
+def load_average():
+    try:
+        with open("/proc/loadavg") as f:
+            return " ".join(f.read().split()[:3])
+    except OSError:
+        return "?"
+
+
+# ----------------------------------------------------------------------------------------------
+
+def bench_model(name, o, work):
+    """Exports, optimizes and times one zoo model; returns a list of result rows."""
+    from hlox import export, zoo
+    ctor, shapes, train = zoo.ZOO[name]
+    t0 = time.perf_counter()
+    exp = export.export(ctor(), shapes, train, name, lr=o.lr)
+    export_s = time.perf_counter() - t0
+    hlo = os.path.join(work, f"{name}.hlo")
+    with open(hlo, "w") as f:
+        f.write(exp.text)
+    example = os.path.join(work, f"{name}_example")
+    export.write_example(exp, example)
+    variants = {"none": hlo}
+    opt = os.path.join(work, f"{name}.default.hlo")
+    t0 = time.perf_counter()
+    r = subprocess.run([o.hlox, "opt", hlo, "--pipeline", "default", "-o", opt],
+                       capture_output=True, text=True, timeout=o.timeout)
+    opt_s = time.perf_counter() - t0
+    opt_error = None
+    if r.returncode == 0:
+        variants["default"] = opt
+    else:
+        opt_error = (r.stderr.strip().splitlines() or [f"rc={r.returncode}"])[-1]
+    print(f"## {name}: exported in {export_s:.1f} s ({count_instructions(hlo)} instructions, "
+          f"{len(exp.inputs)} parameters, {len(exp.outputs)} outputs); opt default "
+          + (f"{opt_s:.1f} s, {count_instructions(opt)} instructions" if not opt_error
+             else f"FAILED: {opt_error}"), flush=True)
+    rows = []
+    for t in o.threads:
+        row = {"model": name, "threads": t, "train": train, "opt_error": opt_error}
+        tdir = os.path.join(work, f"{name}_torch_t{t}")
+        try:
+            row["torch"] = time_torch(name, example, t, o.repeat, tdir, o.timeout, o.lr)
+        except subprocess.TimeoutExpired:
+            row["torch"] = {"error": f"timed out after {o.timeout} s"}
+        if "error" not in row["torch"]:
+            row["torch"]["ms"] = min(row["torch"]["functional_ms"], row["torch"]["direct_ms"])
+            row["torch"]["diff_vs_export"] = max_diffs(example, tdir, len(exp.outputs))
+        for v, path in variants.items():
+            out = os.path.join(work, f"{name}_{v}_t{t}_out")
+            res = run_hlox(o.hlox, path, example, t, o.repeat, out, o.timeout)
+            if "error" not in res:
+                res["diff"] = max_diffs(example, out, len(exp.outputs))
+                if train:
+                    res["update_err"] = update_error(example, out, len(exp.outputs))
+            row[v] = res
+        rows.append(row)
+        print("  " + json.dumps(row), flush=True)
+    return rows
+
+
+def fmt_ms(res):
+    if res is None:
+        return "n/a"
+    return "ERROR" if "error" in res else f"{res['ms']:.2f}"
+
+
+def fmt_ratio(torch_res, res):
+    if not res or "error" in res or "error" in torch_res:
+        return "-"
+    return f"{torch_res['ms'] / res['ms']:.2f}"
+
+
+def fmt_diff(row):
+    parts = []
+    for v in ("none", "default"):
+        res = row.get(v)
+        if res and "error" not in res:
+            d = res.get("diff")
+            text = "missing" if d is None else f"{d[0]:.1e} (rel {d[1]:.1e}"
+            if "update_err" in res:
+                u = res["update_err"]
+                text += ", update " + ("missing" if u is None else f"{u:.1e}")
+            parts.append(f"{v} {text})")
+    return "; ".join(parts) or "-"
+
+
+def report(rows, o):
+    print("\n| model | threads | PyTorch ms | hlox none ms | hlox default ms | PyTorch/hlox none "
+          "| PyTorch/hlox default | max abs diff vs PyTorch | ok |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for row in rows:
+        tr = row["torch"]
+        ok = all(row.get(v) is None or "error" in row[v] or
+                 (row[v].get("diff") is not None and row[v]["diff"][1] <= o.tol and
+                  ("update_err" not in row[v] or (row[v]["update_err"] is not None and
+                                                  row[v]["update_err"] <= o.update_tol)))
+                 for v in ("none", "default"))
+        print(f"| {row['model']} | {row['threads']} | {fmt_ms(tr)} | {fmt_ms(row.get('none'))} | "
+              f"{fmt_ms(row.get('default'))} | {fmt_ratio(tr, row.get('none'))} | "
+              f"{fmt_ratio(tr, row.get('default'))} | {fmt_diff(row)} | {'yes' if ok else 'NO'} |")
+    errors = [(r["model"], r["threads"], v, r[v]["error"]) for r in rows
+              for v in ("torch", "none", "default") if r.get(v) and "error" in r[v]]
+    errors += [(r["model"], "-", "opt", r["opt_error"]) for r in rows if r.get("opt_error")]
+    for e in dict.fromkeys(errors):
+        print(f"- ERROR {e[0]} threads={e[1]} {e[2]}: {e[3]}")
+    for r in rows:
+        tr = r["torch"]
+        if "error" not in tr:
+            d = tr.get("diff_vs_export")
+            print(f"- {r['model']} t={r['threads']}: PyTorch functional {tr['functional_ms']:.2f} ms, "
+                  f"direct {tr['direct_ms']:.2f} ms, OpenBLAS core {tr['openblas_core']}, eager vs "
+                  f"exported outputs max abs diff {('missing' if d is None else f'{d[0]:.1e}')}")
+    print(f"\nok = every hlox output within {o.tol:g} * (1 + |PyTorch|) of PyTorch's and, for train "
+          f"steps, every parameter update (p_new - p, i.e. -lr * grad) within {o.update_tol:g} of "
+          "PyTorch's relative to its largest entry ('update' in the diff column).")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--models", help="comma-separated zoo names (default: the five realistic ones)")
+    ap.add_argument("--small", action="store_true", help="use the _small zoo sizes")
+    ap.add_argument("--threads", default="1,2", help="comma-separated thread counts (default 1,2)")
+    ap.add_argument("--repeat", type=int, default=5, help="timed runs per measurement (median)")
+    ap.add_argument("--hlox", default=os.environ.get("HLOX_BIN", os.path.join(ROOT, "build", "bin", "hlox")))
+    ap.add_argument("--workdir", help="keep the exported modules and outputs here")
+    ap.add_argument("--json", help="also write all results as JSON here")
+    ap.add_argument("--tol", type=float, default=1e-3, help="relative tolerance for 'ok'")
+    ap.add_argument("--update-tol", type=float, default=1e-2,
+                    help="tolerance on the parameter updates relative to their largest entry")
+    ap.add_argument("--lr", type=float, default=1.0,
+                    help="SGD step of the train steps (default 1.0: large enough that p - lr*grad "
+                    "keeps the gradient above f32 rounding of p, so the update check means something; "
+                    "the work and its time do not depend on it)")
+    ap.add_argument("--timeout", type=int, default=900, help="seconds per subprocess")
+    # Internal: the PyTorch timing child.
+    ap.add_argument("--torch-worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--model", help=argparse.SUPPRESS)
+    ap.add_argument("--example", help=argparse.SUPPRESS)
+    ap.add_argument("--save", help=argparse.SUPPRESS)
+    ap.add_argument("--warmup", type=int, default=2, help=argparse.SUPPRESS)
+
+    o = ap.parse_args(argv)
+    if o.torch_worker:
+        o.threads = int(o.threads)
+        return torch_worker(o)
+
+    from hlox import zoo
+    o.threads = [int(t) for t in o.threads.split(",") if t.strip()]
+    models = o.models.split(",") if o.models else DEFAULT_MODELS
+    if o.small:
+        models = [m if m.endswith("_small") else m + "_small" for m in models]
+    unknown = [m for m in models if m not in zoo.ZOO]
+    if unknown:
+        print(f"unknown model(s) {unknown}; zoo has {sorted(zoo.ZOO)}", file=sys.stderr)
+        return 2
+    if not os.access(o.hlox, os.X_OK):
+        print(f"hlox binary not found at {o.hlox} (build it or pass --hlox / HLOX_BIN)", file=sys.stderr)
+        return 2
+    print("# hlox whole-graph benchmark")
+    print(f"hlox: {o.hlox}; models: {', '.join(models)}; threads: {o.threads}; repeat: {o.repeat}; "
+          f"train-step lr: {o.lr:g}")
+    print("environment as found: " + ", ".join(f"{k}={os.environ.get(k, '(unset)')}" for k in ENV_KEYS))
+    print("PyTorch baseline runs with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset, "
+          "OMP_WAIT_POLICY=PASSIVE, OMP_NUM_THREADS=OPENBLAS_NUM_THREADS=torch.set_num_threads=threads; "
+          "hlox runs with the environment as found (it does not use OpenBLAS or OpenMP).")
+    print(f"load average at start: {load_average()} (cores: {os.cpu_count()})\n", flush=True)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="hlox_wg_") as tmp:
+        work = o.workdir or tmp
+        os.makedirs(work, exist_ok=True)
+        # A private copy, so that a concurrent rebuild of the binary cannot break the run.
+        private = os.path.join(tmp, "hlox")
+        shutil.copy2(o.hlox, private)
+        o.hlox = private
+        for name in models:
+            try:
+                rows += bench_model(name, o, work)
+            except Exception as e:  # an export failure costs one model, not the bench
+                print(f"## {name}: FAILED: {type(e).__name__}: {e}", flush=True)
+    print(f"\nload average at end: {load_average()}")
+    report(rows, o)
+    if o.json:
+        with open(o.json, "w") as f:
+            json.dump({"rows": rows, "load_average_end": load_average(),
+                       "env": {k: os.environ.get(k) for k in ENV_KEYS}}, f, indent=1)
+    bad = [r for r in rows if any(r.get(v) and "error" in r[v] for v in ("none", "default"))]
+    return 1 if bad or not rows else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,230 @@
+"""Pure-Python client of the hlox wire protocol (docs/PROTOCOL.md), for machines without the
+compiled extension: only python3-zmq and python3-msgpack. It submits jobs, collects results,
+resubmits unfinished jobs when the broker restarts, and sends control ops (status, drain,
+cancel, shutdown).
+
+    c = Client("tcp://127.0.0.1:5555")
+    ids = [c.submit(text, "default", {"fusion#0": [1, 0, 1]}) for _ in range(3)]
+    results = c.gather(ids, timeout=60)          # {job_id: {"record": {...}, ...}}
+    print(c.status()["workers"])
+
+A result is {"job_id", "attempts", "cached", "record"} where record is the RECORD map of the
+protocol ("status", "cost", "analytical", ...). A job the broker refuses for good (bad module,
+over a limit) comes back as a RUN_ERROR record, so each submitted job yields one result.
+"""
+import json
+import struct
+import time
+import uuid
+
+import msgpack
+import zmq
+
+VERSION = 1
+_MASK = (1 << 64) - 1
+_RETRY_CODES = ("FULL",)
+
+
+def header(cmd):
+    """The 4-byte header frame of command byte `cmd` (b"S", b"H", ...)."""
+    return b"HX" + bytes([VERSION]) + cmd
+
+
+def _mix(z):
+    z = (z + 0x9E3779B97F4A7C15) & _MASK
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+    return z ^ (z >> 31)
+
+
+def _rotl(x, r):
+    return ((x << r) | (x >> (64 - r))) & _MASK
+
+
+def hash_text(text):
+    """The protocol's module hash (cost/module_hash.cc HashText): 32 hex digits."""
+    data = text.encode() if isinstance(text, str) else bytes(text)
+    a = 0xCBF29CE484222325
+    for c in data:
+        a = ((a ^ c) * 0x100000001B3) & _MASK
+    b = 0x84222325CBF29CE4 ^ len(data)
+    n8 = len(data) // 8 * 8
+    for (w,) in struct.iter_unpack("<Q", data[:n8]):
+        b = (_rotl(b ^ ((w * 0x87C37B91114253D5) & _MASK), 31) * 0x4CF5AD432745937F) & _MASK
+    tail = int.from_bytes(data[n8:], "little")
+    b = (_rotl(b ^ ((tail * 0x87C37B91114253D5) & _MASK), 31) * 0x4CF5AD432745937F) & _MASK
+    return "%016x%016x" % (_mix(a), _mix(b ^ a))
+
+
+def encode_decisions(decisions):
+    """{"fusion#0": [1, 0]} -> {"fusion#0": little-endian int32 bytes} (the SUBMIT form)."""
+    out = {}
+    for key, vec in (decisions or {}).items():
+        vec = [int(x) for x in vec]
+        out[str(key)] = struct.pack("<%di" % len(vec), *vec)
+    return out
+
+
+def control_address_for(address):
+    """The broker's default control address: TCP port + 1, or the ipc path + ".ctl"."""
+    if address.startswith("ipc://"):
+        return address + ".ctl"
+    host, _, port = address.rpartition(":")
+    return "%s:%d" % (host, int(port) + 1)
+
+
+def _error_record(code, message):
+    return {"status": "RUN_ERROR", "message": "%s: %s" % (code, message), "cost": {}, "analytical": {}}
+
+
+class Client:
+    """A DEALER connection to a broker's main socket; single-threaded (call next/gather to
+    make progress)."""
+
+    def __init__(self, address, identity=None, control_address=None, heartbeat_s=0.25):
+        self.address = address
+        self.control = control_address or control_address_for(address)
+        self.identity = identity or "pyagent-" + uuid.uuid4().hex[:12]
+        self.heartbeat_s = heartbeat_s
+        self._ctx = zmq.Context.instance()
+        self._sock = self._ctx.socket(zmq.DEALER)
+        self._sock.setsockopt(zmq.LINGER, 0)
+        self._sock.setsockopt(zmq.ROUTING_ID, self.identity.encode())
+        self._sock.connect(address)
+        self._pending = {}       # job id -> SUBMIT body without the module text
+        self._texts = {}         # module hash -> text (resent on UNKNOWN_MODULE)
+        self._sent_hashes = set()
+        self._hash_cache = {}
+        self._instance = None
+        self._ready = []
+        self._last_beat = 0.0
+
+    # -- jobs ---------------------------------------------------------------------------
+    def submit(self, module_text, pipeline="default", decisions=None, campaign="", job_id=None,
+               cache=True, hardware_class="", run_timeout_ms=0, queue_timeout_ms=0):
+        """Queues one job; returns its id. module_text: HLO text (sent once per broker)."""
+        text = str(module_text)
+        digest = self._hash_cache.get(text)
+        if digest is None:
+            digest = self._hash_cache[text] = hash_text(text)
+        self._texts[digest] = text
+        body = {
+            "id": job_id or "py-" + uuid.uuid4().hex,
+            "campaign": campaign,
+            "module_hash": digest,
+            "pipeline": pipeline,
+            "decisions": encode_decisions(decisions),
+            "class": hardware_class,
+            "run_timeout_ms": int(run_timeout_ms),
+            "queue_timeout_ms": int(queue_timeout_ms),
+            "cache": bool(cache),
+        }
+        self._pending[body["id"]] = body
+        self._send_submit(body, with_module=digest not in self._sent_hashes)
+        self._sent_hashes.add(digest)
+        return body["id"]
+
+    def unfinished(self):
+        """Jobs submitted whose result has not been handed out."""
+        return len(self._pending) + len(self._ready)
+
+    def next(self, timeout=1.0):
+        """The next result dict, or None when none arrived within `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        while not self._ready:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            self._beat()
+            if self._sock.poll(int(min(left, self.heartbeat_s) * 1000) + 1, zmq.POLLIN):
+                self._handle(self._sock.recv_multipart())
+        return self._ready.pop(0)
+
+    def gather(self, ids, timeout=120.0):
+        """Waits for every id in `ids`; returns {id: result} (ids that timed out are absent)."""
+        want, got = set(ids), {}
+        deadline = time.monotonic() + timeout
+        while want - set(got) and time.monotonic() < deadline:
+            r = self.next(min(1.0, max(deadline - time.monotonic(), 0.01)))
+            if r is not None:
+                got[r["job_id"]] = r
+        return got
+
+    # -- control ------------------------------------------------------------------------
+    def control_op(self, op, target="", timeout=3.0):
+        """Sends CONTROL to the control socket; returns the reply map (ok, message, json)."""
+        sock = self._ctx.socket(zmq.DEALER)
+        sock.setsockopt(zmq.LINGER, 0)
+        try:
+            sock.connect(self.control)
+            sock.send_multipart([header(b"C"), msgpack.packb({"op": op, "target": target})])
+            if not sock.poll(int(timeout * 1000), zmq.POLLIN):
+                raise TimeoutError("no control reply from %s" % self.control)
+            frames = sock.recv_multipart()
+            body = msgpack.unpackb(frames[1], raw=False) if len(frames) > 1 and frames[1] else {}
+            if frames[0][3:4] == b"E":
+                raise RuntimeError("broker error %s: %s" % (body.get("code"), body.get("message")))
+            return body
+        finally:
+            sock.close()
+
+    def status(self, timeout=3.0):
+        """The broker's status JSON as a dict (workers, queues, totals, latency)."""
+        reply = self.control_op("status", timeout=timeout)
+        return json.loads(reply.get("json") or "{}")
+
+    def close(self):
+        self._sock.close()
+
+    # -- internals ----------------------------------------------------------------------
+    def _send_submit(self, body, with_module):
+        msg = dict(body)
+        if with_module:
+            msg["module"] = self._texts[body["module_hash"]]
+        self._sock.send_multipart([header(b"S"), msgpack.packb(msg, use_bin_type=True)])
+
+    def _beat(self):
+        now = time.monotonic()
+        if now - self._last_beat >= self.heartbeat_s:
+            self._sock.send_multipart([header(b"H"), msgpack.packb({})])
+            self._last_beat = now
+
+    def _handle(self, frames):
+        if len(frames) < 1 or len(frames[0]) != 4:
+            return
+        cmd = frames[0][3:4]
+        body = msgpack.unpackb(frames[1], raw=False) if len(frames) > 1 and frames[1] else {}
+        if cmd == b"R":
+            job_id = body.get("id", "")
+            if self._pending.pop(job_id, None) is None:
+                return  # a duplicate answer for a job already handed out
+            record = body.get("record", b"")
+            record = msgpack.unpackb(record, raw=False) if isinstance(record, bytes) else record
+            self._ready.append({"job_id": job_id, "attempts": body.get("attempts", 0),
+                                "cached": body.get("cached", False), "record": record})
+        elif cmd == b"E":
+            self._on_error(body)
+        elif cmd == b"H":
+            instance = body.get("instance")
+            if instance is not None and self._instance is not None and instance != self._instance:
+                self._sent_hashes.clear()  # a restarted broker knows no modules
+                for job in list(self._pending.values()):
+                    self._send_submit(job, with_module=job["module_hash"] not in self._sent_hashes)
+                    self._sent_hashes.add(job["module_hash"])
+            if instance is not None:
+                self._instance = instance
+
+    def _on_error(self, body):
+        job_id, code = body.get("id", ""), body.get("code", "")
+        job = self._pending.get(job_id)
+        if job is None:
+            return
+        if code == "UNKNOWN_MODULE":
+            self._send_submit(job, with_module=True)
+        elif code in _RETRY_CODES:
+            time.sleep(0.05)
+            self._send_submit(job, with_module=False)
+        else:
+            del self._pending[job_id]
+            self._ready.append({"job_id": job_id, "attempts": 0, "cached": False,
+                                "record": _error_record(code, body.get("message", ""))})

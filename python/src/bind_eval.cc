@@ -1,0 +1,180 @@
+// Evaluation from Python: one candidate locally (EvaluateCandidate, the record as a dict), or
+// many through a broker with the agent client, an embedded fleet, and broker control ops.
+// Records cross as dicts built from the record's JSON form (docs/RESULTS.md).
+#include <pybind11/stl.h>
+
+#include <chrono>
+
+#include "agent/client.h"
+#include "agent/embedded.h"
+#include "cost/evaluate.h"
+#include "cost/result_json.h"
+#include "ir/printer.h"
+#include "python/src/bindings.h"
+
+namespace hlox::py {
+
+namespace {
+
+using Decisions = std::map<std::string, std::vector<int32_t>>;
+
+pyb::object RecordToDict(const ResultRecord& record) {
+  return pyb::module_::import("json").attr("loads")(ResultToJsonString(record));
+}
+
+pyb::object Evaluate(const ModulePtr& module, const std::string& pipeline, const Decisions& decisions,
+                     uint64_t seed, int threads, bool validate, bool measure, int max_samples,
+                     double time_cap_seconds) {
+  EvalOptions options;
+  options.seed = seed;
+  options.threads = threads;
+  options.validate = validate;
+  options.measure = measure;
+  options.protocol.max_samples = std::max(max_samples, 1);
+  options.protocol.min_samples = std::min(options.protocol.min_samples, options.protocol.max_samples);
+  options.protocol.time_cap_seconds = time_cap_seconds;
+  ResultRecord record;
+  {
+    pyb::gil_scoped_release release;
+    record = EvaluateCandidate(*module, pipeline, PipelineDecisions(decisions.begin(), decisions.end()),
+                               options);
+  }
+  return RecordToDict(record);
+}
+
+// Owns an agent::Client; results come back as {"job_id", "attempts", "cached", "record"}.
+class PyClient {
+ public:
+  explicit PyClient(std::unique_ptr<agent::Client> client) : client_(std::move(client)) {}
+
+  std::string Submit(const ModulePtr& module, const std::string& pipeline, const Decisions& decisions,
+                     const std::string& campaign, const std::string& id, bool use_cache,
+                     uint32_t run_timeout_ms) {
+    agent::JobSpec job;
+    job.id = id;
+    job.campaign = campaign;
+    job.module_text = TextOf(module);
+    job.pipeline = pipeline;
+    job.decisions = PipelineDecisions(decisions.begin(), decisions.end());
+    job.use_cache = use_cache;
+    job.run_timeout_ms = run_timeout_ms;
+    absl::StatusOr<std::string> out;
+    {
+      pyb::gil_scoped_release release;
+      out = client_->Submit(std::move(job));
+    }
+    return Unwrap(std::move(out));
+  }
+
+  pyb::object Next(int timeout_ms) {
+    std::optional<agent::JobResult> r;
+    {
+      pyb::gil_scoped_release release;
+      r = client_->Next(std::chrono::milliseconds(timeout_ms));
+    }
+    return r ? ToDict(*r) : pyb::none();
+  }
+
+  pyb::list Poll() {
+    pyb::list out;
+    for (const auto& r : client_->Poll()) out.append(ToDict(r));
+    return out;
+  }
+
+  size_t Unfinished() const { return client_->unfinished(); }
+
+ private:
+  // Module text printed once per module object (the client sends it once per broker anyway).
+  std::shared_ptr<const std::string> TextOf(const ModulePtr& module) {
+    if (last_module_ != module.get() || !last_text_) {
+      last_text_ = std::make_shared<const std::string>(PrintModule(*module));
+      last_module_ = module.get();
+      last_module_ref_ = module;
+    }
+    return last_text_;
+  }
+  static pyb::object ToDict(const agent::JobResult& r) {
+    pyb::dict d;
+    d["job_id"] = r.job_id;
+    d["attempts"] = r.attempts;
+    d["cached"] = r.cached;
+    d["record"] = RecordToDict(r.record);
+    return d;
+  }
+
+  std::unique_ptr<agent::Client> client_;
+  const Module* last_module_ = nullptr;
+  ModulePtr last_module_ref_;
+  std::shared_ptr<const std::string> last_text_;
+};
+
+class PyFleet {
+ public:
+  explicit PyFleet(agent::EmbeddedFleet fleet) : fleet_(std::move(fleet)) {}
+  std::string Address() const { return fleet_.address; }
+  std::string ControlAddress() const {
+    return fleet_.handle ? fleet_.handle->control_address() : std::string();
+  }
+  std::vector<int> WorkerPids() const {
+    return fleet_.handle ? fleet_.handle->worker_pids() : std::vector<int>{};
+  }
+  void Close() {
+    pyb::gil_scoped_release release;
+    fleet_.handle.reset();
+  }
+
+ private:
+  agent::EmbeddedFleet fleet_;
+};
+
+}  // namespace
+
+void BindEval(pyb::module_& m) {
+  m.def("evaluate", &Evaluate, pyb::arg("module"), pyb::arg("pipeline") = "default",
+        pyb::arg("decisions") = Decisions{}, pyb::arg("seed") = 0, pyb::arg("threads") = 1,
+        pyb::arg("validate") = true, pyb::arg("measure") = true, pyb::arg("max_samples") = 50,
+        pyb::arg("time_cap_seconds") = 2.0,
+        "Evaluates one candidate in this process; never raises for a bad candidate: the "
+        "record's 'status' says what happened.");
+
+  pyb::class_<PyClient>(m, "Client", "Agent client of an hlox broker (C++ agent::Client).")
+      .def(pyb::init([](const std::string& address, const std::string& identity) {
+             agent::ClientOptions options;
+             options.identity = identity;
+             return std::make_unique<PyClient>(Unwrap(agent::Client::Connect(address, options)));
+           }),
+           pyb::arg("address"), pyb::arg("identity") = "")
+      .def("submit", &PyClient::Submit, pyb::arg("module"), pyb::arg("pipeline") = "default",
+           pyb::arg("decisions") = Decisions{}, pyb::arg("campaign") = "", pyb::arg("id") = "",
+           pyb::arg("use_cache") = true, pyb::arg("run_timeout_ms") = 0, "Queues a job; returns its id.")
+      .def("next", &PyClient::Next, pyb::arg("timeout_ms") = 1000,
+           "The next result dict, or None after timeout_ms.")
+      .def("poll", &PyClient::Poll, "Every result available now.")
+      .def_property_readonly("unfinished", &PyClient::Unfinished);
+
+  pyb::class_<PyFleet>(m, "EmbeddedFleet", "In-process broker plus local worker processes.")
+      .def(pyb::init([](int workers, const std::string& hlox_binary, int threads) {
+             agent::EmbeddedOptions options;
+             options.hlox_binary = hlox_binary;
+             options.threads = threads;
+             return std::make_unique<PyFleet>(Unwrap(agent::StartEmbeddedFleet(workers, options)));
+           }),
+           pyb::arg("workers"), pyb::arg("hlox_binary"), pyb::arg("threads") = 1)
+      .def_property_readonly("address", &PyFleet::Address)
+      .def_property_readonly("control_address", &PyFleet::ControlAddress)
+      .def_property_readonly("worker_pids", &PyFleet::WorkerPids)
+      .def("close", &PyFleet::Close, "Stops the broker and the workers.");
+
+  m.def("control", [](const std::string& address, const std::string& op, const std::string& target,
+                      int timeout_ms) {
+        absl::StatusOr<std::string> out;
+        {
+          pyb::gil_scoped_release release;
+          out = agent::ControlRequest(address, op, target, std::chrono::milliseconds(timeout_ms));
+        }
+        return Unwrap(std::move(out));
+      }, pyb::arg("control_address"), pyb::arg("op"), pyb::arg("target") = "",
+      pyb::arg("timeout_ms") = 3000, "status/drain/cancel/shutdown; returns the reply text.");
+}
+
+}  // namespace hlox::py

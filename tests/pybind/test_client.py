@@ -1,0 +1,138 @@
+"""The pure-Python protocol client (hlox.client) against real `hlox broker` and `hlox worker`
+processes on loopback: results, INVALID_DECISIONS, a malformed module, the result cache,
+status and cancel, and the hash agreeing with the C++ one."""
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import hlox_bin, run, test  # noqa: E402
+
+from hlox import client as pyclient  # noqa: E402
+
+MODULE = """HloModule chain
+
+ENTRY main {
+  a = f32[8] parameter(0)
+  b = f32[8] parameter(1)
+  c = f32[8] multiply(a, b)
+  d = f32[8] add(c, a)
+  ROOT e = f32[8] exponential(d)
+}
+"""
+_STATE = {}
+
+
+def free_port_pair():
+    for _ in range(50):
+        port = random.randint(20000, 60000)
+        ok = True
+        for p in (port, port + 1):
+            s = socket.socket()
+            try:
+                s.bind(("127.0.0.1", p))
+            except OSError:
+                ok = False
+            finally:
+                s.close()
+        if ok:
+            return port
+    raise RuntimeError("no free port pair")
+
+
+def fleet():
+    """Starts (once) one broker and one worker process; returns the broker address."""
+    if "address" not in _STATE:
+        binary = hlox_bin()
+        address = "tcp://127.0.0.1:%d" % free_port_pair()
+        broker = subprocess.Popen([binary, "broker", "--bind", address], stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)
+        _STATE["procs"] = [broker]
+        time.sleep(0.3)
+        worker = subprocess.Popen([binary, "worker", "--broker", address, "--id", "pytest-w1"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _STATE["procs"].append(worker)
+        _STATE["address"] = address
+    return _STATE["address"]
+
+
+def stop_fleet():
+    for p in reversed(_STATE.get("procs", [])):
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+            try:
+                p.wait(5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+
+@test
+def hash_matches_native():
+    texts = [MODULE, "", "x" * 7, "HloModule é\n" * 33]
+    expected = {  # computed by the C++ HashText through the extension when available
+    }
+    try:
+        import hlox
+        expected = {t: hlox.hash_text(t) for t in texts}
+    except (ImportError, AttributeError):
+        pass
+    for t in texts:
+        h = pyclient.hash_text(t)
+        assert len(h) == 32 and int(h, 16) >= 0
+        if t in expected:
+            assert h == expected[t], (t[:20], h, expected[t])
+    assert pyclient.hash_text("a") != pyclient.hash_text("b")
+
+
+@test
+def encode_decisions_is_little_endian_int32():
+    enc = pyclient.encode_decisions({"fusion#0": [1, 0, 258, -1]})
+    assert enc == {"fusion#0": b"\x01\0\0\0\0\0\0\0\x02\x01\0\0\xff\xff\xff\xff"}
+    assert pyclient.control_address_for("tcp://h:5555") == "tcp://h:5556"
+    assert pyclient.control_address_for("ipc:///tmp/b") == "ipc:///tmp/b.ctl"
+
+
+@test
+def jobs_through_real_broker_and_worker():
+    c = pyclient.Client(fleet())
+    try:
+        ok = c.submit(MODULE, "default", {}, campaign="pytest", cache=False)
+        none_pipe = c.submit(MODULE, "none", {}, campaign="pytest")
+        bad = c.submit(MODULE, "default", {"fusion#0": [9] * 50}, campaign="pytest")
+        broken = c.submit("HloModule broken\nENTRY {", "default", {}, campaign="pytest")
+        got = c.gather([ok, none_pipe, bad, broken], timeout=90)
+        assert set(got) == {ok, none_pipe, bad, broken}, got.keys()
+        rec = got[ok]["record"]
+        assert rec["status"] == "OK", rec
+        assert rec["cost"]["median"] > 0 and rec["provenance"]["worker_id"] == "pytest-w1"
+        # Pipeline "none" keeps every op: multiply, add, exponential.
+        assert got[none_pipe]["record"]["analytical"]["op_count"] == 3, got[none_pipe]["record"]
+        assert got[bad]["record"]["status"] == "INVALID_DECISIONS", got[bad]["record"]
+        assert got[broken]["record"]["status"] != "OK"
+        # The same job again: answered from the result cache (attempts 0), module not resent.
+        again = c.submit(MODULE, "none", {}, campaign="pytest")
+        r = c.gather([again], timeout=30)[again]
+        assert (r["cached"] or r["attempts"] == 0) and r["record"]["status"] == "OK", r
+        status = c.status()
+        assert any(w["id"] == "pytest-w1" for w in status["workers"]), status
+        assert status["totals"]["completed"] >= 3
+        reply = c.control_op("cancel", "pytest-cancelled")
+        assert reply.get("ok"), reply
+        cancelled = c.submit(MODULE, "default", {}, campaign="pytest-cancelled", cache=False)
+        r = c.gather([cancelled], timeout=30)[cancelled]
+        assert r["record"]["status"] == "CANCELLED", r
+        assert c.unfinished() == 0
+    finally:
+        c.close()
+
+
+if __name__ == "__main__":
+    try:
+        run()
+    finally:
+        stop_fleet()
