@@ -20,6 +20,7 @@ Computation* Module::AddComputation(std::unique_ptr<Computation> c) {
     if (i->unique_id() < 0) i->set_unique_id(NextUniqueId());
     names_.insert(i->name());
   }
+  comp_index_[c->name()] = c.get();
   comps_.push_back(std::move(c));
   return comps_.back().get();
 }
@@ -28,11 +29,14 @@ bool Module::RemoveComputation(Computation* c) {
   if (c == entry_) return false;
   auto it = std::find_if(comps_.begin(), comps_.end(), [&](const auto& p) { return p.get() == c; });
   if (it == comps_.end()) return false;
+  comp_index_.erase(c->name());
   comps_.erase(it);
   return true;
 }
 
 Computation* Module::FindComputation(std::string_view name) const {
+  auto it = comp_index_.find(std::string(name));
+  if (it != comp_index_.end() && it->second->name() == name) return it->second;
   for (const auto& c : comps_) {
     if (c->name() == name) return c.get();
   }
@@ -72,6 +76,8 @@ int Module::RemoveUnreachableComputations() {
   comps_.erase(std::remove_if(comps_.begin(), comps_.end(),
                               [&](const auto& c) { return !reachable.count(c.get()); }),
                comps_.end());
+  comp_index_.clear();
+  for (const auto& c : comps_) comp_index_[c->name()] = c.get();
   return static_cast<int>(before - comps_.size());
 }
 
@@ -110,6 +116,7 @@ std::unique_ptr<Module> Module::Clone() const {
     nc->header_result() = c->header_result();
     comp_map[c.get()] = nc.get();
     nc->set_parent(m.get());
+    m->comp_index_[nc->name()] = nc.get();
     m->comps_.push_back(std::move(nc));
   }
   for (const auto& c : comps_) {

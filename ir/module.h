@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -53,6 +54,8 @@ class Module {
  private:
   std::string name_;
   std::vector<std::unique_ptr<Computation>> comps_;
+  // Name index for FindComputation; a computation renamed later is found by a scan instead.
+  std::unordered_map<std::string, Computation*> comp_index_;
   Computation* entry_ = nullptr;
   std::vector<RawAttribute> header_;
   std::string trailer_;

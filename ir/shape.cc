@@ -78,8 +78,10 @@ std::string LayoutToString(const Layout& layout) {
   std::string out = absl::StrCat("{", absl::StrJoin(layout.minor_to_major, ","));
   if (!layout.tiles.empty() || !layout.extra.empty()) {
     out += ":";
+    // XLA writes the first tile with a 'T' and the nested ones after it: T(8,128)(2,1).
+    if (!layout.tiles.empty()) out += "T";
     for (const Tile& t : layout.tiles) {
-      out += "T(";
+      out += "(";
       for (size_t i = 0; i < t.dims.size(); ++i) {
         if (i) out += ",";
         out += t.dims[i] < 0 ? std::string("*") : std::to_string(t.dims[i]);

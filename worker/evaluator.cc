@@ -19,10 +19,6 @@
 #include "cost/provenance.h"
 
 namespace hlox::worker {
-#ifndef HLOX_HAVE_EVALUATE
-ResultRecord StandInEvaluate(const Module& module, const std::string& text_hint,
-                             const std::string& pipeline);
-#endif
 namespace {
 
 ResultRecord RunInProcess(const EvalRequest& req, const EvalSettings& s) {
@@ -31,11 +27,7 @@ ResultRecord RunInProcess(const EvalRequest& req, const EvalSettings& s) {
   opts.threads = s.threads;
   opts.worker_id = s.worker_id;
   opts.hardware_class = s.hardware_class;
-#ifdef HLOX_HAVE_EVALUATE
   ResultRecord r = EvaluateCandidate(*req.module, req.pipeline, req.decisions, opts);
-#else
-  ResultRecord r = StandInEvaluate(*req.module, req.text ? *req.text : std::string(), req.pipeline);
-#endif
   r.module_hash = req.module_hash;  // the service addresses modules by their text's hash
   return r;
 }
