@@ -44,6 +44,13 @@ T ReduceRun(ScalarOp op, T acc, const T* x, int64_t n) {
   return acc;
 }
 
+// Elements in the run of minor-most dims that are all reduced (1 when the minor dim is kept).
+int64_t TrailingReducedRun(const std::vector<bool>& reduced, const std::vector<int64_t>& dims) {
+  int64_t run = 1;
+  for (size_t d = dims.size(); d-- > 0 && reduced[d];) run *= dims[d];
+  return run;
+}
+
 template <typename T>
 void ReduceTyped(const std::vector<FusedNode>& nodes, const FusedNode& nd,
                  const std::vector<const Buffer*>& params, ThreadPool* pool,
@@ -91,6 +98,41 @@ void ReduceTyped(const std::vector<FusedNode>& nodes, const FusedNode& nd,
         int64_t o0 = b * m, mm = std::min(m, no - o0);
         const T* p = static_cast<const T*>(ev.Eval(in, IndexSet{mm * rs, o0 * rs, nullptr, ev.NewSetId()}));
         for (int64_t j = 0; j < mm; ++j) res[o0 + j] = ReduceRun(op, init, p + j * rs, rs);
+      }
+    });
+  } else if (rs > 0 && no > 0 && TrailingReducedRun(reduced, nd.op_dims) >= 64) {
+    // The minor-most dims are reduced (e.g. batch-norm statistics over N,H,W of NCHW): every
+    // (output, outer reduced position) pair is one contiguous run, evaluated in block-sized
+    // pieces with no index arrays, in parallel over outputs, in a fixed order.
+    const int64_t tail = TrailingReducedRun(reduced, nd.op_dims);
+    std::vector<int64_t> outer_red;
+    for (int64_t d : red) {
+      if (nd.op_strides[d] >= tail) outer_red.push_back(d);
+    }
+    const int64_t n_outer = rs / tail;
+    ParallelBlocks(pool, opt, no, [&](int64_t o0, int64_t o1) {
+      BlockEval ev(nodes, params, t_arena);
+      for (int64_t o = o0; o < o1; ++o) {
+        int64_t lin = o, base = 0;
+        for (size_t k = kept.size(); k-- > 0;) {
+          base += (lin % nd.op_dims[kept[k]]) * nd.op_strides[kept[k]];
+          lin /= nd.op_dims[kept[k]];
+        }
+        T acc = init;
+        for (int64_t r = 0; r < n_outer; ++r) {
+          int64_t rl = r, off = base;
+          for (size_t k = outer_red.size(); k-- > 0;) {
+            off += (rl % nd.op_dims[outer_red[k]]) * nd.op_strides[outer_red[k]];
+            rl /= nd.op_dims[outer_red[k]];
+          }
+          for (int64_t c = 0; c < tail; c += block) {
+            ev.NewBlock();
+            int64_t len = std::min(block, tail - c);
+            const T* p = static_cast<const T*>(ev.Eval(in, IndexSet{len, off + c, nullptr, ev.NewSetId()}));
+            acc = ReduceRun(op, acc, p, len);
+          }
+        }
+        res[o] = acc;
       }
     });
   } else if (rs > 0 && no > 0) {

@@ -246,6 +246,8 @@ TEST(FusedProgram, ReducePathsMatchReference) {
       {"[37,5]", "[5]", "0", {37, 5}, {true, false}, false},           // column reduction
       {"[3,4,5]", "[4]", "0,2", {3, 4, 5}, {true, false, true}, true}, // general, max
       {"[0,4]", "[4]", "0", {0, 4}, {true, false}, false},             // empty reduction
+      {"[3,4,5,40]", "[4]", "0,2,3", {3, 4, 5, 40}, {true, false, true, true}, false},  // NCHW stats
+      {"[2,3,7,20]", "[2,7]", "1,3", {2, 3, 7, 20}, {false, true, false, true}, true},  // gaps, max
   };
   for (const Case& cs : cases) {
     SCOPED_TRACE(cs.in + " dims " + cs.dims);
