@@ -218,6 +218,81 @@ absl::StatusOr<Shape> SameAsOperand(const Instruction& instr, int64_t i) {
   return Shape(s.element_type(), s.dims());
 }
 
+// Shapes the text chooses (iota, parameter, rng, ...): the declared array shape, after checking
+// what the operands and attributes do constrain.
+absl::StatusOr<Shape> Declared(const Instruction& instr) {
+  const Shape& d = instr.shape();
+  return d.IsArray() ? Shape(d.element_type(), d.dims()) : d;
+}
+
+absl::StatusOr<Shape> InferIota(const Instruction& instr) {
+  if (!instr.shape().IsArray() || instr.shape().rank() == 0) return Bad("iota needs an array of rank >= 1");
+  int64_t d = instr.attrs().iota_dimension;
+  if (d < 0 || d >= instr.shape().rank()) return Bad(absl::StrCat("iota_dimension ", d, " out of range"));
+  return Declared(instr);
+}
+
+absl::StatusOr<Shape> InferMap(const Instruction& instr) {
+  if (instr.called_computations().size() != 1 || instr.operand_count() == 0) return Bad("map needs operands and a computation");
+  const Shape& s0 = instr.operand(0)->shape();
+  for (Instruction* op : instr.operands()) {
+    if (op->shape().dims() != s0.dims()) return Bad("map operands differ in dims");
+  }
+  return Shape(instr.called_computations()[0]->ResultShape().element_type(), s0.dims());
+}
+
+// all-reduce keeps its operands' shapes (a tuple for several operands).
+absl::StatusOr<Shape> InferAllReduce(const Instruction& instr) {
+  std::vector<Shape> out;
+  for (Instruction* op : instr.operands()) {
+    if (!op->shape().IsArray()) return Bad("all-reduce operand is not an array");
+    out.push_back(Shape(op->shape().element_type(), op->shape().dims()));
+  }
+  if (out.empty()) return Bad("all-reduce without operands");
+  return out.size() == 1 ? out[0] : Shape::Tuple(out);
+}
+
+// all-gather / reduce-scatter change one dimension by the (unknown) group size: the declared
+// shape must agree with the operand everywhere else, and on that dimension be a multiple
+// (all-gather) or a divisor (reduce-scatter).
+absl::StatusOr<Shape> InferGatherScatterCollective(const Instruction& instr) {
+  if (instr.operand_count() != 1 || !instr.shape().IsArray()) return Declared(instr);
+  const Shape& in = instr.operand(0)->shape();
+  const Shape& out = instr.shape();
+  if (in.rank() != out.rank() || instr.dimensions().size() != 1) {
+    return Bad("collective needs one dimension and equal ranks");
+  }
+  int64_t cd = instr.dimensions()[0];
+  if (cd < 0 || cd >= in.rank()) return Bad("collective dimension out of range");
+  for (int64_t d = 0; d < in.rank(); ++d) {
+    if (d == cd) continue;
+    if (in.dim(d) != out.dim(d)) return Bad("collective changes a dimension other than its own");
+  }
+  bool gather = instr.opcode() == Opcode::kAllGather;
+  int64_t big = gather ? out.dim(cd) : in.dim(cd), small = gather ? in.dim(cd) : out.dim(cd);
+  if (small == 0 ? big != 0 : big % small != 0) return Bad("collective dimension is not a multiple of the group");
+  return Shape(in.element_type(), out.dims());
+}
+
+absl::StatusOr<Shape> InferRng(const Instruction& instr) {
+  for (Instruction* op : instr.operands()) {
+    if (op->shape().rank() != 0) return Bad("rng distribution parameters must be scalars");
+    if (op->shape().element_type() != instr.shape().element_type()) return Bad("rng parameter type differs from result");
+  }
+  return Declared(instr);
+}
+
+absl::StatusOr<Shape> InferRngBitGenerator(const Instruction& instr) {
+  const Shape& d = instr.shape();
+  if (!d.IsTuple() || d.tuple_size() != 2) return Bad("rng-bit-generator returns (state, bits)");
+  const Shape& state = instr.operand(0)->shape();
+  if (!d.tuple_shape(0).Compatible(Shape(state.element_type(), state.dims()))) {
+    return Bad("rng-bit-generator's new state differs from its state operand");
+  }
+  return Shape::Tuple({Shape(state.element_type(), state.dims()),
+                       Shape(d.tuple_shape(1).element_type(), d.tuple_shape(1).dims())});
+}
+
 }  // namespace
 
 // Second half of the dispatch (the first is in shape_inference.cc).
@@ -252,6 +327,14 @@ absl::StatusOr<Shape> InferInstructionShapeImpl2(const Instruction& instr) {
     case Opcode::kPartitionId:
     case Opcode::kReplicaId: return Shape(PrimitiveType::kU32, {});
     case Opcode::kAfterAll: return Shape::Token();
+    case Opcode::kIota: return InferIota(instr);
+    case Opcode::kParameter: return Declared(instr);
+    case Opcode::kMap: return InferMap(instr);
+    case Opcode::kAllReduce: return InferAllReduce(instr);
+    case Opcode::kAllGather:
+    case Opcode::kReduceScatter: return InferGatherScatterCollective(instr);
+    case Opcode::kRng: return InferRng(instr);
+    case Opcode::kRngBitGenerator: return InferRngBitGenerator(instr);
     case Opcode::kConstant:
       if (!instr.has_literal()) return Bad("constant without a literal");
       return instr.literal().shape().IsArray()

@@ -1,0 +1,77 @@
+// The verifier on small modules: each structural or shape error is caught with a message naming
+// the computation, the instruction and the problem; the valid twin of each case verifies.
+#include <string>
+
+#include "gtest/gtest.h"
+#include "ir/parser.h"
+#include "ir/verifier.h"
+
+namespace hlox {
+namespace {
+
+// Wraps `body` (instruction lines) into an entry computation; `extra` holds other computations.
+std::string Wrap(const std::string& body, const std::string& extra = "") {
+  return "HloModule m\n\n" + extra + "ENTRY main {\n" + body + "}\n";
+}
+
+absl::Status VerifyText(const std::string& text) {
+  auto m = ParseModule(text, "t.hlo");
+  if (!m.ok()) return m.status();
+  return VerifyModule(**m);
+}
+
+const char kAdd[] = "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\n";
+
+struct Case {
+  const char* name;
+  std::string good, bad, expect;  // `expect`: a fragment of the error message
+};
+
+TEST(Verifier, CatchesErrorsAndAcceptsValidTwins) {
+  const Case cases[] = {
+      {"broadcast", Wrap("  p = f32[3] parameter(0)\n  ROOT b = f32[2,3] broadcast(p), dimensions={1}\n"),
+       Wrap("  p = f32[3] parameter(0)\n  ROOT b = f32[2,3] broadcast(p), dimensions={0}\n"), "broadcast"},
+      {"dot", Wrap("  a = f32[2,3] parameter(0)\n  b = f32[3,4] parameter(1)\n  ROOT d = f32[2,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"),
+       Wrap("  a = f32[2,3] parameter(0)\n  b = f32[4,3] parameter(1)\n  ROOT d = f32[2,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"),
+       "contracting"},
+      {"reduce", Wrap("  p = f32[2,5] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = f32[2] reduce(p, z), dimensions={1}, to_apply=add\n", kAdd),
+       Wrap("  p = f32[2,5] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = f32[5] reduce(p, z), dimensions={1}, to_apply=add\n", kAdd),
+       "declared shape"},
+      {"tuple index", Wrap("  p = (f32[], s32[]) parameter(0)\n  ROOT g = s32[] get-tuple-element(p), index=1\n"),
+       Wrap("  p = (f32[], s32[]) parameter(0)\n  ROOT g = s32[] get-tuple-element(p), index=2\n"), "index"},
+      {"operand count", Wrap("  a = f32[] parameter(0)\n  ROOT n = f32[] negate(a)\n"),
+       Wrap("  a = f32[] parameter(0)\n  ROOT n = f32[] negate(a, a)\n"), "operands"},
+      {"iota", Wrap("  ROOT i = s32[4,3] iota(), iota_dimension=1\n"), Wrap("  ROOT i = s32[4,3] iota(), iota_dimension=2\n"),
+       "iota_dimension"},
+      {"all-gather", Wrap("  p = f32[2,3] parameter(0)\n  ROOT g = f32[2,6] all-gather(p), dimensions={1}\n"),
+       Wrap("  p = f32[2,3] parameter(0)\n  ROOT g = f32[2,7] all-gather(p), dimensions={1}\n"), "multiple"},
+      {"reducer signature", Wrap("  p = f32[4] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = f32[] reduce(p, z), dimensions={0}, to_apply=add\n", kAdd),
+       Wrap("  p = f32[4] parameter(0)\n  z = f32[] constant(0)\n  ROOT r = f32[] reduce(p, z), dimensions={0}, to_apply=neg\n",
+            "neg {\n  a = f32[] parameter(0)\n  ROOT n = f32[] negate(a)\n}\n\n"),
+       "parameters"},
+      {"while", Wrap("  p = s32[] parameter(0)\n  ROOT w = s32[] while(p), condition=c, body=b\n",
+                     "c {\n  x = s32[] parameter(0)\n  z = s32[] constant(3)\n  ROOT lt = pred[] compare(x, z), direction=LT\n}\n\n"
+                     "b {\n  y = s32[] parameter(0)\n  o = s32[] constant(1)\n  ROOT s = s32[] add(y, o)\n}\n\n"),
+       Wrap("  p = s32[] parameter(0)\n  ROOT w = s32[] while(p), condition=c, body=b\n",
+            "c {\n  x = s32[] parameter(0)\n  z = s32[] constant(3)\n  ROOT lt = pred[] compare(x, z), direction=LT\n}\n\n"
+            "b {\n  y = s32[] parameter(0)\n  ROOT f = f32[] convert(y)\n}\n\n"),
+       "body"},
+      {"convolution", Wrap("  x = f32[1,5,5,2] parameter(0)\n  k = f32[3,3,2,4] parameter(1)\n"
+                           "  ROOT c = f32[1,3,3,4] convolution(x, k), window={size=3x3}, dim_labels=b01f_01io->b01f\n"),
+       Wrap("  x = f32[1,5,5,2] parameter(0)\n  k = f32[3,3,2,4] parameter(1)\n"
+            "  ROOT c = f32[1,5,5,4] convolution(x, k), window={size=3x3}, dim_labels=b01f_01io->b01f\n"),
+       "declared shape"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    absl::Status good = VerifyText(c.good);
+    EXPECT_TRUE(good.ok()) << good;
+    absl::Status bad = VerifyText(c.bad);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(std::string(bad.message()).find(c.expect), std::string::npos) << bad.message();
+    EXPECT_NE(std::string(bad.message()).find("computation"), std::string::npos) << bad.message();
+  }
+}
+
+}  // namespace
+}  // namespace hlox
