@@ -1,0 +1,97 @@
+"""Generalization of the learned local-advantage model, in the shape of the learned-advantage
+paper's table: Gibbs-sample some corpus modules, train the GraphSAGE advantage model on those
+logs, then search *other* modules with guided search and with random search (same budget, same
+seeds, from the default policy and from random decisions) and report, per test module, the
+relative improvement each reaches and how many evaluations guided search needs to reach random
+search's final result.
+
+    /usr/bin/python3 bench/search/generalization.py [--objective roofline|measured|ops]
+        [--budget 100] [--train-budget 150] [--seeds 2] [--train A,B] [--test C,D]
+
+Everything runs through `hlox search` / `hlox train-advantage` (in-process evaluation)."""
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+HLOX = os.environ.get("HLOX_BIN", os.path.join(ROOT, "build", "bin", "hlox"))
+CORPUS = os.environ.get("HLOX_CORPUS", os.path.join(ROOT, "..", "shared", "hlo"))
+TRAIN = "hloenv_mlp_regression_train_step,hloenv_maml_flax_train_step,gh_simple_linear_train,hloenv_toy_nn_loss"
+TEST = "gh_linear_adam,hloenv_gans_normal,hloenv_nngp_serial_kernel,hloenv_neural_tangents_kernel,hloenv_muzero_var"
+
+
+def search(module, algo, budget, seed, out, objective, start="default", model=None):
+    cmd = [HLOX, "search", module, "--algo", algo, "--budget", str(budget), "--seed", str(seed),
+           "--in-process", "--objective", objective, "--start", start, "--json", "--out", out, "--no-verdict"]
+    if model:
+        cmd += ["--model", model]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: {r.stderr.strip()[-500:]}")
+    costs = []
+    with open(os.path.join(out, "log.jsonl")) as f:
+        next(f)
+        for line in f:
+            c = json.loads(line)["cost"]
+            costs.append(math.inf if c is None else c)
+    best, curve = math.inf, []
+    for c in costs:
+        best = min(best, c)
+        curve.append(best)
+    return costs[0], curve
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--objective", default="roofline")
+    ap.add_argument("--budget", type=int, default=100)
+    ap.add_argument("--train-budget", type=int, default=150)
+    ap.add_argument("--seeds", type=int, default=2)
+    ap.add_argument("--train", default=TRAIN)
+    ap.add_argument("--test", default=TEST)
+    a = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="hlox-gen-")
+    for m in a.train.split(","):
+        search(os.path.join(CORPUS, m + ".hlo"), "gibbs", a.train_budget, 0, os.path.join(tmp, "logs", m), a.objective)
+    model = os.path.join(tmp, "advantage.model")
+    r = subprocess.run([HLOX, "train-advantage", "--logs", os.path.join(tmp, "logs"), "-o", model, "--epochs", "60"],
+                       capture_output=True, text=True)
+    print(r.stdout.strip() or r.stderr.strip())
+    if r.returncode != 0:
+        return 1
+    print(f"\nobjective {a.objective}, budget {a.budget}, seeds {a.seeds}; trained on {a.train}\n")
+    print("| test module | start | random: improvement | guided: improvement | evals guided needs to reach random's best (random used) |")
+    print("|---|---|---|---|---|")
+    ratios = []
+    for m in a.test.split(","):
+        path = os.path.join(CORPUS, m + ".hlo")
+        for start in ("default", "random"):
+            imp_r, imp_g, need, used = [], [], [], []
+            for s in range(a.seeds):
+                base, rc = search(path, "random", a.budget, s, os.path.join(tmp, m, start, f"r{s}"), a.objective, start)
+                _, gc = search(path, "guided", a.budget, s, os.path.join(tmp, m, start, f"g{s}"), a.objective, start,
+                               model)
+                imp_r.append(base / rc[-1] - 1 if rc[-1] > 0 else 0)
+                imp_g.append(base / gc[-1] - 1 if gc[-1] > 0 else 0)
+                target = rc[-1]
+                used.append(next(i + 1 for i, c in enumerate(rc) if c <= target))
+                need.append(next((i + 1 for i, c in enumerate(gc) if c <= target), math.inf))
+            mean = lambda v: sum(v) / len(v)
+            nd = mean(need) if all(math.isfinite(x) for x in need) else math.inf
+            if math.isfinite(nd):
+                ratios.append(nd / mean(used))
+            print(f"| {m} | {start} | {100 * mean(imp_r):.1f}% | {100 * mean(imp_g):.1f}% | "
+                  f"{nd:.0f} ({mean(used):.0f}) |")
+    if ratios:
+        print(f"\nguided/random evaluations to random's best, mean over cases reached: {sum(ratios) / len(ratios):.2f}"
+              f" ({len(ratios)} cases)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
