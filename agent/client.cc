@@ -39,7 +39,7 @@ class Client::Impl {
   absl::Status Start() {
     event_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (event_fd_ < 0) return absl::InternalError("eventfd failed");
-    auto s = proto::ConnectDealer(ctx_, address_, opts_.identity);
+    auto s = proto::ConnectDealer(ctx_, address_, opts_.identity, &opts_.curve);
     if (!s.ok()) return s.status();
     sock_ = std::make_unique<zmq::socket_t>(std::move(*s));
     io_ = std::thread([this] { IoMain(); });
@@ -238,7 +238,7 @@ class Client::Impl {
       }
       if (now - last_heard > int64_t(opts_.heartbeat_ms) * opts_.liveness) {
         // Broker gone: reconnect with a fresh socket and resubmit everything unfinished.
-        auto s = proto::ConnectDealer(ctx_, address_, opts_.identity);
+        auto s = proto::ConnectDealer(ctx_, address_, opts_.identity, &opts_.curve);
         if (s.ok()) sock_ = std::make_unique<zmq::socket_t>(std::move(*s));
         std::lock_guard<std::mutex> lock(mu_);
         instance_ = 0;
@@ -289,9 +289,10 @@ int64_t Client::resubmissions() const { return impl_->resubmissions(); }
 
 absl::StatusOr<std::string> ControlRequest(const std::string& control_address,
                                            const std::string& op, const std::string& target,
-                                           std::chrono::milliseconds timeout) {
+                                           std::chrono::milliseconds timeout,
+                                           const proto::CurveClientKeys& curve) {
   zmq::context_t ctx(1);
-  auto s = proto::ConnectDealer(ctx, control_address, "");
+  auto s = proto::ConnectDealer(ctx, control_address, "", &curve);
   if (!s.ok()) return s.status();
   if (proto::SendMsg(*s, "", Command::kControl, proto::Encode(proto::ControlMsg{op, target})) !=
       proto::SendResult::kOk) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "broker/curve.h"
 #include "cost/result.h"
 #include "passes/pass.h"
 
@@ -26,6 +27,7 @@ struct ClientOptions {
   int heartbeat_ms = 250;
   int liveness = 4;               // silent intervals before reconnecting and resubmitting
   int full_backoff_ms = 50;       // wait after the broker says FULL
+  proto::CurveClientKeys curve;   // CURVE keys for a secured broker (default: off)
 };
 
 struct JobSpec {
@@ -78,10 +80,12 @@ class Client {
 
 // Sends one control op ("status", "drain", "cancel", "shutdown") to a broker's control address
 // and waits up to `timeout` for the reply. Returns the status JSON for "status", else the
-// broker's message; an error when the broker refuses or does not answer.
+// broker's message; an error when the broker refuses or does not answer. `curve`: keys for a
+// secured broker (a refused key looks like no answer).
 absl::StatusOr<std::string> ControlRequest(const std::string& control_address,
                                            const std::string& op, const std::string& target = "",
                                            std::chrono::milliseconds timeout =
-                                               std::chrono::milliseconds(3000));
+                                               std::chrono::milliseconds(3000),
+                                           const proto::CurveClientKeys& curve = {});
 
 }  // namespace hlox::agent

@@ -38,12 +38,10 @@ absl::StatusOr<PassOrderResult> SearchPassOrder(const Module& module, const Pass
       taken.push_back({t, a});
     }
     int64_t ops = env.op_count();
-    if (ops < result.best_ops || result.best_sequence.empty()) {
-      if (ops <= result.best_ops) {
-        result.best_ops = ops;
-        result.best_sequence.clear();
-        for (int a : env.history()) result.best_sequence.push_back(menu[a]);
-      }
+    if (result.best_sequence.empty() || ops < result.best_ops) {
+      result.best_ops = ops;
+      result.best_sequence.clear();
+      for (int a : env.history()) result.best_sequence.push_back(menu[a]);
     }
     result.best_so_far.push_back(result.best_ops);
     // REINFORCE: reward relative to the initial size so the step size is graph-independent.

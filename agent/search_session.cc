@@ -202,7 +202,11 @@ absl::StatusOr<SessionResult> RunSearchSession(const SessionOptions& o) {
       address = f.address;
       fleet = std::move(f);
     }
-    HLOX_ASSIGN_OR_RETURN(std::unique_ptr<agent::Client> client, agent::Client::Connect(address));
+    agent::ClientOptions co;
+    if (!o.broker.empty()) {
+      HLOX_ASSIGN_OR_RETURN(co.curve, proto::LoadCurveClientKeys(o.curve_key, o.broker_key));
+    }
+    HLOX_ASSIGN_OR_RETURN(std::unique_ptr<agent::Client> client, agent::Client::Connect(address, co));
     evaluator = std::make_unique<FleetEvaluator>(std::move(client), PrintModule(*module), o.pipeline, campaign,
                                                  2 * workers);
   }

@@ -16,6 +16,8 @@ struct SessionOptions {
   std::string pipeline = "default";
   std::string point;             // decision point key hint ("" = fusion, else largest)
   std::string broker;            // broker address; "" = embedded fleet (or in-process)
+  std::string curve_key;         // own CURVE secret key file for a secured --broker ("" = off)
+  std::string broker_key;        // the broker's CURVE public key file
   int workers = 0;               // embedded workers; 0 = one per core
   bool in_process = false;       // evaluate in this process, no fleet
   int threads = 1;               // runtime threads per evaluation

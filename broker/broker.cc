@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
+#include "common/status_macros.h"
 
 namespace hlox::broker {
 
@@ -31,13 +32,16 @@ absl::StatusOr<std::unique_ptr<Broker>> Broker::Create(const BrokerOptions& opti
   b->control_addr_ =
       options.control_bind.empty() ? proto::ControlAddressFor(options.bind) : options.control_bind;
   b->ctx_ = std::make_unique<zmq::context_t>(1);
-  auto front = proto::BindRouter(*b->ctx_, options.bind);
+  if (absl::Status sec = b->SetUpSecurity(); !sec.ok()) return sec;
+  auto front = proto::BindRouter(*b->ctx_, options.bind, b->self_keys_.secret_key);
   if (!front.ok()) return front.status();
   b->front_ = std::make_unique<zmq::socket_t>(std::move(*front));
+  if (b->zap_) HLOX_RETURN_IF_ERROR(b->zap_->Watch(*b->front_, "main"));
   if (!b->control_addr_.empty()) {
-    auto control = proto::BindRouter(*b->ctx_, b->control_addr_);
+    auto control = proto::BindRouter(*b->ctx_, b->control_addr_, b->self_keys_.secret_key);
     if (!control.ok()) return control.status();
     b->control_ = std::make_unique<zmq::socket_t>(std::move(*control));
+    if (b->zap_) HLOX_RETURN_IF_ERROR(b->zap_->Watch(*b->control_, "control"));
   }
   b->latencies_.reserve(4096);
   log::broker().info("broker {} on {} (control {}), store '{}': {} results, {} modules reloaded",
@@ -46,9 +50,38 @@ absl::StatusOr<std::unique_ptr<Broker>> Broker::Create(const BrokerOptions& opti
   return b;
 }
 
+absl::Status Broker::SetUpSecurity() {
+  if (opts_.curve_secret_file.empty()) {
+    if (!opts_.allow_dir.empty()) return absl::InvalidArgumentError("--allow needs --curve-secret");
+    for (const std::string& a : {opts_.bind, control_addr_}) {
+      if (!a.empty() && !proto::IsLoopbackAddress(a) && !opts_.insecure) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "refusing to bind ", a, " (not loopback) without --curve-secret and --allow; "
+            "pass --insecure to accept anyone who can reach it"));
+      }
+    }
+    if (!proto::IsLoopbackAddress(opts_.bind)) {
+      log::broker().warn("INSECURE: {} is reachable from other hosts without authentication", opts_.bind);
+    }
+    return absl::OkStatus();
+  }
+  if (opts_.allow_dir.empty()) return absl::InvalidArgumentError("--curve-secret needs --allow DIR");
+  HLOX_ASSIGN_OR_RETURN(std::string secret, proto::ReadZ85KeyFile(opts_.curve_secret_file));
+  HLOX_ASSIGN_OR_RETURN(std::string pub, proto::CurvePublicKey(secret));
+  HLOX_ASSIGN_OR_RETURN(std::vector<std::string> allowed, proto::LoadAllowList(opts_.allow_dir));
+  size_t listed = allowed.size();
+  allowed.push_back(*proto::DecodeZ85Key(pub));  // the broker's own helpers (monitor)
+  // The ZAP handler must exist before any CURVE socket binds.
+  HLOX_ASSIGN_OR_RETURN(zap_, ZapHandler::Start(*ctx_, std::move(allowed)));
+  self_keys_ = proto::CurveClientKeys{secret, pub};
+  log::broker().info("CURVE on: public key {}, {} allowed keys from {}", pub, listed, opts_.allow_dir);
+  return absl::OkStatus();
+}
+
 Broker::~Broker() {
   front_.reset();
   control_.reset();
+  zap_.reset();
   if (ctx_) ctx_->close();
 }
 

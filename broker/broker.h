@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "broker/protocol.h"
 #include "broker/result_store.h"
+#include "broker/zap_handler.h"
 #include "broker/zmq_util.h"
 
 namespace hlox::broker {
@@ -43,6 +44,12 @@ struct BrokerOptions {
   int poison_crashes = kPoisonCrashes;
   size_t max_pending = kDefaultMaxPending;
   uint32_t default_run_timeout_ms = kDefaultRunTimeoutMs;
+  // Security: with curve_secret_file (Z85 secret key) both sockets are CURVE servers and only
+  // clients whose public key is a *.pub file in allow_dir get in. Without it, binding to a
+  // non-loopback address fails unless `insecure` is set.
+  std::string curve_secret_file;
+  std::string allow_dir;
+  bool insecure = false;
 };
 
 class Broker {
@@ -55,6 +62,9 @@ class Broker {
   // Thread-safe: makes Run() return within one heartbeat interval.
   void Stop() { stop_.store(true); }
   const std::string& control_address() const { return control_addr_; }
+  // Client keys with which this process can reach its own CURVE sockets (its own key pair,
+  // always admitted); disabled when CURVE is off. For in-process helpers such as the monitor.
+  const proto::CurveClientKeys& self_keys() const { return self_keys_; }
   // Status JSON (what the control "status" op returns). Only from the Run() thread.
   std::string StatusJson() const;
 
@@ -93,6 +103,8 @@ class Broker {
 
   explicit Broker(const BrokerOptions& o) : opts_(o) {}
 
+  // Loads keys, checks the bind rule and starts the ZAP handler (broker.cc).
+  absl::Status SetUpSecurity();
   // Message handling (broker.cc).
   void HandleMessage(proto::Received& in, bool control_socket);
   void SendTo(const std::string& identity, proto::Command c, const std::string& body,
@@ -129,6 +141,8 @@ class Broker {
   int64_t started_ms_ = 0;
   std::string control_addr_;
   std::unique_ptr<zmq::context_t> ctx_;
+  std::unique_ptr<ZapHandler> zap_;
+  proto::CurveClientKeys self_keys_;
   std::unique_ptr<zmq::socket_t> front_, control_;
   std::unique_ptr<ResultStore> store_;
 

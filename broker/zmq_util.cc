@@ -15,10 +15,16 @@ void CommonOptions(zmq::socket_t& s) {
 
 }  // namespace
 
-absl::StatusOr<zmq::socket_t> BindRouter(zmq::context_t& ctx, const std::string& addr) {
+absl::StatusOr<zmq::socket_t> BindRouter(zmq::context_t& ctx, const std::string& addr,
+                                         const std::string& curve_secret) {
   try {
     zmq::socket_t s(ctx, zmq::socket_type::router);
     CommonOptions(s);
+    if (!curve_secret.empty()) {
+      s.set(zmq::sockopt::curve_server, true);
+      s.set(zmq::sockopt::curve_secretkey, curve_secret);
+      s.set(zmq::sockopt::zap_domain, "hlox");
+    }
     s.set(zmq::sockopt::router_mandatory, 1);
     s.set(zmq::sockopt::router_handover, 1);
     s.bind(addr);
@@ -29,10 +35,18 @@ absl::StatusOr<zmq::socket_t> BindRouter(zmq::context_t& ctx, const std::string&
 }
 
 absl::StatusOr<zmq::socket_t> ConnectDealer(zmq::context_t& ctx, const std::string& addr,
-                                            const std::string& identity) {
+                                            const std::string& identity,
+                                            const CurveClientKeys* curve) {
   try {
     zmq::socket_t s(ctx, zmq::socket_type::dealer);
     CommonOptions(s);
+    if (curve != nullptr && curve->enabled()) {
+      absl::StatusOr<std::string> pub = CurvePublicKey(curve->secret_key);
+      if (!pub.ok()) return pub.status();
+      s.set(zmq::sockopt::curve_serverkey, curve->server_key);
+      s.set(zmq::sockopt::curve_publickey, *pub);
+      s.set(zmq::sockopt::curve_secretkey, curve->secret_key);
+    }
     if (!identity.empty()) s.set(zmq::sockopt::routing_id, identity);
     s.set(zmq::sockopt::reconnect_ivl, 50);
     s.set(zmq::sockopt::reconnect_ivl_max, 1000);

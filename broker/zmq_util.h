@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "broker/curve.h"
 #include "broker/protocol.h"
 #include "zmq.hpp"
 
@@ -19,11 +20,15 @@ namespace hlox::proto {
 inline constexpr int kLingerMs = 200;     // a context never blocks longer than this on exit
 inline constexpr int kHighWaterMark = 200000;
 
-// A ROUTER with ROUTER_MANDATORY and ROUTER_HANDOVER, bound to `addr`.
-absl::StatusOr<zmq::socket_t> BindRouter(zmq::context_t& ctx, const std::string& addr);
-// A DEALER with routing id `identity` (if non-empty), connected to `addr`.
+// A ROUTER with ROUTER_MANDATORY and ROUTER_HANDOVER, bound to `addr`. A non-empty Z85
+// `curve_secret` makes it a CURVE server (clients are vetted by the context's ZAP handler).
+absl::StatusOr<zmq::socket_t> BindRouter(zmq::context_t& ctx, const std::string& addr,
+                                         const std::string& curve_secret = "");
+// A DEALER with routing id `identity` (if non-empty), connected to `addr`; a CURVE client of
+// the broker when `curve` is given and enabled.
 absl::StatusOr<zmq::socket_t> ConnectDealer(zmq::context_t& ctx, const std::string& addr,
-                                            const std::string& identity);
+                                            const std::string& identity,
+                                            const CurveClientKeys* curve = nullptr);
 
 // Result of a non-blocking send.
 enum class SendResult { kOk, kWouldBlock, kUnreachable, kError };

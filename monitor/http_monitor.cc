@@ -38,8 +38,8 @@ absl::StatusOr<std::unique_ptr<HttpMonitor>> HttpMonitor::Start(const MonitorOpt
   auto impl = std::make_unique<Impl>();
   impl->control = o.control_address;
   Impl* raw = impl.get();
-  auto status_json = [raw]() -> absl::StatusOr<std::string> {
-    return agent::ControlRequest(raw->control, "status", "", std::chrono::milliseconds(2000));
+  auto status_json = [raw, curve = o.curve]() -> absl::StatusOr<std::string> {
+    return agent::ControlRequest(raw->control, "status", "", std::chrono::milliseconds(2000), curve);
   };
   raw->server.Get("/metrics", [status_json](const httplib::Request&, httplib::Response& res) {
     absl::StatusOr<std::string> s = status_json();

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "broker/curve.h"
 #include "nlohmann/json.hpp"
 
 namespace hlox::monitor {
@@ -15,6 +16,7 @@ namespace hlox::monitor {
 struct MonitorOptions {
   std::string listen = "127.0.0.1:9100";  // HOST:PORT
   std::string control_address;            // the broker's control address
+  proto::CurveClientKeys curve;            // keys for a CURVE-secured broker (default: off)
 };
 
 class HttpMonitor {

@@ -1,4 +1,5 @@
-// hlox broker --bind ADDR --db PATH: serves agents and workers until a control "shutdown".
+// hlox broker --bind ADDR --db PATH [--curve-secret FILE --allow DIR | --insecure]: serves
+// agents and workers until a control "shutdown".
 #include <csignal>
 #include <iostream>
 
@@ -29,6 +30,10 @@ void RegisterBroker(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--max-pending", opts->max_pending, "queued jobs before SUBMIT gets FULL")
       ->capture_default_str();
+  cmd->add_option("--curve-secret", opts->curve_secret_file,
+                  "broker's CURVE secret key file (hlox keygen); encrypts and authenticates all traffic");
+  cmd->add_option("--allow", opts->allow_dir, "folder of *.pub keys of the workers and agents let in");
+  cmd->add_flag("--insecure", opts->insecure, "allow a non-loopback --bind without CURVE keys");
   auto metrics = std::make_shared<std::string>();
   cmd->add_option("--metrics", *metrics, "serve /metrics (Prometheus), /status.json and a dashboard on HOST:PORT");
   cmd->callback([opts, metrics] {
@@ -40,7 +45,7 @@ void RegisterBroker(CLI::App& app) {
     }
     std::unique_ptr<monitor::HttpMonitor> http;
     if (!metrics->empty()) {
-      auto m = monitor::HttpMonitor::Start({*metrics, (*b)->control_address()});
+      auto m = monitor::HttpMonitor::Start({*metrics, (*b)->control_address(), (*b)->self_keys()});
       if (!m.ok()) {
         std::cerr << "hlox broker: " << m.status().message() << "\n";
         ExitCode() = 1;

@@ -20,6 +20,8 @@ void RegisterSearch(CLI::App& app) {
   cmd->add_option("--pipeline", o->pipeline, "pipeline whose decision point is searched")->capture_default_str();
   cmd->add_option("--point", o->point, "decision point key or prefix (default: the fusion pass)");
   cmd->add_option("--broker", o->broker, "broker address (default: an embedded fleet on this machine)");
+  cmd->add_option("--curve-key", o->curve_key, "own CURVE secret key file (for a secured --broker)");
+  cmd->add_option("--broker-key", o->broker_key, "the broker's CURVE public key file (.pub)");
   cmd->add_option("--workers", o->workers, "embedded workers (default: one per core)");
   cmd->add_flag("--in-process", o->in_process, "evaluate in this process, without a fleet");
   cmd->add_option("--threads", o->threads, "runtime threads per evaluation")->capture_default_str();

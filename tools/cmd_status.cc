@@ -1,5 +1,6 @@
-// hlox status --broker ADDR [--json] [--watch]: the fleet at a glance, from the broker's control
-// channel (answered ahead of every evaluation, so it is instant even when all workers are busy).
+// hlox status --broker ADDR [--json] [--watch] [--curve-key FILE --broker-key FILE.pub]: the
+// fleet at a glance, from the broker's control channel (answered ahead of every evaluation, so
+// it is instant even when all workers are busy).
 #include <chrono>
 #include <iostream>
 #include <thread>
@@ -57,10 +58,21 @@ void RegisterStatus(CLI::App& app) {
   cmd->add_flag("--json", *json, "print the raw status JSON");
   cmd->add_flag("--watch", *watch, "refresh in place until interrupted");
   cmd->add_option("--interval", *interval, "seconds between refreshes with --watch")->capture_default_str();
-  cmd->callback([broker, json, watch, interval] {
+  auto curve_key = std::make_shared<std::string>();
+  auto broker_key = std::make_shared<std::string>();
+  cmd->add_option("--curve-key", *curve_key, "own CURVE secret key file (for a secured broker)");
+  cmd->add_option("--broker-key", *broker_key, "the broker's CURVE public key file (.pub)");
+  cmd->callback([broker, json, watch, interval, curve_key, broker_key] {
     std::string control = proto::ControlAddressFor(*broker);
+    absl::StatusOr<proto::CurveClientKeys> curve = proto::LoadCurveClientKeys(*curve_key, *broker_key);
+    if (!curve.ok()) {
+      std::cerr << "hlox status: " << curve.status().message() << "\n";
+      ExitCode() = 1;
+      return;
+    }
     do {
-      absl::StatusOr<std::string> s = agent::ControlRequest(control, "status");
+      absl::StatusOr<std::string> s =
+          agent::ControlRequest(control, "status", "", std::chrono::milliseconds(3000), *curve);
       if (!s.ok()) {
         std::cerr << "hlox status: " << s.status().message() << "\n";
         ExitCode() = 1;

@@ -1,4 +1,5 @@
-// hlox worker --broker ADDR [--threads N] [--class C] [--supervise]: evaluates jobs from a broker.
+// hlox worker --broker ADDR [--threads N] [--class C] [--supervise] [--curve-key FILE
+// --broker-key FILE.pub]: evaluates jobs from a broker.
 #include <unistd.h>
 
 #include <csignal>
@@ -26,6 +27,8 @@ void RegisterWorker(CLI::App& app) {
   cmd->add_option("--credit", opts->credit, "jobs outstanding at once")->capture_default_str();
   cmd->add_option("--id", opts->worker_id, "worker id (default host-pid-random)");
   cmd->add_option("--test-mode", opts->test_mode, "benchmarks: echo | sleep-<ms>");
+  cmd->add_option("--curve-key", opts->curve_key_file, "own CURVE secret key file (for a secured broker)");
+  cmd->add_option("--broker-key", opts->broker_key_file, "the broker's CURVE public key file (.pub)");
   cmd->add_flag("--no-fork", *no_fork, "evaluate in this process (a crash takes the worker down)");
   cmd->add_flag("--supervise", *supervise, "restart the worker when it crashes");
   cmd->callback([opts, supervise, no_fork] {
@@ -45,6 +48,8 @@ void RegisterWorker(CLI::App& app) {
       if (!opts->worker_id.empty()) { argv.push_back("--id"); argv.push_back(opts->worker_id); }
       if (!opts->test_mode.empty()) { argv.push_back("--test-mode"); argv.push_back(opts->test_mode); }
       if (*no_fork) argv.push_back("--no-fork");
+      if (!opts->curve_key_file.empty()) { argv.push_back("--curve-key"); argv.push_back(opts->curve_key_file); }
+      if (!opts->broker_key_file.empty()) { argv.push_back("--broker-key"); argv.push_back(opts->broker_key_file); }
       ExitCode() = worker::RunSupervised(argv);
       return;
     }

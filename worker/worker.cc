@@ -47,7 +47,7 @@ struct CachedModule {
 
 class WorkerLoop {
  public:
-  explicit WorkerLoop(const WorkerOptions& o) : opts_(o) {
+  WorkerLoop(const WorkerOptions& o, proto::CurveClientKeys curve) : opts_(o), curve_(std::move(curve)) {
     settings_.threads = o.threads;
     settings_.fork = o.fork;
     settings_.hardware_class = o.hardware_class;
@@ -71,6 +71,7 @@ class WorkerLoop {
   void ExecutorMain();
 
   WorkerOptions opts_;
+  proto::CurveClientKeys curve_;
   EvalSettings settings_;
   bool echo_ = false;
   std::string id_;
@@ -92,7 +93,7 @@ class WorkerLoop {
 
 absl::Status WorkerLoop::Connect() {
   sock_.reset();
-  auto s = proto::ConnectDealer(ctx_, opts_.broker, id_);
+  auto s = proto::ConnectDealer(ctx_, opts_.broker, id_, &curve_);
   if (!s.ok()) return s.status();
   sock_ = std::make_unique<zmq::socket_t>(std::move(*s));
   last_heard_ms_ = proto::NowMs();
@@ -318,7 +319,10 @@ absl::Status WorkerLoop::Run(std::atomic<bool>* stop) {
 
 absl::Status RunWorker(const WorkerOptions& options, std::atomic<bool>* stop) {
   if (options.broker.empty()) return absl::InvalidArgumentError("--broker is required");
-  WorkerLoop loop(options);
+  absl::StatusOr<proto::CurveClientKeys> curve =
+      proto::LoadCurveClientKeys(options.curve_key_file, options.broker_key_file);
+  if (!curve.ok()) return curve.status();
+  WorkerLoop loop(options, std::move(*curve));
   return loop.Run(stop);
 }
 

@@ -27,6 +27,8 @@ struct WorkerOptions {
   std::string test_mode;              // "" | "echo" | "sleep-<ms>"
   int heartbeat_ms = kWorkerHeartbeatMs;
   int liveness = kWorkerLiveness;
+  std::string curve_key_file;         // own CURVE secret key file ("" = CURVE off)
+  std::string broker_key_file;        // the broker's CURVE public key file
 };
 
 // Serves jobs until the broker sends DISCONNECT, `stop` becomes true, or a fatal error.
