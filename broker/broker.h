@@ -133,6 +133,8 @@ class Broker {
   // Control (broker_status.cc).
   void OnControl(const std::string& identity, std::string_view body, bool control_socket);
   void RecordLatency(double seconds);
+  // Remembers the relative spread (MAD/median) of a measured OK record for the metrics.
+  void RecordSpread(const std::string& record);
 
   BrokerOptions opts_;
   std::atomic<bool> stop_{false};
@@ -164,6 +166,10 @@ class Broker {
   int64_t completed_total_ = 0, cache_hits_ = 0, rejected_ = 0, requeued_ = 0, lost_workers_ = 0;
   int64_t rejected_logged_at_ = 0;
   std::vector<double> latencies_;  // ring of recent submit->result seconds
+  std::vector<double> spreads_;    // ring of recent MAD/median of measured costs
+  size_t spread_next_ = 0;
+  // Workers lost recently (shown as state "lost" in status until they rejoin or 10 minutes pass).
+  std::vector<std::pair<int64_t, Worker>> lost_recent_;
   size_t latency_next_ = 0;
   int64_t tput_bucket_[16] = {};   // completions per second, ring by second
   int64_t tput_second_[16] = {};

@@ -195,6 +195,7 @@ void Broker::Complete(const std::string& job_id, std::string record, JobStatus s
   if (job->queued) --pending_count_;  // its queue entry is skipped lazily
   ++completed_total_;
   RecordLatency(double(proto::NowUs() - job->submitted_us) * 1e-6);
+  if (status == JobStatus::kOk) RecordSpread(record);
   std::string status_name(proto::StatusWireName(status));
   std::string key = job->cache_key;
   if (!key.empty()) {
@@ -353,6 +354,8 @@ void Broker::LoseWorker(const std::string& identity, const char* why) {
   log::broker().warn("worker {} lost ({}), re-queueing {} jobs", wit->second.caps.worker_id, why,
                      leased.size());
   ++lost_workers_;
+  lost_recent_.push_back({proto::NowMs(), wit->second});
+  if (lost_recent_.size() > 256) lost_recent_.erase(lost_recent_.begin());
   workers_.erase(wit);
   // A job that was running when its worker died may have killed it: it counts as a crash.
   for (const std::string& id : leased) RequeueOrPoison(id, identity, true);

@@ -2,6 +2,7 @@
 // `hlox status`, metrics and the dashboard read. Control runs on the loop thread between
 // messages; it never waits on an evaluation because the broker never does.
 #include <algorithm>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "broker/broker.h"
@@ -28,6 +29,18 @@ void Broker::RecordLatency(double seconds) {
   ++tput_bucket_[slot];
 }
 
+void Broker::RecordSpread(const std::string& record) {
+  absl::StatusOr<ResultRecord> r = proto::DecodeRecord(record);
+  if (!r.ok() || r->cost.median <= 0 || r->cost.samples.empty()) return;
+  double spread = r->cost.mad / r->cost.median;
+  if (spreads_.size() < 4096) {
+    spreads_.push_back(spread);
+  } else {
+    spreads_[spread_next_] = spread;
+    spread_next_ = (spread_next_ + 1) % spreads_.size();
+  }
+}
+
 std::string Broker::StatusJson() const {
   using nlohmann::json;
   int64_t now = proto::NowMs();
@@ -41,6 +54,20 @@ std::string Broker::StatusJson() const {
                        {"cores", w.caps.cores}, {"threads", w.caps.threads},
                        {"last_heartbeat_age_s", double(now - w.last_seen_ms) / 1000.0},
                        {"uptime_s", double(now - w.registered_ms) / 1000.0},
+                       {"version", w.caps.version}});
+  }
+  // Lost workers stay listed (state "lost") for 10 minutes unless the same worker id rejoined.
+  std::set<std::string> live;
+  for (const auto& [id, w] : workers_) live.insert(w.caps.worker_id);
+  for (const auto& [lost_ms, w] : lost_recent_) {
+    if (now - lost_ms > 600000 || live.count(w.caps.worker_id)) continue;
+    live.insert(w.caps.worker_id);
+    workers.push_back({{"id", w.caps.worker_id}, {"host", w.caps.host},
+                       {"hardware_class", w.caps.hardware_class}, {"state", "lost"},
+                       {"jobs_done", w.done}, {"jobs_failed", w.failed}, {"in_flight", 0},
+                       {"credit", w.caps.credit}, {"cores", w.caps.cores}, {"threads", w.caps.threads},
+                       {"last_heartbeat_age_s", double(now - w.last_seen_ms) / 1000.0},
+                       {"uptime_s", double(lost_ms - w.registered_ms) / 1000.0},
                        {"version", w.caps.version}});
   }
   json campaigns = json::object();
@@ -66,6 +93,22 @@ std::string Broker::StatusJson() const {
     std::nth_element(lat.begin(), lat.begin() + static_cast<std::ptrdiff_t>(k), lat.end());
     return lat[k];
   };
+  // Latency histogram over the recent window (Prometheus-style cumulative buckets).
+  json buckets = json::array();
+  double lat_sum = 0;
+  for (double v : lat) lat_sum += v;
+  for (double le : {0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 30.0}) {
+    buckets.push_back({le, std::count_if(lat.begin(), lat.end(), [&](double v) { return v <= le; })});
+  }
+  buckets.push_back({nullptr, lat.size()});
+  json by_status = json::object();
+  for (const auto& [id, d] : done_) by_status[d.status] = by_status.value(d.status, 0) + 1;
+  std::vector<double> spreads = spreads_;
+  double spread = 0;
+  if (!spreads.empty()) {
+    std::nth_element(spreads.begin(), spreads.begin() + spreads.size() / 2, spreads.end());
+    spread = spreads[spreads.size() / 2];
+  }
   json j = {{"broker", {{"instance", instance_}, {"uptime_s", double(now - started_ms_) / 1000.0},
                         {"version", HLOX_VERSION}, {"protocol", proto::kVersion},
                         {"durable", store_->durable()}}},
@@ -75,9 +118,11 @@ std::string Broker::StatusJson() const {
             {"totals", {{"completed", completed_total_}, {"cache_hits", cache_hits_},
                         {"rejected_messages", rejected_}, {"requeued", requeued_},
                         {"lost_workers", lost_workers_}, {"stored_results", done_.size()},
-                        {"modules", modules_.size()}}},
+                        {"modules", modules_.size()}, {"by_status", by_status}}},
+            {"cost_spread", spread},
             {"throughput_jobs_per_s", double(recent) / 10.0},
-            {"latency_s", {{"p50", pct(0.50)}, {"p99", pct(0.99)}, {"samples", lat.size()}}}};
+            {"latency_s", {{"p50", pct(0.50)}, {"p99", pct(0.99)}, {"samples", lat.size()},
+                           {"sum", lat_sum}, {"buckets", buckets}}}};
   return j.dump();
 }
 

@@ -2,7 +2,11 @@
 // indices. Elementwise nodes evaluate their operands on the same set (contiguous blocks stay
 // contiguous and parameters are read in place); index-map nodes translate the set into their
 // operand's indices, turning it back into a contiguous range whenever the result is one.
+// Index sets are walked by stepping coords (CoordWalker) rather than dividing per element;
+// concatenations of contiguous sets run per contiguous operand range; small computed
+// operands of broadcast-like maps are computed once per evaluator and gathered.
 #include <algorithm>
+#include <climits>
 #include <cstring>
 
 #include "runtime/fused_node.h"
@@ -12,6 +16,8 @@ namespace hlox::rt {
 namespace {
 
 constexpr int64_t kChunkBytes = 1 << 20;
+// Largest operand (elements) of a broadcast-like node that BlockEval computes once per run.
+constexpr int64_t kMaxHoisted = 16384;
 
 template <typename F>
 void WithKind(VKind k, F&& f) {
@@ -29,6 +35,64 @@ inline void Decompose(int64_t lin, const std::vector<int64_t>& strides, int64_t*
     lin -= coords[d] * strides[d];
   }
 }
+
+// Walks the coords of a sequence of row-major linear indices. When consecutive indices differ
+// by one of the shape's strides (contiguous runs, transposed walks), the coords are stepped
+// with carries instead of recomputed with one division per dim.
+class CoordWalker {
+ public:
+  // `coef` (optional, one per dim) makes the walker keep dot(coords, coef) in acc().
+  CoordWalker(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides,
+              int64_t* coords, const int64_t* coef = nullptr)
+      : dims_(dims), strides_(strides), coords_(coords), coef_(coef), rank_(dims.size()) {}
+
+  int64_t acc() const { return acc_; }
+
+  // Moves the coords to linear index `lin` (any index; steps are only a fast path).
+  void MoveTo(int64_t lin) {
+    const int64_t delta = lin - prev_;
+    prev_ = lin;
+    if (started_ && delta > 0) {
+      if (delta != step_) {
+        step_dim_ = -1;
+        for (size_t d = rank_; d-- > 0;) {
+          if (strides_[d] == delta) {
+            step_dim_ = static_cast<int64_t>(d);
+            break;
+          }
+        }
+        step_ = delta;
+      }
+      if (step_dim_ >= 0) {
+        for (size_t d = static_cast<size_t>(step_dim_) + 1; d-- > 0;) {
+          if (coef_ != nullptr) acc_ += coef_[d];
+          if (++coords_[d] < dims_[d] || d == 0) return;
+          if (coef_ != nullptr) acc_ -= coef_[d] * coords_[d];
+          coords_[d] = 0;
+        }
+        return;
+      }
+    }
+    started_ = true;
+    Decompose(lin, strides_, coords_);
+    if (coef_ != nullptr) {
+      acc_ = 0;
+      for (size_t d = 0; d < rank_; ++d) acc_ += coords_[d] * coef_[d];
+    }
+  }
+
+ private:
+  const std::vector<int64_t>& dims_;
+  const std::vector<int64_t>& strides_;
+  int64_t* coords_;
+  const int64_t* coef_;
+  size_t rank_;
+  int64_t acc_ = 0;
+  bool started_ = false;
+  int64_t prev_ = 0;
+  int64_t step_ = 0;
+  int64_t step_dim_ = -1;
+};
 
 }  // namespace
 
@@ -57,7 +121,7 @@ void Arena::Reset() {
 BlockEval::BlockEval(const std::vector<FusedNode>& nodes, const std::vector<const Buffer*>& params,
                      Arena& arena)
     : nodes_(nodes), params_(params), arena_(arena), memo_id_(nodes.size(), 0),
-      memo_ptr_(nodes.size(), nullptr) {}
+      memo_ptr_(nodes.size(), nullptr), hoisted_(nodes.size()) {}
 
 void BlockEval::NewBlock() {
   arena_.Reset();
@@ -109,24 +173,55 @@ const void* BlockEval::EvalAffine(const FusedNode& nd, const IndexSet& set, int6
       }
     }
   } else {
+    CoordWalker walk(nd.dims, nd.strides, coords, nd.coef.data());
     for (int64_t j = 0; j < n; ++j) {
-      Decompose(set.idx[j], nd.strides, coords);
-      int64_t lin = offset;
-      for (size_t d = 0; d < rank; ++d) lin += coords[d] * nd.coef[d];
-      idx[j] = lin;
+      walk.MoveTo(set.idx[j]);
+      idx[j] = offset + walk.acc();
     }
   }
   bool contiguous = true;
   for (int64_t j = 1; j < n && contiguous; ++j) contiguous = idx[j] == idx[j - 1] + 1;
+  if (!contiguous) {
+    // A small computed operand read many times per element (e.g. per-channel batch-norm
+    // scales broadcast over NCHW): compute it once over its whole domain, then gather.
+    const FusedNode& opn = nodes_[nd.operands[0]];
+    int64_t op_count = 1, count = 1;
+    for (int64_t d : nd.op_dims) op_count *= d;
+    for (int64_t d : nd.dims) count *= d;
+    if (opn.op != NodeOp::kParam && opn.op != NodeOp::kConstant && op_count <= kMaxHoisted &&
+        op_count * 16 <= count) {
+      const void* full = Hoisted(nd.operands[0], op_count);
+      void* out = arena_.Alloc(KindBytes(opn.kind) * n + 8);
+      WithKind(opn.kind, [&](auto tag) {
+        using T = decltype(tag);
+        const T* f = static_cast<const T*>(full);
+        T* o = static_cast<T*>(out);
+        for (int64_t j = 0; j < n; ++j) o[j] = f[idx[j]];
+      });
+      return out;
+    }
+  }
   IndexSet next{n, n > 0 ? idx[0] : 0, contiguous ? nullptr : idx, NewSetId()};
   return Eval(nd.operands[0], next);
+}
+
+const void* BlockEval::Hoisted(int node, int64_t count) {
+  std::vector<uint8_t>& h = hoisted_[node];
+  if (h.empty()) {
+    const void* v = Eval(node, IndexSet{count, 0, nullptr, NewSetId()});
+    const int64_t bytes = KindBytes(nodes_[node].kind) * count;
+    h.resize(static_cast<size_t>(bytes) + 8);
+    std::memcpy(h.data(), v, static_cast<size_t>(bytes));
+  }
+  return h.data();
 }
 
 const void* BlockEval::EvalLayoutBitcast(const FusedNode& nd, const IndexSet& set) {
   int64_t* idx = static_cast<int64_t*>(arena_.Alloc(8 * set.n + 8));
   int64_t coords[16];
+  CoordWalker walk(nd.dims, nd.strides, coords);
   for (int64_t j = 0; j < set.n; ++j) {
-    Decompose(set.at(j), nd.strides, coords);
+    walk.MoveTo(set.at(j));
     int64_t p = 0;
     for (size_t d = 0; d < nd.dims.size(); ++d) p += coords[d] * nd.out_phys_strides[d];
     int64_t lin = 0;
@@ -143,8 +238,9 @@ const void* BlockEval::EvalLayoutBitcast(const FusedNode& nd, const IndexSet& se
 const void* BlockEval::EvalPad(const FusedNode& nd, const IndexSet& set) {
   std::vector<int64_t> pos, op_idx;
   int64_t coords[16];
+  CoordWalker walk(nd.dims, nd.strides, coords);
   for (int64_t j = 0; j < set.n; ++j) {
-    Decompose(set.at(j), nd.strides, coords);
+    walk.MoveTo(set.at(j));
     int64_t lin = 0;
     bool valid = true;
     for (size_t d = 0; d < nd.dims.size() && valid; ++d) {
@@ -173,31 +269,82 @@ const void* BlockEval::EvalPad(const FusedNode& nd, const IndexSet& set) {
   return out;
 }
 
-const void* BlockEval::EvalConcat(const FusedNode& nd, const IndexSet& set) {
-  const size_t parts = nd.operands.size();
-  std::vector<std::vector<int64_t>> pos(parts), op_idx(parts);
-  int64_t coords[16];
+const void* BlockEval::EvalConcatRuns(const FusedNode& nd, const IndexSet& set,
+                                      const std::vector<int64_t>& size) {
+  // A contiguous set crosses the operands in long runs (each a contiguous range of one
+  // operand): evaluate each run as a contiguous set and copy it into place.
   const int64_t cd = nd.concat_dim;
-  for (int64_t j = 0; j < set.n; ++j) {
-    Decompose(set.at(j), nd.strides, coords);
+  const int64_t inner = nd.strides[cd];
+  const int64_t row = nd.dims[cd] * inner;
+  const size_t parts = nd.operands.size();
+  const int64_t bytes = KindBytes(nd.kind);
+  uint8_t* out = static_cast<uint8_t*>(arena_.Alloc(bytes * set.n + 8));
+  int64_t j = 0;
+  while (j < set.n) {
+    const int64_t lin = set.start + j;
+    const int64_t o = lin / row, r = lin % row;
+    const int64_t c = r / inner;
     size_t k = parts - 1;
-    while (k > 0 && coords[cd] < nd.concat_starts[k]) --k;
-    const FusedNode& opn = nodes_[nd.operands[k]];
-    coords[cd] -= nd.concat_starts[k];
-    int64_t lin = 0;
-    for (size_t d = 0; d < nd.dims.size(); ++d) lin += coords[d] * opn.strides[d];
-    pos[k].push_back(j);
-    op_idx[k].push_back(lin);
+    while (k > 0 && c < nd.concat_starts[k]) --k;
+    const int64_t seg_end = (nd.concat_starts[k] + size[k]) * inner;
+    const int64_t len = std::min(set.n - j, seg_end - r);
+    const int64_t op_start = (o * size[k] + c - nd.concat_starts[k]) * inner + r % inner;
+    const void* vals = Eval(nd.operands[k], IndexSet{len, op_start, nullptr, NewSetId()});
+    std::memcpy(out + j * bytes, vals, static_cast<size_t>(len * bytes));
+    j += len;
+  }
+  return out;
+}
+
+const void* BlockEval::EvalConcat(const FusedNode& nd, const IndexSet& set) {
+  // Views the result as [outer, concat dim, inner]: operand k's index of (o, c, i) is
+  // (o * size_k + c - start_k) * inner + i, so no per-dim arithmetic is needed per element.
+  const size_t parts = nd.operands.size();
+  const int64_t cd = nd.concat_dim;
+  const int64_t inner = nd.strides[cd];
+  const int64_t cdim = nd.dims[cd];
+  int64_t outer = 1;
+  for (int64_t d = 0; d < cd; ++d) outer *= nd.dims[d];
+  const std::vector<int64_t> dims3 = {outer, cdim, inner};
+  const std::vector<int64_t> strides3 = {cdim * inner, inner, 1};
+  std::vector<int64_t> size(parts);
+  int64_t min_run = INT64_MAX;
+  for (size_t k = 0; k < parts; ++k) {
+    size[k] = nodes_[nd.operands[k]].dims[cd];
+    min_run = std::min(min_run, size[k] * inner);
+  }
+  if (set.idx == nullptr && min_run >= 64) return EvalConcatRuns(nd, set, size);
+  std::vector<int64_t*> pos(parts), op_idx(parts);
+  std::vector<int64_t> cnt(parts, 0);
+  for (size_t k = 0; k < parts; ++k) {
+    pos[k] = static_cast<int64_t*>(arena_.Alloc(8 * set.n + 8));
+    op_idx[k] = static_cast<int64_t*>(arena_.Alloc(8 * set.n + 8));
+  }
+  int64_t coords[3];
+  CoordWalker walk(dims3, strides3, coords);
+  size_t k = 0;
+  for (int64_t j = 0; j < set.n; ++j) {
+    walk.MoveTo(set.at(j));
+    const int64_t c = coords[1];
+    while (k + 1 < parts && c >= nd.concat_starts[k + 1]) ++k;
+    while (k > 0 && c < nd.concat_starts[k]) --k;
+    pos[k][cnt[k]] = j;
+    op_idx[k][cnt[k]++] = (coords[0] * size[k] + c - nd.concat_starts[k]) * inner + coords[2];
   }
   void* out = arena_.Alloc(KindBytes(nd.kind) * set.n + 8);
-  for (size_t k = 0; k < parts; ++k) {
-    if (pos[k].empty()) continue;
-    const void* vals = EvalSubset(nd.operands[k], op_idx[k]);
+  for (size_t q = 0; q < parts; ++q) {
+    const int64_t m = cnt[q];
+    if (m == 0) continue;
+    bool contiguous = true;
+    for (int64_t t = 1; t < m && contiguous; ++t) contiguous = op_idx[q][t] == op_idx[q][t - 1] + 1;
+    const void* vals =
+        Eval(nd.operands[q], IndexSet{m, op_idx[q][0], contiguous ? nullptr : op_idx[q], NewSetId()});
     WithKind(nd.kind, [&](auto tag) {
       using T = decltype(tag);
       T* o = static_cast<T*>(out);
       const T* v = static_cast<const T*>(vals);
-      for (size_t i = 0; i < pos[k].size(); ++i) o[pos[k][i]] = v[i];
+      const int64_t* pq = pos[q];
+      for (int64_t t = 0; t < m; ++t) o[pq[t]] = v[t];
     });
   }
   return out;

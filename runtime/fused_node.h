@@ -91,9 +91,13 @@ class BlockEval {
   const void* EvalAffine(const FusedNode& nd, const IndexSet& set, int64_t offset);
   const void* EvalPad(const FusedNode& nd, const IndexSet& set);
   const void* EvalConcat(const FusedNode& nd, const IndexSet& set);
+  const void* EvalConcatRuns(const FusedNode& nd, const IndexSet& set,
+                             const std::vector<int64_t>& size);
   const void* EvalLayoutBitcast(const FusedNode& nd, const IndexSet& set);
   const void* EvalSubset(int node, const std::vector<int64_t>& idx);
   int64_t ScalarInt(int node);
+  // All `count` values of `node`, computed once per BlockEval (small broadcast operands).
+  const void* Hoisted(int node, int64_t count);
 
   const std::vector<FusedNode>& nodes_;
   const std::vector<const Buffer*>& params_;
@@ -101,6 +105,7 @@ class BlockEval {
   uint64_t set_counter_ = 0;
   std::vector<uint64_t> memo_id_;
   std::vector<const void*> memo_ptr_;
+  std::vector<std::vector<uint8_t>> hoisted_;  // per node; empty until Hoisted computes it
 };
 
 // Bytes per element of a kind's storage.

@@ -168,7 +168,11 @@ void ReduceTyped(const std::vector<FusedNode>& nodes, const FusedNode& nd,
             }
             for (int64_t j = 0; j < mm; ++j) idx[(r - r0) * mm + j] = base[j] + roff;
           }
-          const T* p = static_cast<const T*>(ev.Eval(in, IndexSet{len * mm, 0, idx, ev.NewSetId()}));
+          // Reducing leading dims makes the positions one contiguous range: evaluate it as such.
+          bool contiguous = true;
+          for (int64_t q = 1; q < len * mm && contiguous; ++q) contiguous = idx[q] == idx[q - 1] + 1;
+          const IndexSet set{len * mm, idx[0], contiguous ? nullptr : idx, ev.NewSetId()};
+          const T* p = static_cast<const T*>(ev.Eval(in, set));
           for (int64_t r = 0; r < len; ++r) {
             for (int64_t j = 0; j < mm; ++j) acc[j] = Combine(op, acc[j], p[r * mm + j]);
           }

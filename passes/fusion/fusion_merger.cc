@@ -36,10 +36,17 @@ bool HasExpensiveOp(const Instruction& fusion) {
   return false;
 }
 
-// Merge when it duplicates no expensive work and keeps every consumer small.
+// Most instructions the default policy duplicates in all (body size x extra consumers).
+// Recomputing a long body in every consumer costs more than materializing it once, and
+// repeated merges compound (a layer-norm backward ended up in six fusions).
+constexpr int64_t kMaxDefaultDuplicated = 8;
+
+// Merge when it duplicates no expensive work and little work at all, and keeps every
+// consumer small.
 bool DefaultMerge(const Instruction& p) {
   if (p.user_count() > 1 && HasExpensiveOp(p)) return false;
   int64_t size = fusion::FusedInstructionCount(p);
+  if ((p.user_count() - 1) * size > kMaxDefaultDuplicated) return false;
   for (const Instruction* u : p.users()) {
     if (fusion::FusedInstructionCount(*u) + size > kMaxDefaultMergedSize) return false;
   }

@@ -28,10 +28,28 @@ bool AllUsersElementwise(const Instruction& instr) {
   return true;
 }
 
-// The XLA-like heuristic: fuse cheap producers everywhere, expensive ones only when they have
-// a single consumer; never grow a consumer fusion past kMaxDefaultFusionSize.
+// Producers the default policy duplicates into several consumers: ones that read at most one
+// value per element and compute nothing. Duplicating computing producers compounds (their own
+// producers are then fused into every copy), which made whole elementwise chains (e.g. a
+// layer-norm backward) run once per consumer fusion.
+bool CheapToDuplicate(const Instruction& producer) {
+  switch (producer.opcode()) {
+    case Opcode::kBroadcast:
+    case Opcode::kConstant:
+    case Opcode::kIota:
+    case Opcode::kReshape:
+    case Opcode::kBitcast:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The XLA-like heuristic: fuse producers with a single consumer, duplicate only trivially
+// cheap ones (CheapToDuplicate) into several; never grow a consumer fusion past
+// kMaxDefaultFusionSize.
 bool DefaultFuse(const Instruction& producer) {
-  if (fusion::IsExpensive(producer.opcode()) && producer.user_count() > 1) return false;
+  if (producer.user_count() > 1 && !CheapToDuplicate(producer)) return false;
   for (const Instruction* u : producer.users()) {
     if (u->opcode() == Opcode::kFusion && fusion::FusedInstructionCount(*u) >= kMaxDefaultFusionSize) {
       return false;
