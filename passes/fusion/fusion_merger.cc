@@ -98,10 +98,7 @@ class FusionMerger : public Pass {
                                     const DecisionVector& decisions) override {
     HLOX_RETURN_IF_ERROR(ValidateDecisions(sites, decisions));
     ApplyReport report;
-    std::unordered_map<std::string, Instruction*> by_name;
-    for (Computation* comp : fusion::FusibleComputations(module)) {
-      for (const auto& i : comp->instructions()) by_name[i->name()] = i.get();
-    }
+    std::unordered_map<std::string, Instruction*> by_name = fusion::InstructionsByName(module);
     std::vector<Computation*> touched;
     for (size_t s = 0; s < sites.size(); ++s) {
       if (decisions[s] == 0) continue;

@@ -108,6 +108,14 @@ bool IsFusibleProducer(const Instruction& instr) {
   return true;
 }
 
+std::unordered_map<std::string, Instruction*> InstructionsByName(const Module& module) {
+  std::unordered_map<std::string, Instruction*> by_name;
+  for (Computation* comp : FusibleComputations(module)) {
+    for (const auto& i : comp->instructions()) by_name[i->name()] = i.get();
+  }
+  return by_name;
+}
+
 std::vector<Computation*> FusibleComputations(const Module& module) {
   std::unordered_set<const Computation*> excluded;
   for (const auto& c : module.computations()) {

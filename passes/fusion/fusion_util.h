@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -24,6 +26,8 @@ bool IsFusibleConsumer(const Instruction& instr);
 // Computations the fusion passes work on: not fusion bodies and not reducers/comparators
 // (to_apply of reduce, map, sort, scatter, ...). Deterministic (module post order).
 std::vector<Computation*> FusibleComputations(const Module& module);
+// Instructions of the fusible computations by name (how Apply finds each site's anchor).
+std::unordered_map<std::string, Instruction*> InstructionsByName(const Module& module);
 // Instructions that appear as control predecessors in `comp` (never fused).
 std::unordered_set<const Instruction*> ControlPredecessors(const Computation& comp);
 
