@@ -328,7 +328,8 @@ absl::StatusOr<Shape> InferInstructionShapeImpl2(const Instruction& instr) {
     case Opcode::kReplicaId: return Shape(PrimitiveType::kU32, {});
     case Opcode::kAfterAll: return Shape::Token();
     case Opcode::kIota: return InferIota(instr);
-    case Opcode::kParameter: return Declared(instr);
+    case Opcode::kParameter:
+    case Opcode::kRngGetAndUpdateState: return Declared(instr);
     case Opcode::kMap: return InferMap(instr);
     case Opcode::kAllReduce: return InferAllReduce(instr);
     case Opcode::kAllGather:
