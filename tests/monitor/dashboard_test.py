@@ -68,6 +68,34 @@ def main():
         subprocess.run([chromium, *flags, "--window-size=1000,600", f"--screenshot={shot}", url],
                        capture_output=True, timeout=120)
         check(os.path.exists(shot) and os.path.getsize(shot) > 1000, f"screenshot written ({shot})")
+        # Jobs through the fleet: final statuses, latency histogram and cost spread appear.
+        example = os.path.join(os.environ.get("HLOX_SOURCE_DIR", "."), "examples", "mlp_train_small.hlo")
+        r = subprocess.run([HLOX, "search", example, "--algo", "random", "--budget", "4", "--broker", addr,
+                            "--no-verdict", "--json"], capture_output=True, text=True, timeout=120)
+        check(r.returncode == 0 and json.loads(r.stdout)["evaluations"] == 4, "a search ran through the broker")
+        text = urllib.request.urlopen(f"http://127.0.0.1:{metrics}/metrics", timeout=5).read().decode()
+        ok_jobs = [l for l in text.splitlines() if l.startswith('hlox_jobs_total{status="OK"}')]
+        check(ok_jobs and float(ok_jobs[0].split()[-1]) >= 4, "/metrics counts jobs by final status")
+        check('hlox_job_latency_seconds_bucket{le="+Inf"}' in text, "/metrics has a latency histogram")
+        check("hlox_cost_relative_spread" in text, "/metrics reports the spread of measured costs")
+        table = subprocess.run([HLOX, "status", "--broker", addr], capture_output=True, text=True).stdout
+        check("dash-w1" in table and "dash-w2" in table and "in flight" in table, "hlox status prints the table")
+        watch = subprocess.run(["timeout", "2.5", HLOX, "status", "--broker", addr, "--watch", "--interval", "0.5"],
+                               capture_output=True, text=True)
+        check(watch.stdout.count("WORKER") >= 2 and "\x1b[2J" in watch.stdout, "--watch refreshes in place")
+        # A worker killed without a goodbye is shown as lost, in status and in /metrics.
+        procs[2].kill()
+        lost = False
+        for _ in range(100):
+            st = json.loads(subprocess.run([HLOX, "status", "--broker", addr, "--json"], capture_output=True,
+                                           text=True).stdout)
+            if any(w["id"] == "dash-w2" and w["state"] == "lost" for w in st["workers"]):
+                lost = True
+                break
+            time.sleep(0.1)
+        check(lost, "a killed worker shows state lost")
+        text = urllib.request.urlopen(f"http://127.0.0.1:{metrics}/metrics", timeout=5).read().decode()
+        check('hlox_workers{state="lost"} 1' in text, "/metrics counts the lost worker")
     finally:
         for p in procs:
             p.terminate()
