@@ -164,6 +164,7 @@ class Broker {
 
   // Statistics for status.
   int64_t completed_total_ = 0, cache_hits_ = 0, rejected_ = 0, requeued_ = 0, lost_workers_ = 0;
+  int64_t lease_expiries_ = 0;  // leases ended by a lost worker or a run timeout
   int64_t rejected_logged_at_ = 0;
   std::vector<double> latencies_;  // ring of recent submit->result seconds
   std::vector<double> spreads_;    // ring of recent MAD/median of measured costs

@@ -354,6 +354,7 @@ void Broker::LoseWorker(const std::string& identity, const char* why) {
   log::broker().warn("worker {} lost ({}), re-queueing {} jobs", wit->second.caps.worker_id, why,
                      leased.size());
   ++lost_workers_;
+  lease_expiries_ += static_cast<int64_t>(leased.size());
   lost_recent_.push_back({proto::NowMs(), wit->second});
   if (lost_recent_.size() > 256) lost_recent_.erase(lost_recent_.begin());
   workers_.erase(wit);
@@ -372,6 +373,7 @@ void Broker::ExpireJobs(int64_t now_ms) {
   }
   for (auto& [id, running] : expired) {
     if (running) {
+      ++lease_expiries_;
       std::string wid = jobs_[id]->worker;
       CompleteWith(id, JobStatus::kTimeout, "lease expired: no result within the run timeout");
       if (auto w = workers_.find(wid); w != workers_.end()) ReleaseCredit(w->second, id);

@@ -55,7 +55,8 @@ std::string PrometheusText(const nlohmann::json& s) {
       {"completed", "Jobs finished (any final status)."},
       {"cache_hits", "Jobs answered from the result cache."},
       {"requeued", "Leases re-queued after a worker died, went silent or crashed."},
-      {"lost_workers", "Workers declared lost (lease expiries follow)."},
+      {"lost_workers", "Workers declared lost."},
+      {"lease_expiries", "Job leases that ended without a result (lost worker or run timeout)."},
       {"rejected_messages", "Malformed or hostile messages refused."},
   };
   for (const auto& [key, help] : counters) {
