@@ -135,6 +135,24 @@ std::string FormatSessionTable(const SessionOptions& o, const SessionResult& r) 
 
 namespace {
 
+// The final paired measurement: up to 30 interleaved rounds within 3 s.
+TimingProtocol VerdictProtocol() {
+  TimingProtocol p;
+  p.max_samples = 30;
+  p.time_cap_seconds = 3;
+  return p;
+}
+
+// Turns a paired candidate/baseline ratio into the session's speedup and interval; a failed
+// measurement leaves the search's own estimate.
+void ApplyVerdict(const absl::StatusOr<PairedResult>& paired, SessionResult& r) {
+  if (!paired.ok() || paired->ratio <= 0) return;
+  r.best_speedup = 1.0 / paired->ratio;
+  r.ci_low = 1.0 / paired->ci_high;
+  r.ci_high = 1.0 / paired->ci_low;
+  r.verdict_measured = true;
+}
+
 // --algo pass-order: REINFORCE over pass sequences with op-count reward; the best sequence is
 // then measured against the default pipeline.
 absl::StatusOr<SessionResult> RunPassOrderSession(const SessionOptions& o, const Module& module) {
@@ -161,16 +179,7 @@ absl::StatusOr<SessionResult> RunPassOrderSession(const SessionOptions& o, const
       best = std::move(step.module);
     }
     HLOX_ASSIGN_OR_RETURN(std::unique_ptr<Module> def, RunPipeline(module, "default", {}));
-    TimingProtocol protocol;
-    protocol.max_samples = 30;
-    protocol.time_cap_seconds = 3;
-    absl::StatusOr<PairedResult> paired = PairedModules(*def, *best, protocol, o.threads, o.search.seed);
-    if (paired.ok() && paired->ratio > 0) {
-      r.best_speedup = 1.0 / paired->ratio;
-      r.ci_low = 1.0 / paired->ci_high;
-      r.ci_high = 1.0 / paired->ci_low;
-      r.verdict_measured = true;
-    }
+    ApplyVerdict(PairedModules(*def, *best, VerdictProtocol(), o.threads, o.search.seed), r);
   }
   return r;
 }
@@ -221,18 +230,9 @@ absl::StatusOr<SessionResult> RunSearchSession(const SessionOptions& o) {
   r.sites = space.size();
   r.best_speedup = r.search.speedup();
   if (o.verdict && r.search.best != space.defaults && std::isfinite(r.search.best_cost)) {
-    TimingProtocol protocol;
-    protocol.max_samples = 30;
-    protocol.time_cap_seconds = 3;
-    absl::StatusOr<PairedResult> paired = PairedVerdict(*module, o.pipeline, space.Decisions(space.defaults),
-                                                        space.Decisions(r.search.best), protocol, o.threads,
-                                                        o.search.seed);
-    if (paired.ok() && paired->ratio > 0) {
-      r.best_speedup = 1.0 / paired->ratio;
-      r.ci_low = 1.0 / paired->ci_high;
-      r.ci_high = 1.0 / paired->ci_low;
-      r.verdict_measured = true;
-    }
+    ApplyVerdict(PairedVerdict(*module, o.pipeline, space.Decisions(space.defaults),
+                               space.Decisions(r.search.best), VerdictProtocol(), o.threads, o.search.seed),
+                 r);
   } else if (o.verdict) {
     r.best_speedup = 1.0;  // the default policy itself is the best configuration found
   }
