@@ -15,8 +15,10 @@ namespace hlox {
 struct TimingProtocol {
   int warmups = 2;
   int min_samples = 5;
-  int max_samples = 50;
-  double target_rel_spread = 0.02;  // stop when MAD/median falls under this
+  int max_samples = 100;
+  // Stop once the median is known this precisely: its estimated relative standard error,
+  // 1.858 * MAD / (median * sqrt(n)) (see MedianRelativeError), falls under this.
+  double target_rel_error = 0.004;
   double time_cap_seconds = 2.0;    // stop measuring after this long
   double min_sample_seconds = 1e-3; // batch calls until one sample takes at least this
   std::string ToString() const;

@@ -50,12 +50,9 @@ absl::StatusOr<PairedResult> MeasurePairedOrError(const std::function<absl::Stat
     r.candidate.samples.push_back(per_call[1]);
     r.ratios.push_back(per_call[0] > 0 ? per_call[1] / per_call[0] : 1.0);
     size_t n = r.ratios.size();
-    if (n >= min_rounds) {
-      double med = Median(r.ratios);
-      if (med > 0 && MedianAbsDeviation(r.ratios) / med <= p.target_rel_spread) {
-        converged = true;
-        break;
-      }
+    if (n >= min_rounds && MedianRelativeError(r.ratios) <= p.target_rel_error) {
+      converged = true;
+      break;
     }
     if (n >= max_rounds) break;
     if (n >= cap_floor && clock() - start >= p.time_cap_seconds) break;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 
 namespace hlox {
@@ -24,6 +25,12 @@ double MedianAbsDeviation(const std::vector<double>& v) {
   std::vector<double> dev(v.size());
   for (size_t i = 0; i < v.size(); ++i) dev[i] = std::fabs(v[i] - m);
   return Median(std::move(dev));
+}
+
+double MedianRelativeError(const std::vector<double>& v) {
+  double m = Median(v);
+  if (v.empty() || !(m > 0)) return std::numeric_limits<double>::infinity();
+  return 1.858 * MedianAbsDeviation(v) / (m * std::sqrt(static_cast<double>(v.size())));
 }
 
 std::pair<double, double> BootstrapMedianInterval(const std::vector<double>& v, uint64_t seed,

@@ -14,9 +14,9 @@ namespace hlox {
 
 std::string TimingProtocol::ToString() const {
   return absl::StrFormat(
-      "warmups=%d min_samples=%d max_samples=%d target_rel_spread=%g time_cap_s=%g "
-      "min_sample_s=%g stat=median spread=MAD/median ci=bootstrap95x%d",
-      warmups, min_samples, max_samples, target_rel_spread, time_cap_seconds, min_sample_seconds,
+      "warmups=%d min_samples=%d max_samples=%d target_rel_error=%g time_cap_s=%g "
+      "min_sample_s=%g stat=median stop=1.858*MAD/median/sqrt(n) ci=bootstrap95x%d",
+      warmups, min_samples, max_samples, target_rel_error, time_cap_seconds, min_sample_seconds,
       kBootstrapResamples);
 }
 
@@ -79,13 +79,9 @@ absl::StatusOr<CostDistribution> MeasureCostOrError(const std::function<absl::St
     double per_call = (clock() - t0) / static_cast<double>(d.calls_per_sample);
     d.samples.push_back(per_call);
     size_t n = d.samples.size();
-    if (n >= min_samples) {
-      double med = Median(d.samples);
-      double spread = med > 0 ? MedianAbsDeviation(d.samples) / med : 0;
-      if (spread <= p.target_rel_spread) {
-        converged = true;
-        break;
-      }
+    if (n >= min_samples && MedianRelativeError(d.samples) <= p.target_rel_error) {
+      converged = true;
+      break;
     }
     if (n >= max_samples) break;
     if (n >= cap_floor && clock() - start >= p.time_cap_seconds) break;

@@ -1,7 +1,7 @@
 // The measurement protocol: warm-ups, then timed samples (several calls batched per sample when
-// one call is shorter than min_sample_seconds) until the relative spread MAD/median falls under
-// the target, the time cap is reached or max_samples were taken. Generic over the workload and
-// the clock, so tests drive it with synthetic workloads and a fake clock.
+// one call is shorter than min_sample_seconds) until the median is known to the target relative
+// precision (MedianRelativeError), the time cap is reached or max_samples were taken. Generic
+// over the workload and the clock, so tests drive it with synthetic workloads and a fake clock.
 #pragma once
 
 #include <cstdint>

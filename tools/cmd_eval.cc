@@ -103,7 +103,8 @@ void RegisterEval(CLI::App& app) {
   cmd->add_flag("--json", o->json, "print the record as JSON");
   cmd->add_flag("--no-samples", o->no_samples, "leave the sample list out of the JSON");
   cmd->add_option("--time-cap", o->eval.protocol.time_cap_seconds, "measurement time cap, seconds");
-  cmd->add_option("--target-spread", o->eval.protocol.target_rel_spread, "stop when MAD/median is under this");
+  cmd->add_option("--target-error", o->eval.protocol.target_rel_error,
+                  "stop when the median's relative standard error is under this");
   cmd->add_option("--min-samples", o->eval.protocol.min_samples, "minimum timed samples");
   cmd->add_option("--max-samples", o->eval.protocol.max_samples, "maximum timed samples");
   cmd->add_option("--warmups", o->eval.protocol.warmups, "untimed warm-up runs");

@@ -253,7 +253,7 @@ ENTRY e {
   EvalOptions o = FastOptions();
   o.protocol.min_samples = 9;
   o.protocol.max_samples = 9;
-  o.protocol.target_rel_spread = 0;
+  o.protocol.target_rel_error = 0;
   o.protocol.time_cap_seconds = 10;
   auto r = MeasurePairedModules(*m, *m, o);
   ASSERT_TRUE(r.ok()) << r.status();

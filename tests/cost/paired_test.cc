@@ -15,7 +15,7 @@ TimingProtocol NoisyProtocol() {
   TimingProtocol p;
   p.min_samples = 15;
   p.max_samples = 41;
-  p.target_rel_spread = 0;  // run all rounds
+  p.target_rel_error = 0;  // run all rounds
   p.time_cap_seconds = 1e9;
   p.min_sample_seconds = 0;
   return p;

@@ -49,7 +49,7 @@ TEST(TimingTest, StableWorkloadConverges) {
   TimingProtocol p;
   p.warmups = 2;
   p.min_samples = 5;
-  p.target_rel_spread = 0.02;
+  p.target_rel_error = 0.02;
   p.min_sample_seconds = 1e-3;
   int calls = 0;
   CostDistribution d = MeasureCost([&] { ++calls; clock.Advance(2e-3); }, p, 1, std::ref(clock));
@@ -61,6 +61,31 @@ TEST(TimingTest, StableWorkloadConverges) {
   EXPECT_DOUBLE_EQ(d.ci_low, 2e-3);
   EXPECT_DOUBLE_EQ(d.ci_high, 2e-3);
   EXPECT_EQ(calls, 2 + 5);
+}
+
+TEST(StatsTest, MedianRelativeError) {
+  // MAD 1 around median 10 with 4 samples: 1.858 * 1 / (10 * 2).
+  EXPECT_NEAR(MedianRelativeError({9, 11, 9, 11}), 1.858 * 1 / (10 * 2), 1e-12);
+  EXPECT_TRUE(std::isinf(MedianRelativeError({})));
+}
+
+// Samples spread +-2% around the median: MAD/median stays 2% however many samples are taken,
+// so the protocol keeps sampling until the median itself is precise: 1.858 * 0.02 / sqrt(n)
+// <= 0.004 first holds at n = 87 (n = 86 gives 0.00401).
+TEST(TimingTest, SamplesUntilTheMedianIsPrecise) {
+  FakeClock clock;
+  int k = 0;
+  TimingProtocol p;
+  p.min_samples = 5;
+  p.max_samples = 1000;
+  p.time_cap_seconds = 1e9;
+  p.target_rel_error = 0.004;
+  const double cycle[3] = {0.98e-3, 1.0e-3, 1.02e-3};
+  CostDistribution d = MeasureCost([&] { clock.Advance(cycle[k++ % 3]); }, p, 1, std::ref(clock));
+  EXPECT_FALSE(d.unstable);
+  EXPECT_GE(d.samples.size(), 80u);
+  EXPECT_LE(d.samples.size(), 95u);
+  EXPECT_NEAR(d.median, 1.0e-3, 1e-12);
 }
 
 TEST(TimingTest, ShortCallsAreBatched) {
@@ -80,7 +105,7 @@ TEST(TimingTest, NoisyWorkloadIsUnstableUnderTightCap) {
   TimingProtocol p;
   p.min_samples = 5;
   p.max_samples = 1000;
-  p.target_rel_spread = 0.01;
+  p.target_rel_error = 0.01;
   p.time_cap_seconds = 0.05;
   CostDistribution d = MeasureCost([&] { clock.Advance(u(rng)); }, p, 1, std::ref(clock));
   EXPECT_TRUE(d.unstable);
@@ -97,7 +122,7 @@ TEST(TimingTest, MaxSamplesWithoutTargetIsUnstable) {
   TimingProtocol p;
   p.min_samples = 3;
   p.max_samples = 7;
-  p.target_rel_spread = 0.0001;
+  p.target_rel_error = 0.0001;
   p.time_cap_seconds = 1e9;
   CostDistribution d =
       MeasureCost([&] { clock.Advance(1e-3 * (1 + k++ % 3)); }, p, 1, std::ref(clock));
@@ -137,7 +162,7 @@ TEST(TimingTest, ProtocolTextNamesParameters) {
   TimingProtocol p;
   std::string s = p.ToString();
   EXPECT_NE(s.find("warmups=2"), std::string::npos);
-  EXPECT_NE(s.find("target_rel_spread=0.02"), std::string::npos);
+  EXPECT_NE(s.find("target_rel_error=0.004"), std::string::npos);
 }
 
 }  // namespace
