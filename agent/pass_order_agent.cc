@@ -1,6 +1,7 @@
 // REINFORCE over pass sequences.
 #include "agent/pass_order_agent.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -11,28 +12,72 @@
 
 namespace hlox {
 
+namespace {
+
+int MenuIndex(const std::vector<std::string>& menu, const std::string& item) {
+  return static_cast<int>(std::find(menu.begin(), menu.end(), item) - menu.begin());
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::string>> DefaultPassSequence(const Module& module) {
+  const std::vector<std::string> menu = PassOrderMenu();
+  HLOX_ASSIGN_OR_RETURN(PipelineSpec spec, GetPipeline("default"));
+  std::vector<std::string> seq;
+  std::unique_ptr<Module> m = module.Clone();
+  for (const PipelineStage& stage : spec.stages) {
+    for (int it = 0; it < stage.max_iterations; ++it) {
+      int64_t before = OpCount(*m);
+      for (const PipelineStep& step : stage.steps) {
+        std::string item = step.apply_all ? step.label + ":all" : step.label;
+        HLOX_ASSIGN_OR_RETURN(PassOrderStep s, PassOrderApply(*m, MenuIndex(menu, item)));
+        m = std::move(s.module);
+        seq.push_back(item);
+      }
+      if (OpCount(*m) == before) break;
+    }
+  }
+  return seq;
+}
+
 absl::StatusOr<PassOrderResult> SearchPassOrder(const Module& module, const PassOrderOptions& o) {
   const std::vector<std::string> menu = PassOrderMenu();
   const int actions = static_cast<int>(menu.size());
   PassOrderResult result;
-  PassOrderEnv env(module, o.max_steps);
+  HLOX_ASSIGN_OR_RETURN(result.default_sequence, DefaultPassSequence(module));
+  // Room for the default sequence and a few more passes after it.
+  const int max_steps = o.start_default
+                            ? std::max(o.max_steps, static_cast<int>(result.default_sequence.size()) + 4)
+                            : o.max_steps;
+  PassOrderEnv env(module, max_steps);
   result.initial_ops = env.op_count();
   result.best_ops = result.initial_ops;
   HLOX_ASSIGN_OR_RETURN(std::unique_ptr<Module> def, RunPipeline(module, "default", {}));
   result.default_ops = OpCount(*def);
-  std::vector<std::vector<double>> logits(o.max_steps, std::vector<double>(actions, 0.0));
+  std::vector<std::vector<double>> logits(max_steps, std::vector<double>(actions, 0.0));
+  std::vector<int> forced;  // episode 0's actions when starting from the default
+  if (o.start_default) {
+    for (size_t t = 0; t < result.default_sequence.size(); ++t) {
+      int a = MenuIndex(menu, result.default_sequence[t]);
+      logits[t][a] += o.default_bias;
+      forced.push_back(a);
+    }
+    forced.push_back(actions - 1);  // then "stop"
+  }
   std::mt19937_64 rng(o.seed * 7919 + 3);
   double baseline = 0;
   for (int ep = 0; ep < o.episodes; ++ep) {
     env.Reset();
     std::vector<std::pair<int, int>> taken;  // (step, action)
     double total = 0;
-    for (int t = 0; t < o.max_steps && !env.done(); ++t) {
+    for (int t = 0; t < max_steps && !env.done(); ++t) {
       std::vector<double> p(actions);
       double mx = *std::max_element(logits[t].begin(), logits[t].end()), sum = 0;
       for (int a = 0; a < actions; ++a) sum += p[a] = std::exp(logits[t][a] - mx);
       for (double& v : p) v /= sum;
-      int a = static_cast<int>(std::discrete_distribution<int>(p.begin(), p.end())(rng));
+      int a = ep == 0 && t < static_cast<int>(forced.size())
+                  ? forced[t]
+                  : static_cast<int>(std::discrete_distribution<int>(p.begin(), p.end())(rng));
       HLOX_ASSIGN_OR_RETURN(PassOrderStep step, env.Step(a));
       total += step.reward;
       taken.push_back({t, a});

@@ -159,6 +159,7 @@ absl::StatusOr<SessionResult> RunPassOrderSession(const SessionOptions& o, const
   PassOrderOptions po;
   po.episodes = static_cast<int>(o.search.budget);
   po.seed = o.search.seed;
+  po.start_default = !o.search.start_random;
   HLOX_ASSIGN_OR_RETURN(PassOrderResult pr, SearchPassOrder(module, po));
   SessionResult r;
   r.key = "pass-order";
@@ -167,6 +168,9 @@ absl::StatusOr<SessionResult> RunPassOrderSession(const SessionOptions& o, const
   r.search.default_cost = static_cast<double>(pr.default_ops);
   r.search.best_cost = static_cast<double>(pr.best_ops);
   for (int64_t v : pr.best_so_far) r.search.best_so_far.push_back(static_cast<double>(v));
+  // Episodes until the best op count was first reached (1-based, as for the other agents).
+  auto first_best = std::find(pr.best_so_far.begin(), pr.best_so_far.end(), pr.best_ops);
+  r.search.evaluations_to_best = first_best - pr.best_so_far.begin() + 1;
   r.pass_sequence = pr.best_sequence;
   r.initial_ops = pr.initial_ops;
   r.best_speedup = r.search.speedup();

@@ -49,4 +49,11 @@ DecisionVector DefaultDecisions(const std::vector<DecisionSite>& sites) {
   return d;
 }
 
+DecisionVector ApplyAllDecisions(const std::vector<DecisionSite>& sites) {
+  DecisionVector d;
+  d.reserve(sites.size());
+  for (const DecisionSite& s : sites) d.push_back(s.choices.size() > 1 ? 1 : 0);
+  return d;
+}
+
 }  // namespace hlox

@@ -63,5 +63,7 @@ bool IsInvalidDecisions(const absl::Status& status);
 absl::Status ValidateDecisions(const std::vector<DecisionSite>& sites, const DecisionVector& decisions);
 // The default-policy vector for `sites`.
 DecisionVector DefaultDecisions(const std::vector<DecisionSite>& sites);
+// Choice 1 wherever a site has one, else 0 (the "all-fuse" vector for fusion passes).
+DecisionVector ApplyAllDecisions(const std::vector<DecisionSite>& sites);
 
 }  // namespace hlox

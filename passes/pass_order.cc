@@ -10,6 +10,9 @@ namespace hlox {
 
 std::vector<std::string> PassOrderMenu() {
   std::vector<std::string> menu = PassLabels();
+  for (const char* aggressive : {"fusion:all", "sibling-fusion:all", "fusion-merger:all"}) {
+    menu.push_back(aggressive);
+  }
   menu.push_back("stop");
   return menu;
 }
@@ -26,8 +29,17 @@ absl::StatusOr<PassOrderStep> PassOrderApply(const Module& module, int action) {
   if (menu[action] == "stop") {
     step.done = true;
   } else {
-    HLOX_ASSIGN_OR_RETURN(std::unique_ptr<Pass> pass, CreatePassByLabel(menu[action]));
-    HLOX_RETURN_IF_ERROR(pass->Run(*step.module).status());
+    const std::string& item = menu[action];
+    constexpr std::string_view kAll = ":all";
+    bool all = item.size() > kAll.size() && item.compare(item.size() - kAll.size(), kAll.size(), kAll) == 0;
+    std::string label = all ? item.substr(0, item.size() - kAll.size()) : item;
+    HLOX_ASSIGN_OR_RETURN(std::unique_ptr<Pass> pass, CreatePassByLabel(label));
+    if (all) {
+      HLOX_ASSIGN_OR_RETURN(std::vector<DecisionSite> sites, pass->FindSites(*step.module));
+      HLOX_RETURN_IF_ERROR(pass->Apply(*step.module, sites, ApplyAllDecisions(sites)).status());
+    } else {
+      HLOX_RETURN_IF_ERROR(pass->Run(*step.module).status());
+    }
   }
   step.op_count = OpCount(*step.module);
   step.reward = static_cast<double>(before - step.op_count);

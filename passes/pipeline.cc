@@ -13,12 +13,6 @@
 namespace hlox {
 namespace {
 
-DecisionVector ApplyAllDecisions(const std::vector<DecisionSite>& sites) {
-  DecisionVector d;
-  for (const DecisionSite& s : sites) d.push_back(s.choices.size() > 1 ? 1 : 0);
-  return d;
-}
-
 // Runs `spec` on `module` in place. With `stop` set, returns at the first invocation that has
 // sites and no decisions, filling *stop (module left as before that invocation).
 // With `policy` set, invocations with sites that `decisions` does not name ask it, and the

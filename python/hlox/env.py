@@ -15,8 +15,8 @@ info["status"] naming what happened. Observations are dicts of NumPy arrays read
 node_features f32[N,F], edge_index i64[2,E], edge_features f32[E,Fe], site_nodes i64[S],
 site_features f32[S,Fs], site_choices i64[S], site_defaults i64[S].
 
-PassOrderEnv (the XLA pass-ordering gyms). Actions index pass_order_menu() (every pass, then
-"stop"); the reward of a step is the op-count reduction that pass achieved; done after "stop"
+PassOrderEnv (the XLA pass-ordering gyms). Actions index pass_order_menu() (every pass, the
+aggressive fusion variants "<label>:all", then "stop"); the reward of a step is the op-count reduction that pass achieved; done after "stop"
 or max_steps. An out-of-range action ends the episode with info["status"] = "INVALID_ACTION".
 
 evaluate_batch() evaluates many decision dicts through a broker (or locally) and gathers the
@@ -170,7 +170,7 @@ class DecisionEnv:
 
 
 class PassOrderEnv:
-    """Pass-ordering environment: actions index `menu` (passes, then "stop")."""
+    """Pass-ordering environment: actions index `menu` (passes, "<label>:all" variants, then "stop")."""
 
     def __init__(self, max_steps=32):
         self.menu = list(native.pass_order_menu())

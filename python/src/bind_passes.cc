@@ -119,7 +119,7 @@ void BindPasses(pyb::module_& m) {
         "RunPipeline with {'fusion#0': [..]}; ValueError('INVALID_DECISIONS: ..') on bad vectors.");
   m.def("graph_features", [](const ModulePtr& module) { return FeaturesToDict(*module, {}); },
         pyb::arg("module"), "node_features f32[N,F], edge_index i64[2,E], edge_features, names.");
-  m.def("pass_order_menu", &PassOrderMenu, "Pass-ordering actions: pass labels, then 'stop'.");
+  m.def("pass_order_menu", &PassOrderMenu, "Pass-ordering actions: pass labels, aggressive fusion variants ('<label>:all'), then 'stop'.");
   m.def("pass_order_apply", &PassOrderAction, pyb::arg("module"), pyb::arg("action"),
         "Applies one menu action: (module, reward = op-count reduction, op_count, done).");
 }
