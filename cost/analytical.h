@@ -7,6 +7,9 @@
 //   padding or base-dilation holes excluded), elementwise 1 per element, transcendental
 //   kTranscendentalFlops per element, reductions one reducer application per input element.
 //   While bodies count known_trip_count times (1 when unknown), conditionals their costliest branch.
+//   Inside a fusion an instruction counts once per element its users demand (recomputation
+//   under broadcasts and reduces; small recomputed operands materialised once), because a
+//   fusion runs as one loop nest over its root's elements.
 // - bytes moved: DRAM traffic under the module's fusion: every kernel (a fusion or an unfused
 //   op) reads its operands and writes its outputs once; values inside a fusion never move.
 //   Aliasing ops (parameter, constant, tuple, get-tuple-element, bitcast) move nothing; slices,

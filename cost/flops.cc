@@ -3,6 +3,7 @@
 #include <cmath>
 #include <regex>
 #include <string>
+#include <unordered_map>
 
 #include "cost/analytical.h"
 
@@ -59,6 +60,58 @@ double ComputationFlops(const Computation* c) {
   double f = 0;
   for (const auto& i : c->instructions()) f += InstructionFlops(*i);
   return f;
+}
+
+// A fused computation runs as one loop nest over its root's elements, so an instruction inside
+// it is evaluated once per element its users demand, not once per element of its shape: under
+// a broadcast it is recomputed for every broadcast element, under a reduce once per reduced
+// element. Demand flows from the root (its elements) to operands in reverse post order; each
+// instruction then costs its per-element FLOPs times its demand. A computed operand demanded
+// more than 16x its size is materialised once when it is small (at most kHoistElements), as the
+// runtime's fused evaluator does, so its demand is capped at its size.
+constexpr double kHoistElements = 16384;
+
+double FusionFlops(const Computation* c) {
+  if (c == nullptr || c->root() == nullptr) return 0;
+  std::unordered_map<const Instruction*, double> demand;
+  const Instruction* root = c->root();
+  if (root->opcode() == Opcode::kTuple) {
+    for (const Instruction* op : root->operands()) demand[op] += Elements(op->shape());
+  } else {
+    demand[root] = Elements(root->shape());
+  }
+  const std::vector<Instruction*> order = c->PostOrder();
+  double flops = 0;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const Instruction& i = **it;
+    auto found = demand.find(&i);
+    if (found == demand.end() || i.opcode() == Opcode::kTuple) continue;
+    const double own = std::max(Elements(i.shape()), 1.0);
+    double d = found->second;
+    const bool leaf = i.opcode() == Opcode::kParameter || i.opcode() == Opcode::kConstant;
+    if (!leaf && d > 16 * own && own <= kHoistElements) d = own;
+    flops += InstructionFlops(i) / own * d;
+    const double per_element = d / own;  // evaluations per element of this instruction
+    for (int64_t k = 0; k < i.operand_count(); ++k) {
+      const Instruction* op = i.operand(k);
+      double op_elems = Elements(op->shape());
+      switch (i.opcode()) {
+        case Opcode::kBroadcast:
+        case Opcode::kSlice:
+        case Opcode::kDynamicSlice:
+        case Opcode::kGather:
+          // One operand element per demanded output element.
+          demand[op] += k == 0 ? d : std::min(d, op_elems * per_element);
+          break;
+        default:
+          // Reduce, reshape, transpose, elementwise, concatenate, pad, dot...: every operand
+          // element once per evaluation of the whole instruction.
+          demand[op] += op_elems * per_element;
+          break;
+      }
+    }
+  }
+  return flops;
 }
 
 double DotFlops(const Instruction& i) {
@@ -125,7 +178,7 @@ double InstructionFlops(const Instruction& i) {
   switch (op) {
     case Opcode::kDot: return DotFlops(i);
     case Opcode::kConvolution: return ConvFlops(i);
-    case Opcode::kFusion: return ComputationFlops(i.to_apply());
+    case Opcode::kFusion: return FusionFlops(i.to_apply());
     case Opcode::kCall: return ComputationFlops(i.to_apply());
     case Opcode::kWhile: {
       const auto& c = i.called_computations();

@@ -58,7 +58,10 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--time-cap")) time_cap = std::atof(next());
     else if (!std::strcmp(argv[i], "--threads")) threads = std::atoi(next());
   }
-  const MachinePeaks& peaks = CachedPeaks();
+  // The roofline needs this machine's peaks: without a stored calibration (`hlox calibrate`),
+  // measure them in this run rather than rank with the conservative defaults.
+  MachinePeaks peaks = CachedPeaks();
+  if (peaks.source == "defaults") peaks = MeasurePeaks(threads, 0.2);
   std::printf("# peaks (%s): %.1f GFLOP/s, %.1f GB/s (1 thread); threads=%d candidates=%d\n",
               peaks.source.c_str(), peaks.gflops_1, peaks.bandwidth_gbs_1, threads, candidates);
   const double overhead = MeasureKernelOverhead(threads);
