@@ -1,12 +1,17 @@
 // Range-based clamp elimination for integers: clamp(lo, x, hi) -> x when x's value range is
 // known to lie inside [lo, hi]. Ranges come from the type (unsigned >= 0), iota (0..n-1),
-// constants, and replica-id/partition-id, which are 0 because hlox executes collectives with
-// single-replica semantics (SPEC, "Execution").
+// constants, and replica-id/partition-id, whose range [0, N-1] comes from the module header's
+// replica_count / num_partitions. Without that attribute hlox's execution semantics apply
+// (SPEC, "Execution": collectives run single-replica), so the id is 0 — which is also what
+// XLA's config said for the corpus's pass pairs, whose dumps lost the header counts.
 #include <algorithm>
 #include <limits>
 #include <optional>
 #include <utility>
 
+#include "absl/strings/numbers.h"
+#include "ir/computation.h"
+#include "ir/module.h"
 #include "passes/simplify/rule.h"
 #include "passes/simplify/simp_util.h"
 
@@ -36,6 +41,19 @@ std::optional<Range> ConstantRange(const Instruction& i) {
   return r;
 }
 
+// [0, N-1] for replica-id (N = the header's replica_count) or partition-id (num_partitions);
+// nullopt when the header does not say.
+std::optional<Range> DeviceIdRange(const Instruction& i) {
+  const char* key = i.opcode() == Opcode::kReplicaId ? "replica_count" : "num_partitions";
+  const Module* m = i.parent() != nullptr ? i.parent()->parent() : nullptr;
+  if (m == nullptr) return std::nullopt;
+  for (const RawAttribute& a : m->header_attributes()) {
+    int64_t n = 0;
+    if (a.key == key && absl::SimpleAtoi(a.value, &n) && n >= 1) return Range{0, n - 1};
+  }
+  return std::nullopt;
+}
+
 // What is known about the values of integer instruction `i`.
 std::optional<Range> ValueRange(const Instruction& i) {
   PrimitiveType t = i.shape().element_type();
@@ -44,6 +62,7 @@ std::optional<Range> ValueRange(const Instruction& i) {
   switch (i.opcode()) {
     case Opcode::kReplicaId:
     case Opcode::kPartitionId:
+      if (std::optional<Range> r = DeviceIdRange(i)) return r;
       return Range{0, 0};
     case Opcode::kIota: {
       int64_t d = i.attrs().iota_dimension;

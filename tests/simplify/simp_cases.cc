@@ -258,6 +258,7 @@ std::vector<SimpCase> Build() {
     "ROOT r = u32[4] clamp(lo, x, hi)\n", "x");
   P("clamp_in_range", "x = s32[4] iota(), iota_dimension=0\nlo = s32[] constant(0)\nhi = s32[] constant(3)\n"
     "ROOT r = s32[4] clamp(lo, x, hi)\n", "iota()");
+  // Without num_partitions in the header: single-replica semantics, the id is 0.
   P("clamp_in_range", "x = u32[] partition-id()\nlo = u32[] constant(0)\nhi = u32[] constant(3)\n"
     "ROOT r = u32[] clamp(lo, x, hi)\n", "partition-id()");
   N("clamp_in_range", "x = s32[4] iota(), iota_dimension=0\nlo = s32[] constant(0)\nhi = s32[] constant(2)\n"

@@ -97,6 +97,29 @@ ENTRY e {
   ROOT r = f32[4] negate(n)
 })";
 
+// clamp_in_range on device ids uses the header's counts: partition-id lies in [0, 3] with
+// num_partitions=4, so clamp(0, id, 3) goes and clamp(0, id, 2) stays; replica-id likewise.
+TEST(SimplifyPass, DeviceIdClampUsesHeaderCounts) {
+  auto m = ParseModule(R"(HloModule m, replica_count=2, num_partitions=4
+ENTRY e {
+  p = u32[] partition-id()
+  r = u32[] replica-id()
+  lo = u32[] constant(0)
+  hi3 = u32[] constant(3)
+  hi2 = u32[] constant(2)
+  hi1 = u32[] constant(1)
+  a = u32[] clamp(lo, p, hi3)
+  b = u32[] clamp(lo, p, hi2)
+  c = u32[] clamp(lo, r, hi1)
+  ROOT t = (u32[], u32[], u32[]) tuple(a, b, c)
+})");
+  ASSERT_TRUE(m.ok()) << m.status();
+  auto pass = CreateAlgebraicSimplifier();
+  std::vector<std::string> ids;
+  for (const DecisionSite& s : SitesOf(*pass, **m)) ids.push_back(s.id);
+  EXPECT_EQ(ids, (std::vector<std::string>{"simp:clamp_in_range:a", "simp:clamp_in_range:c"}));
+}
+
 TEST(SimplifyPass, SiteIdsChoicesAndDefaults) {
   auto m = ParseModule(kChain);
   ASSERT_TRUE(m.ok()) << m.status();
