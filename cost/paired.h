@@ -27,7 +27,8 @@ struct PairedResult {
 };
 
 // Measures the pair under `protocol` (max_samples = max rounds, time cap for both together,
-// spread target on MAD/median of the ratios). The first error of either workload is returned.
+// precision target on the median ratio, MedianRelativeError). The first error of either
+// workload is returned.
 absl::StatusOr<PairedResult> MeasurePairedOrError(const std::function<absl::Status()>& baseline,
                                                   const std::function<absl::Status()>& candidate,
                                                   const TimingProtocol& protocol, uint64_t seed,

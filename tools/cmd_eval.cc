@@ -1,22 +1,29 @@
-// hlox eval FILE [--pipeline P] [--decisions F] [--seed S] [--threads N] [--json]: validates and
-// measures one candidate (the module after pipeline P with decisions F) and prints its result
-// record as a table or as JSON (docs/RESULTS.md). Exit status: 0 OK, 3 INVALID_DECISIONS,
-// 4 WRONG_OUTPUT, 1 anything else.
+// hlox eval FILE [--pipeline P] [--decisions F] [--seed S] [--threads N] [--json]
+//           [--paired-against B]: validates and measures one candidate (the module after pipeline
+// P with decisions F) and prints its result record as a table or as JSON (docs/RESULTS.md).
+// With --paired-against, a validated candidate is also measured interleaved with pipeline B's
+// module (paired speedup B/candidate with its 95% interval; JSON key "paired"), which is how a
+// search's best decisions are re-checked on another machine or build. Exit status: 0 OK,
+// 3 INVALID_DECISIONS, 4 WRONG_OUTPUT, 1 anything else.
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include "absl/strings/str_format.h"
 #include "cost/evaluate.h"
+#include "cost/paired.h"
 #include "cost/result_json.h"
 #include "ir/parser.h"
 #include "passes/decisions_io.h"
+#include "nlohmann/json.hpp"
+#include "passes/pipeline.h"
 #include "tools/commands.h"
 
 namespace hlox::cli {
 namespace {
 
 struct EvalCliOptions {
-  std::string file, pipeline, decisions;
+  std::string file, pipeline, decisions, paired_against;
   bool json = false, no_samples = false;
   EvalOptions eval;
 };
@@ -77,10 +84,40 @@ int RunEval(EvalCliOptions& o) {
                          : !decisions.pipeline.empty() ? decisions.pipeline
                                                         : "default";
   ResultRecord r = EvaluateCandidate(**module, pipeline, decisions.decisions, o.eval);
+  std::optional<PairedResult> paired;
+  if (!o.paired_against.empty() && r.status == JobStatus::kOk) {
+    auto base = RunPipeline(**module, o.paired_against, {});
+    auto cand = RunPipeline(**module, pipeline, decisions.decisions);
+    absl::StatusOr<PairedResult> p = !base.ok()   ? absl::StatusOr<PairedResult>(base.status())
+                                     : !cand.ok() ? absl::StatusOr<PairedResult>(cand.status())
+                                                  : MeasurePairedModules(**base, **cand, o.eval);
+    if (!p.ok()) {
+      std::cerr << "hlox eval: paired measurement against " << o.paired_against << ": " << p.status().message()
+                << "\n";
+      return 1;
+    }
+    paired = *std::move(p);
+  }
   if (o.json) {
-    std::cout << ResultToJsonString(r, !o.no_samples, 2) << "\n";
+    if (!paired) {
+      std::cout << ResultToJsonString(r, !o.no_samples, 2) << "\n";
+    } else {
+      nlohmann::json j = nlohmann::json::parse(ResultToJsonString(r, !o.no_samples, -1));
+      j["paired"] = {{"baseline_pipeline", o.paired_against},
+                     {"speedup", 1.0 / paired->ratio},
+                     {"ci_low", 1.0 / paired->ci_high},
+                     {"ci_high", 1.0 / paired->ci_low},
+                     {"rounds", paired->ratios.size()},
+                     {"unstable", paired->unstable}};
+      std::cout << j.dump(2) << "\n";
+    }
   } else {
     PrintTable(r);
+    if (paired) {
+      std::printf("paired          %.4fx faster than '%s' (95%% CI %.4f .. %.4f, %zu rounds%s)\n",
+                  1.0 / paired->ratio, o.paired_against.c_str(), 1.0 / paired->ci_high, 1.0 / paired->ci_low,
+                  paired->ratios.size(), paired->unstable ? ", unstable" : "");
+    }
   }
   switch (r.status) {
     case JobStatus::kOk: return 0;
@@ -101,6 +138,8 @@ void RegisterEval(CLI::App& app) {
   cmd->add_option("--seed", o->eval.seed, "seed for inputs, elided constants and rng");
   cmd->add_option("--threads", o->eval.threads, "runtime threads")->check(CLI::Range(1, 1024));
   cmd->add_flag("--json", o->json, "print the record as JSON");
+  cmd->add_option("--paired-against", o->paired_against,
+                  "also measure interleaved with this pipeline's module (paired speedup, 95% CI)");
   cmd->add_flag("--no-samples", o->no_samples, "leave the sample list out of the JSON");
   cmd->add_option("--time-cap", o->eval.protocol.time_cap_seconds, "measurement time cap, seconds");
   cmd->add_option("--target-error", o->eval.protocol.target_rel_error,

@@ -15,6 +15,7 @@
 #include "cost/reference_cache.h"
 #include "gtest/gtest.h"
 #include "ir/parser.h"
+#include "nlohmann/json.hpp"
 #include "passes/module_util.h"
 #include "runtime/executor.h"
 #include "tests/test_util.h"
@@ -321,6 +322,20 @@ TEST(EvalCliTest, JsonRecordParsesAndDecisionErrorsExitThree) {
   EXPECT_FALSE(rec->cost.samples.empty());
   EXPECT_FALSE(rec->provenance.host.empty());
   EXPECT_EQ(rec->provenance.seed, 3u);
+  // --paired-against: the candidate measured interleaved with another pipeline's module.
+  auto [out3, rc3] = Shell(bin + " eval " + hlo + " --pipeline default --paired-against none --json --no-samples" +
+                           " --time-cap 0.05");
+  EXPECT_EQ(rc3, 0) << out3;
+  nlohmann::json pj = nlohmann::json::parse(out3, nullptr, false);
+  ASSERT_TRUE(pj.is_object() && pj.contains("paired")) << out3;
+  EXPECT_EQ(pj["paired"]["baseline_pipeline"], "none");
+  EXPECT_GE(pj["paired"]["rounds"].get<int>(), 3);
+  double sp = pj["paired"]["speedup"].get<double>();
+  EXPECT_GT(sp, 0);
+  EXPECT_LE(pj["paired"]["ci_low"].get<double>(), sp);
+  EXPECT_GE(pj["paired"]["ci_high"].get<double>(), sp);
+  auto [out4, rc4] = Shell(bin + " eval " + hlo + " --paired-against nosuchpipeline --time-cap 0.05");
+  EXPECT_EQ(rc4, 1) << out4;
   std::string dec = dir + "/d.json";
   {
     std::ofstream(dec) << R"({"pipeline": "none", "decisions": {"nosuchpass#0": [1]}})";
