@@ -1,14 +1,19 @@
 // Dot f32 benchmark: hlox's GEMM (runtime/dot.h) against OpenBLAS cblas_sgemm at square sizes
-// 128..2048 with 1 and 2 threads, GFLOP/s and the ratio hlox/OpenBLAS, both measured in this
-// run. OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE force OpenBLAS onto a slower kernel: the bench
+// 128..2048 and a few non-square model shapes (some with transposed B), 1 and 2 threads: GFLOP/s
+// and the ratio hlox/OpenBLAS, both measured in this run in alternating blocks (best-of,
+// HLOX_BENCH_BUDGET seconds per shape, default 1; HLOX_BENCH_CLOCK=thread times 1-thread rows on
+// CPU time, for loaded machines). Args: `n` (square) or `m n k [t]`. OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE force OpenBLAS onto a slower kernel: the bench
 // prints their setting and re-executes itself with them unset so the baseline is the real one.
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "runtime/dot.h"
@@ -20,20 +25,53 @@
 
 namespace {
 
-template <typename F>
-double BestSeconds(F f, double budget_s) {
-  f();  // warm-up
-  double best = 1e30, spent = 0;
-  int reps = 0;
-  while ((spent < budget_s || reps < 3) && reps < 50) {
-    auto t0 = std::chrono::steady_clock::now();
-    f();
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    best = std::min(best, s);
+struct Shape {
+  int m, n, k;
+  bool tb;  // B stored [n, k]
+};
+
+// Seconds on the wall clock, or (thread_cpu) on this thread's CPU-time clock, which leaves out
+// time the thread spent descheduled on a loaded machine (meaningful for 1 thread only).
+double Seconds(bool thread_cpu) {
+  if (!thread_cpu) return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+// Best-of seconds for two functions timed alternately so machine load hits both alike. On the
+// wall clock they alternate in blocks (f, g, f, g; each about budget_s / 4 after an untimed
+// call), so one library's idle threads, still spinning after its calls, stay out of the other's
+// timings; on the thread CPU-time clock (1 thread, nothing spins) they alternate call by call.
+template <typename F, typename G>
+std::pair<double, double> BestAlternating(F f, G g, double budget_s, bool thread_cpu) {
+  double best[2] = {1e30, 1e30}, spent = 0;
+  auto timed = [&](auto& fn, double& best_fn) {
+    double t0 = Seconds(thread_cpu);
+    fn();
+    double s = Seconds(thread_cpu) - t0;
+    best_fn = std::min(best_fn, s);
     spent += s;
-    ++reps;
+  };
+  f();
+  g();
+  if (thread_cpu) {
+    for (int reps = 0; (spent < budget_s || reps < 5) && reps < 400; ++reps) {
+      timed(f, best[0]);
+      timed(g, best[1]);
+    }
+    return {best[0], best[1]};
   }
-  return best;
+  auto block = [&](auto& fn, double& best_fn) {
+    fn();
+    double end = spent + budget_s / 4;
+    for (int reps = 0; (spent < end || reps < 3) && reps < 100; ++reps) timed(fn, best_fn);
+  };
+  for (int round = 0; round < 2; ++round) {
+    block(f, best[0]);
+    block(g, best[1]);
+  }
+  return {best[0], best[1]};
 }
 
 }  // namespace
@@ -51,31 +89,53 @@ int main(int argc, char** argv) {
     execv("/proc/self/exe", argv);
     std::perror("execv");
   }
-  std::vector<int> sizes = {128, 256, 512, 1024, 2048};
-  if (argc > 1) sizes = {std::atoi(argv[1])};
-  std::printf("%6s %7s %12s %12s %8s\n", "n", "threads", "hlox GF/s", "openblas GF/s", "ratio");
+  // Square sizes, then shapes from real models (projection / MLP layers, transposed weights).
+  std::vector<Shape> shapes = {{128, 128, 128, false},   {256, 256, 256, false},   {512, 512, 512, false},
+                               {1024, 1024, 1024, false}, {2048, 2048, 2048, false}, {256, 1024, 1024, false},
+                               {2048, 512, 512, false},   {128, 4096, 1024, false}, {512, 512, 512, true},
+                               {1024, 1024, 1024, true},  {2048, 512, 512, true}};
+  if (argc > 3) shapes = {{std::atoi(argv[1]), std::atoi(argv[2]), std::atoi(argv[3]), argc > 4 && argv[4][0] == 't'}};
+  else if (argc > 1) shapes = {{std::atoi(argv[1]), std::atoi(argv[1]), std::atoi(argv[1]), false}};
+  double budget = std::getenv("HLOX_BENCH_BUDGET") ? std::atof(std::getenv("HLOX_BENCH_BUDGET")) : 1.0;
+  const char* clock_env = std::getenv("HLOX_BENCH_CLOCK");
+  bool thread_cpu = clock_env != nullptr && std::strcmp(clock_env, "thread") == 0;
+  std::printf("clock: %s\n", thread_cpu ? "thread CPU time for 1 thread (HLOX_BENCH_CLOCK=thread), wall for 2"
+                                        : "wall (HLOX_BENCH_CLOCK=thread: 1-thread rows on thread CPU time)");
+  std::printf("%5s %5s %5s %3s %7s %10s %13s %7s %9s\n", "m", "n", "k", "tB", "threads", "hlox GF/s", "openblas GF/s",
+              "ratio", "max diff");
   for (int threads : {1, 2}) {
     hlox::rt::ThreadPool pool(threads);
-    for (int n : sizes) {
-      std::vector<float> a(size_t(n) * n), b(size_t(n) * n), c(size_t(n) * n);
-      for (size_t i = 0; i < a.size(); ++i) {
-        a[i] = static_cast<float>((i * 7919) % 1000) / 1000.0f - 0.5f;
-        b[i] = static_cast<float>((i * 104729) % 1000) / 1000.0f - 0.5f;
-      }
-      double flops = 2.0 * n * n * n;
-      double budget = 0.3;
-      double t_h = BestSeconds([&] {
-        hlox::rt::Sgemm(false, false, n, n, n, a.data(), n, b.data(), n, c.data(), n, false, &pool);
-      }, budget);
-      double gh = flops / t_h / 1e9, gb = 0;
+    for (const Shape& s : shapes) {
+      std::vector<float> a(size_t(s.m) * s.k), b(size_t(s.k) * s.n), c(size_t(s.m) * s.n);
+      for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>((i * 7919) % 1000) / 1000.0f - 0.5f;
+      for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>((i * 104729) % 1000) / 1000.0f - 0.5f;
+      int ldb = s.tb ? s.k : s.n;
+      auto run_hlox = [&] {
+        hlox::rt::Sgemm(false, s.tb, s.m, s.n, s.k, a.data(), s.k, b.data(), ldb, c.data(), s.n, false, &pool);
+      };
+      auto run_blas = [&] {
+#ifdef HLOX_HAVE_OPENBLAS
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, s.tb ? CblasTrans : CblasNoTrans, s.m, s.n, s.k, 1.0f, a.data(),
+                    s.k, b.data(), ldb, 0.0f, c.data(), s.n);
+#endif
+      };
 #ifdef HLOX_HAVE_OPENBLAS
       openblas_set_num_threads(threads);
-      double t_b = BestSeconds([&] {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
-      }, budget);
+#endif
+      auto [t_h, t_b] = BestAlternating(run_hlox, run_blas, budget, thread_cpu && threads == 1);
+      double flops = 2.0 * s.m * s.n * s.k;
+      double gh = flops / t_h / 1e9, gb = 0;
+#ifdef HLOX_HAVE_OPENBLAS
       gb = flops / t_b / 1e9;
 #endif
-      std::printf("%6d %7d %12.1f %12.1f %8.3f\n", n, threads, gh, gb, gb > 0 ? gh / gb : 0.0);
+      // Sanity: both results agree (max |difference|, inputs in [-0.5, 0.5)).
+      run_blas();
+      std::vector<float> c_blas = c;
+      run_hlox();
+      double diff = 0;
+      for (size_t i = 0; i < c.size(); ++i) diff = std::max(diff, double(std::fabs(c[i] - c_blas[i])));
+      std::printf("%5d %5d %5d %3s %7d %10.1f %13.1f %7.3f %9.1e\n", s.m, s.n, s.k, s.tb ? "T" : "N", threads, gh, gb,
+                  gb > 0 ? gh / gb : 0.0, gb > 0 ? diff : 0.0);
       std::fflush(stdout);
     }
   }

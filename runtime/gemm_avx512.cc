@@ -1,0 +1,276 @@
+// Driver and micro-kernel of the AVX-512 f32 GEMM (gemm_avx512.h). Two schedules:
+// - column mode (few rows, or C at least twice as wide as tall): all of A is packed once into a
+//   buffer shared by all threads, then units of B panels run in parallel, each packing its B
+//   chunk just before use (so B never makes an L3 round trip);
+// - row mode (otherwise): B is packed once per group of k-blocks into the shared buffer, then
+//   units of A panels run in parallel, each packing its own A (kMcPanels panels at a time).
+// Either way each A panel (L1) meets a chunk of kNcPanels B panels (L2) in turn. A single panel
+// of rows reads B in place. Work is split over m/n only, never over k, and each C element adds
+// its k-blocks in order with the same FMA sequence, so any split or thread count gives the same
+// bits.
+#include "runtime/gemm_avx512.h"
+
+#ifdef __AVX512F__
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <new>
+
+namespace hlox::rt::gemm {
+namespace {
+
+constexpr int64_t kMcPanels = 16;           // A panels packed together (224 rows, ~350 KiB)
+constexpr int64_t kNcPanels = 8;            // B panels swept per A panel (256 columns, ~400 KiB)
+constexpr int64_t kBBufferFloats = 2 << 20;  // cap on packed B per pass (8 MiB)
+constexpr int64_t kParallelMinMnk = 1 << 20;  // below this m*n*k, no fork/join
+constexpr int64_t kMinUnits = 32;             // split columns too when m has fewer panels
+constexpr int64_t kMaxUnpackedBPanels = 1;    // up to this many A panels, B is read in place
+
+// Grow-only 64-byte aligned scratch, one per thread and role, so steady state never allocates.
+class Scratch {
+ public:
+  ~Scratch() { operator delete[](data_, std::align_val_t(64)); }
+  float* Get(int64_t floats) {
+    if (floats > cap_) {
+      operator delete[](data_, std::align_val_t(64));
+      data_ = nullptr;  // stays valid if the allocation below throws
+      cap_ = 0;
+      data_ = static_cast<float*>(operator new[](sizeof(float) * floats, std::align_val_t(64)));
+      cap_ = floats;
+    }
+    return data_;
+  }
+
+ private:
+  float* data_ = nullptr;
+  int64_t cap_ = 0;
+};
+
+thread_local Scratch t_shared;  // the calling thread's buffer shared with the units
+thread_local Scratch t_local;   // a unit's own A (row mode) or B chunk (column mode)
+
+__mmask16 Mask(int count) {
+  return count >= 16 ? __mmask16(0xFFFF) : count <= 0 ? __mmask16(0) : __mmask16((1u << count) - 1);
+}
+
+// C tile [mr x nr] (=|+=) A panel * B panel over kc. Up to kMr x kNr accumulators live in zmm
+// registers; kRows (>= mr) rows and one or two vectors of columns (kWide: nr > 16) are
+// computed, padding included, and only [mr x nr] is stored. A packed B panel has rows of kNr
+// floats (aligned, zero padded); unpacked B is read in place, rows ldb apart, masked past nr.
+// Every variant runs the same FMA sequence per C element, so the choice never changes bits.
+template <bool kPMajor, bool kPackedB, bool kWide, int kRows>
+void Kernel(int64_t kc, const float* __restrict ap, const float* __restrict bp, int64_t ldb, float* c,
+            int64_t ldc, int mr, int nr, bool load_c) {
+  const __mmask16 m0 = Mask(nr), m1 = Mask(nr - 16);
+  __m512 acc0[kRows], acc1[kRows];
+#pragma GCC unroll 16
+  for (int i = 0; i < kRows; ++i) {
+    acc0[i] = _mm512_setzero_ps();
+    acc1[i] = _mm512_setzero_ps();
+    if (i < mr) {  // the C tile is read (or written) at the end; start fetching it now
+      _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
+      if (kWide) _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + kNr - 1), _MM_HINT_T0);
+    }
+  }
+#pragma GCC unroll 2
+  for (int64_t p = 0; p < kc; ++p) {
+    const __m512 b0 = kPackedB ? _mm512_load_ps(bp) : _mm512_maskz_loadu_ps(m0, bp);
+    __m512 b1 = b0;
+    if (kWide) b1 = kPackedB ? _mm512_load_ps(bp + 16) : _mm512_maskz_loadu_ps(m1, bp + 16);
+    bp += kPackedB ? kNr : ldb;
+#pragma GCC unroll 16
+    for (int i = 0; i < kRows; ++i) {
+      const __m512 av = _mm512_set1_ps(kPMajor ? ap[i] : ap[i * kAStride]);
+      acc0[i] = _mm512_fmadd_ps(av, b0, acc0[i]);
+      if (kWide) acc1[i] = _mm512_fmadd_ps(av, b1, acc1[i]);
+    }
+    ap += kPMajor ? kMr : 1;
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < kRows; ++i) {
+    if (i >= mr) break;
+    float* cr = c + i * ldc;
+    __m512 v0 = acc0[i];
+    if (load_c) v0 = _mm512_add_ps(_mm512_maskz_loadu_ps(m0, cr), v0);
+    _mm512_mask_storeu_ps(cr, m0, v0);
+    if (kWide) {
+      __m512 v1 = acc1[i];
+      if (load_c) v1 = _mm512_add_ps(_mm512_maskz_loadu_ps(m1, cr + 16), v1);
+      _mm512_mask_storeu_ps(cr + 16, m1, v1);
+    }
+  }
+}
+
+using KernelFn = void (*)(int64_t, const float*, const float*, int64_t, float*, int64_t, int, int, bool);
+
+template <bool kPMajor, bool kPackedB, bool kWide>
+constexpr KernelFn kByRows[3] = {Kernel<kPMajor, kPackedB, kWide, 4>, Kernel<kPMajor, kPackedB, kWide, 8>,
+                                 Kernel<kPMajor, kPackedB, kWide, kMr>};
+template <bool kPMajor, bool kPackedB>
+constexpr const KernelFn* kByWidth[2] = {kByRows<kPMajor, kPackedB, false>, kByRows<kPMajor, kPackedB, true>};
+
+// The kernel variant for an A layout, B packing and an [mr x nr] tile.
+KernelFn PickKernel(bool pmajor, bool packed_b, int mr, int nr) {
+  static constexpr const KernelFn* const* kAll[2][2] = {{kByWidth<false, false>, kByWidth<false, true>},
+                                                        {kByWidth<true, false>, kByWidth<true, true>}};
+  return kAll[pmajor][packed_b][nr > 16][mr <= 4 ? 0 : mr <= 8 ? 1 : 2];
+}
+
+// The fixed problem description shared by every work unit.
+struct Problem {
+  bool ta, tb, accumulate;
+  bool pack_b;  // false: B (not transposed) is read in place
+  int64_t m, n, k;
+  const float* a;
+  int64_t lda;
+  const float* b;
+  int64_t ldb;
+  float* c;
+  int64_t ldc;
+  int64_t kcb;  // k-block size (k split into equal blocks of at most kKc)
+  int64_t mp, np;  // panels of kMr rows / kNr columns
+  int64_t KcOf(int64_t kb) const { return std::min(kcb, k - kb * kcb); }
+  int MrOf(int64_t ip) const { return static_cast<int>(std::min<int64_t>(kMr, m - ip * kMr)); }
+  int NrOf(int64_t jp) const { return static_cast<int>(std::min<int64_t>(kNr, n - jp * kNr)); }
+};
+
+// Runs the micro-kernel on C panels [ip0, ip1) x [jp0, jp1) for k-block kb: A panel ip at
+// apanel(ip), B panel jp at bpanel(jp) (ignored when B is read in place). Each A panel (L1)
+// meets a chunk of kNcPanels B panels (L2) in turn.
+template <typename APanel, typename BPanel>
+void Tiles(const Problem& pr, int64_t kb, int64_t ip0, int64_t ip1, int64_t jp0, int64_t jp1, APanel apanel,
+           BPanel bpanel) {
+  int64_t pc = kb * pr.kcb, kc = pr.KcOf(kb);
+  bool load_c = pr.accumulate || kb > 0;
+  for (int64_t jc = jp0; jc < jp1; jc += kNcPanels) {
+    int64_t je = std::min(jp1, jc + kNcPanels);
+    for (int64_t ip = ip0; ip < ip1; ++ip) {
+      const float* ap = apanel(ip);
+      int mr = pr.MrOf(ip);
+      for (int64_t jp = jc; jp < je; ++jp) {
+        float* ct = pr.c + ip * kMr * pr.ldc + jp * kNr;
+        int nr = pr.NrOf(jp);
+        KernelFn kernel = PickKernel(pr.ta, pr.pack_b, mr, nr);
+        if (pr.pack_b) kernel(kc, ap, bpanel(jp), kNr, ct, pr.ldc, mr, nr, load_c);
+        else kernel(kc, ap, pr.b + pc * pr.ldb + jp * kNr, pr.ldb, ct, pr.ldc, mr, nr, load_c);
+      }
+    }
+  }
+}
+
+// Row mode unit: C panels [ip0, ip1) x [jp0, jp1) for k-blocks [kb0, kb1); packs its own A
+// (kMcPanels panels at a time) and reads B from the shared `bpack` (panel (kb, jp) at
+// ((kb - kb0) * jbn + jp - jb0) * kcb * kNr), or in place.
+void RowUnit(const Problem& pr, int64_t ip0, int64_t ip1, int64_t jp0, int64_t jp1, int64_t kb0, int64_t kb1,
+             int64_t jb0, int64_t jbn, const float* bpack) {
+  float* apack = t_local.Get(kMcPanels * kAPanel);
+  int64_t subs = (ip1 - ip0 + kMcPanels - 1) / kMcPanels;  // equal sub-blocks, no small remainder
+  for (int64_t sb = 0; sb < subs; ++sb) {
+    int64_t ib = ip0 + (ip1 - ip0) * sb / subs, ie = ip0 + (ip1 - ip0) * (sb + 1) / subs;
+    for (int64_t kb = kb0; kb < kb1; ++kb) {
+      for (int64_t ip = ib; ip < ie; ++ip) {
+        PackA(pr.ta, pr.a, pr.lda, ip * kMr, pr.MrOf(ip), kb * pr.kcb, pr.KcOf(kb), apack + (ip - ib) * kAPanel);
+      }
+      Tiles(pr, kb, ib, ie, jp0, jp1, [&](int64_t ip) { return apack + (ip - ib) * kAPanel; },
+            [&](int64_t jp) { return bpack + ((kb - kb0) * jbn + (jp - jb0)) * pr.kcb * kNr; });
+    }
+  }
+}
+
+// Row mode (tall or square C): B is packed once per k-block group into a shared buffer, then
+// units of A panels (times column groups when m is short) run in parallel.
+void RowMode(const Problem& pr, bool parallel, ThreadPool* pool) {
+  int64_t kblocks = (pr.k + pr.kcb - 1) / pr.kcb, panel_floats = pr.kcb * kNr, mp = pr.mp, np = pr.np;
+  // Column blocks only when one k-block of packed B exceeds the buffer; then k-block groups.
+  int64_t nb_panels = pr.pack_b ? std::clamp<int64_t>(kBBufferFloats / panel_floats, 1, np) : np;
+  for (int64_t jb0 = 0; jb0 < np; jb0 += nb_panels) {
+    int64_t jbn = std::min(nb_panels, np - jb0);
+    int64_t group = pr.pack_b ? std::clamp<int64_t>(kBBufferFloats / (panel_floats * jbn), 1, kblocks) : kblocks;
+    float* bpack = pr.pack_b ? t_shared.Get(group * jbn * panel_floats) : nullptr;
+    for (int64_t kb0 = 0; kb0 < kblocks; kb0 += group) {
+      int64_t kb1 = std::min(kblocks, kb0 + group);
+      if (pr.pack_b) {
+        auto pack = [&](int64_t lo, int64_t hi) {
+          for (int64_t u = lo; u < hi; ++u) {
+            int64_t kb = kb0 + u / jbn, jp = jb0 + u % jbn;
+            PackB(pr.tb, pr.b, pr.ldb, kb * pr.kcb, pr.KcOf(kb), jp * kNr, pr.NrOf(jp), bpack + u * panel_floats);
+          }
+        };
+        int64_t units = (kb1 - kb0) * jbn;
+        if (parallel) pool->ParallelFor(units, std::max<int64_t>(1, (1 << 16) / panel_floats), pack);
+        else pack(0, units);
+      }
+      int64_t groups = 1;  // a power of two, so column groups split B panels evenly
+      while (parallel && mp * groups < kMinUnits && groups * 2 <= jbn) groups *= 2;
+      auto compute = [&](int64_t lo, int64_t hi) {
+        while (lo < hi) {
+          int64_t g = lo / mp, ip0 = lo % mp, ip1 = std::min(mp, ip0 + (hi - lo));
+          RowUnit(pr, ip0, ip1, jb0 + jbn * g / groups, jb0 + jbn * (g + 1) / groups, kb0, kb1, jb0, jbn, bpack);
+          lo += ip1 - ip0;
+        }
+      };
+      if (parallel) pool->ParallelFor(mp * groups, 1, compute);
+      else compute(0, mp * groups);
+    }
+  }
+}
+
+// Column mode (few rows or a wide C): all of A for a k-block group is packed once
+// into a shared buffer; each unit of B panels packs them chunk by chunk into its own L2-sized
+// buffer right before use, so B is read from memory once and never makes an L3 round trip.
+void ColumnMode(const Problem& pr, bool parallel, ThreadPool* pool) {
+  int64_t kblocks = (pr.k + pr.kcb - 1) / pr.kcb, panel_floats = pr.kcb * kNr, mp = pr.mp;
+  int64_t group = std::clamp<int64_t>(kBBufferFloats / (mp * kAPanel), 1, kblocks);
+  float* apack = t_shared.Get(group * mp * kAPanel);
+  for (int64_t kb0 = 0; kb0 < kblocks; kb0 += group) {
+    int64_t kb1 = std::min(kblocks, kb0 + group);
+    auto pack = [&](int64_t lo, int64_t hi) {
+      for (int64_t u = lo; u < hi; ++u) {
+        int64_t kb = kb0 + u / mp, ip = u % mp;
+        PackA(pr.ta, pr.a, pr.lda, ip * kMr, pr.MrOf(ip), kb * pr.kcb, pr.KcOf(kb), apack + u * kAPanel);
+      }
+    };
+    int64_t units = (kb1 - kb0) * mp;
+    if (parallel) pool->ParallelFor(units, std::max<int64_t>(1, (1 << 16) / kAPanel), pack);
+    else pack(0, units);
+    auto compute = [&](int64_t lo, int64_t hi) {
+      float* bchunk = t_local.Get(kNcPanels * panel_floats);
+      for (int64_t jc = lo; jc < hi; jc += kNcPanels) {
+        int64_t je = std::min(hi, jc + kNcPanels);
+        for (int64_t kb = kb0; kb < kb1; ++kb) {
+          for (int64_t jp = jc; jp < je; ++jp) {
+            PackB(pr.tb, pr.b, pr.ldb, kb * pr.kcb, pr.KcOf(kb), jp * kNr, pr.NrOf(jp), bchunk + (jp - jc) * panel_floats);
+          }
+          Tiles(pr, kb, 0, mp, jc, je, [&](int64_t ip) { return apack + ((kb - kb0) * mp + ip) * kAPanel; },
+                [&](int64_t jp) { return bchunk + (jp - jc) * panel_floats; });
+        }
+      }
+    };
+    if (parallel) pool->ParallelFor(pr.np, 1, compute);
+    else compute(0, pr.np);
+  }
+}
+
+}  // namespace
+
+void SgemmPacked(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                 const float* b, int64_t ldb, float* c, int64_t ldc, bool accumulate, ThreadPool* pool) {
+  int64_t kblocks = (k + kKc - 1) / kKc;
+  int64_t mp = (m + kMr - 1) / kMr, np = (n + kNr - 1) / kNr;
+  // With few rows of C each B element is used at most kMaxUnpackedBPanels times: packing it
+  // would cost more than it saves.
+  bool pack_b = tb || mp > kMaxUnpackedBPanels;
+  Problem pr{ta, tb, accumulate, pack_b, m, n, k, a, lda, b, ldb, c, ldc, (k + kblocks - 1) / kblocks, mp, np};
+  bool parallel = pool != nullptr && pool->threads() > 1 && double(m) * double(n) * double(k) >= kParallelMinMnk;
+  // Column mode when rows are few, or when C is wide (its B chunks are packed just in time) and
+  // all of A for a k-block fits the shared buffer; row mode when it would leave threads idle.
+  bool columns = mp <= kMcPanels || (n >= 2 * m && mp * kAPanel <= kBBufferFloats);
+  if (pack_b && columns && !(parallel && np < 4)) ColumnMode(pr, parallel, pool);
+  else RowMode(pr, parallel, pool);
+}
+
+}  // namespace hlox::rt::gemm
+
+#endif  // __AVX512F__

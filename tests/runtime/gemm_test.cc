@@ -1,0 +1,136 @@
+// Sgemm (runtime/dot.h) against a plain double-precision triple loop: odd and prime shapes,
+// k = 0, shapes narrower than one micro-tile, all four transpose combinations, leading
+// dimensions larger than the minimum (padding must stay untouched), accumulate on and off,
+// shapes that take several k-blocks and column blocks, and identical bits for 1 and 2 threads.
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "runtime/dot.h"
+#include "runtime/thread_pool.h"
+
+namespace hlox::rt {
+namespace {
+
+constexpr float kSentinel = 12345.0f;
+
+struct GemmCase {
+  bool ta, tb;
+  int64_t m, n, k;
+  int64_t pad = 0;  // extra floats on every leading dimension
+  bool accumulate = false;
+};
+
+std::string Name(const GemmCase& g) {
+  return "ta=" + std::to_string(g.ta) + " tb=" + std::to_string(g.tb) + " m=" + std::to_string(g.m) +
+         " n=" + std::to_string(g.n) + " k=" + std::to_string(g.k) + " pad=" + std::to_string(g.pad) +
+         " acc=" + std::to_string(g.accumulate);
+}
+
+// Runs one case with the given pool, checks it against the reference, returns C (with padding).
+// The reference runs only for the first call of a case (`check`); the others are compared bitwise.
+std::vector<float> RunCase(const GemmCase& g, ThreadPool* pool, uint32_t seed, bool check_ref) {
+  int64_t lda = (g.ta ? g.m : g.k) + g.pad, ldb = (g.tb ? g.k : g.n) + g.pad, ldc = g.n + g.pad;
+  int64_t arows = g.ta ? g.k : g.m, brows = g.tb ? g.n : g.k;
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<float> a(std::max<int64_t>(1, arows * lda)), b(std::max<int64_t>(1, brows * ldb));
+  std::vector<float> c(std::max<int64_t>(1, g.m * ldc), kSentinel);
+  for (float& x : a) x = u(rng);
+  for (float& x : b) x = u(rng);
+  for (int64_t i = 0; i < g.m; ++i)
+    for (int64_t j = 0; j < g.n; ++j) c[i * ldc + j] = u(rng);
+  std::vector<float> c0 = c;
+  Sgemm(g.ta, g.tb, g.m, g.n, g.k, a.data(), lda, b.data(), ldb, c.data(), ldc, g.accumulate, pool);
+  if (!check_ref) return c;
+  auto av = [&](int64_t i, int64_t p) { return double(g.ta ? a[p * lda + i] : a[i * lda + p]); };
+  auto bv = [&](int64_t p, int64_t j) { return double(g.tb ? b[j * ldb + p] : b[p * ldb + j]); };
+  // Big cases check a sample of rows (the first panels, the last row, every 17th) in full.
+  bool sample = g.m * g.n * g.k > (int64_t{1} << 24);
+  int bad = 0;
+  for (int64_t i = 0; i < g.m && bad < 5; ++i) {
+    bool check = !sample || i < 26 || i == g.m - 1 || i % 17 == 0;
+    for (int64_t j = 0; j < ldc && bad < 5; ++j) {
+      float got = c[i * ldc + j];
+      if (j >= g.n) {  // padding: never written
+        if (got != kSentinel) ++bad;
+        EXPECT_EQ(got, kSentinel) << Name(g) << " padding written at " << i << "," << j;
+        continue;
+      }
+      if (!check) continue;
+      double ref = g.accumulate ? double(c0[i * ldc + j]) : 0.0, mag = std::fabs(ref);
+      for (int64_t p = 0; p < g.k; ++p) {
+        ref += av(i, p) * bv(p, j);
+        mag += std::fabs(av(i, p) * bv(p, j));
+      }
+      double tol = 4.0 * 6e-8 * double(g.k + 2) * mag + 1e-30;
+      if (std::fabs(got - ref) > tol) ++bad;
+      EXPECT_LE(std::fabs(got - ref), tol) << Name(g) << " at " << i << "," << j << " got " << got << " want " << ref;
+    }
+  }
+  return c;
+}
+
+// Runs a case with no pool, 1 thread and 2 threads; all three must agree bit for bit.
+void CheckCase(const GemmCase& g, ThreadPool& one, ThreadPool& two, uint32_t seed) {
+  std::vector<float> c_none = RunCase(g, nullptr, seed, false);
+  std::vector<float> c1 = RunCase(g, &one, seed, false);
+  std::vector<float> c2 = RunCase(g, &two, seed, true);
+  EXPECT_EQ(0, std::memcmp(c1.data(), c2.data(), c1.size() * sizeof(float))) << Name(g) << " 1 vs 2 threads";
+  EXPECT_EQ(0, std::memcmp(c_none.data(), c1.data(), c1.size() * sizeof(float))) << Name(g) << " no pool vs 1";
+}
+
+TEST(Sgemm, RandomOddShapesAllTransposes) {
+  ThreadPool one(1), two(2);
+  std::mt19937 rng(7);
+  const int64_t dims[] = {1, 2, 3, 5, 7, 11, 12, 13, 14, 15, 16, 17, 28, 29, 31, 32, 33, 47, 64, 97, 101, 127, 131, 199, 257, 300};
+  std::uniform_int_distribution<int> pick(0, sizeof(dims) / sizeof(dims[0]) - 1);
+  for (int t = 0; t < 48; ++t) {
+    GemmCase g{(t & 1) != 0, (t & 2) != 0, dims[pick(rng)], dims[pick(rng)], dims[pick(rng)]};
+    g.pad = (t % 3 == 0) ? 0 : 1 + t % 7;
+    g.accumulate = (t & 4) != 0;
+    CheckCase(g, one, two, 100 + t);
+  }
+}
+
+TEST(Sgemm, ZeroKAndTinyTiles) {
+  ThreadPool one(1), two(2);
+  for (int t = 0; t < 4; ++t) {
+    bool ta = t & 1, tb = t & 2;
+    for (bool acc : {false, true}) {
+      CheckCase({ta, tb, 13, 17, 0, 3, acc}, one, two, 1);      // k = 0: C = 0 or unchanged
+      CheckCase({ta, tb, 5, 9, 29, 2, acc}, one, two, 2);       // m < kMr, n < kNr
+      CheckCase({ta, tb, 300, 1, 70, 0, acc}, one, two, 3);     // a single column
+      CheckCase({ta, tb, 1, 300, 70, 5, acc}, one, two, 4);     // a single row
+      CheckCase({ta, tb, 37, 45, 1, 1, acc}, one, two, 5);      // k = 1
+    }
+  }
+}
+
+TEST(Sgemm, SeveralKBlocksAndParallelPath) {
+  ThreadPool one(1), two(2);
+  for (int t = 0; t < 4; ++t) {
+    bool ta = t & 1, tb = t & 2;
+    CheckCase({ta, tb, 211, 173, 601, 3, t == 1}, one, two, 10 + t);  // 3 k-blocks, parallel
+    CheckCase({ta, tb, 128, 128, 128, 0, t == 2}, one, two, 20 + t);
+  }
+}
+
+TEST(Sgemm, PackedBufferSplitsInKAndN) {
+  ThreadPool one(1), two(2);
+  // Row mode: packed B larger than one buffer: k-blocks in two groups, and (wide n) column blocks.
+  CheckCase({false, true, 213, 2100, 1100, 1, true}, one, two, 30);
+  CheckCase({true, true, 200, 14100, 300, 0, false}, one, two, 31);
+  // Column mode (few rows): packed A larger than one buffer, so k-blocks in two groups.
+  CheckCase({true, false, 190, 20, 10500, 2, true}, one, two, 32);
+  // Column mode for a wide C with more rows than one A block.
+  CheckCase({true, true, 230, 470, 400, 1, true}, one, two, 34);
+  CheckCase({false, false, 230, 470, 400, 0, false}, one, two, 35);
+  // Few B panels with two threads: rows split instead of columns.
+  CheckCase({false, false, 128, 40, 300, 0, false}, one, two, 33);
+}
+
+}  // namespace
+}  // namespace hlox::rt
