@@ -9,6 +9,7 @@
 #include "runtime/executor.h"
 #include "runtime/fused_ops.h"
 #include "runtime/fused_program_impl.h"
+#include "runtime/fused_stream.h"
 #include "runtime/kernel_util.h"
 #include "runtime/kernels_family_util.h"
 
@@ -279,6 +280,17 @@ absl::StatusOr<std::unique_ptr<FusedProgram>> FusedProgram::Compile(const Comput
     im.nodes.push_back(std::move(nd));
   }
   if (!im.tuple_root) im.outputs.push_back(id.at(comp.root()));
+  im.streamed = StreamedParams(im.nodes, im.outputs);
+  for (const FusedNode& nd : im.nodes) {
+    im.work_nodes += (nd.op == NodeOp::kUnary || nd.op == NodeOp::kBinary) && nd.kind == VKind::kF32;
+    // Arena bytes per element of a block: values of computed nodes, index lists of maps.
+    if (nd.op == NodeOp::kParam || nd.op == NodeOp::kConstant || nd.op == NodeOp::kIdentity) continue;
+    im.block_bytes_per_elem += KindBytes(nd.kind);
+    if (nd.op == NodeOp::kAffine || nd.op == NodeOp::kDynamicSlice ||
+        nd.op == NodeOp::kLayoutBitcast || nd.op == NodeOp::kPad || nd.op == NodeOp::kConcat) {
+      im.block_bytes_per_elem += 8;
+    }
+  }
   return prog;
 }
 
@@ -299,7 +311,10 @@ void ParseFusedRunOptions(const std::string& config, FusedRunOptions* options) {
   int64_t block = options->block, threads = options->threads;
   read("\"hlox_block\":", &block);
   read("\"hlox_threads\":", &threads);
-  if (block >= 16) options->block = block;
+  if (block >= 16 && config.find("\"hlox_block\":") != std::string::npos) {
+    options->block = block;
+    options->auto_block = false;
+  }
   if (threads == 0 || threads == 1) options->threads = static_cast<int>(threads);
 }
 

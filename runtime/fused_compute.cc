@@ -7,6 +7,7 @@
 
 #include "runtime/fused_node.h"
 #include "runtime/fused_ops.h"
+#include "runtime/fused_stream.h"
 
 namespace hlox::rt {
 namespace {
@@ -23,7 +24,13 @@ void GatherVec(const Dst* src, const IndexSet& s, Dst* out) {
 template <typename Dst>
 void GatherBuffer(const Buffer& b, const IndexSet& s, Dst* out) {
   auto run = [&](auto* src, auto conv) {
-    for (int64_t j = 0; j < s.n; ++j) out[j] = static_cast<Dst>(conv(src[s.at(j)]));
+    if (s.idx != nullptr) {
+      const int64_t* idx = s.idx;
+      for (int64_t j = 0; j < s.n; ++j) out[j] = static_cast<Dst>(conv(src[idx[j]]));
+    } else {
+      src += s.start;
+      for (int64_t j = 0; j < s.n; ++j) out[j] = static_cast<Dst>(conv(src[j]));
+    }
   };
   auto id = [](auto v) { return v; };
   switch (b.shape().element_type()) {
@@ -65,10 +72,27 @@ int64_t FloatToInt(F v, PrimitiveType t) {
 
 }  // namespace
 
+template <typename F>
+void BlockEval::Chunked(int64_t n, F&& f) {
+  if (prefetch_ == nullptr) {
+    f(int64_t{0}, n);
+    return;
+  }
+  for (int64_t lo = 0; lo < n; lo += kWorkChunk) {
+    f(lo, std::min(n, lo + kWorkChunk));
+    prefetch_->Step();
+  }
+}
+
 const void* BlockEval::Compute(int node, const IndexSet& set) {
   const FusedNode& nd = nodes_[node];
   const int64_t n = set.n;
-  auto alloc = [&](VKind k) { return arena_.Alloc(KindBytes(k) * n + 8); };
+  auto alloc = [&](VKind k) -> void* {
+    if (node == dest_node_ && set.id == dest_set_ && k == VKind::kF32 && dest_ != nullptr) {
+      return dest_;
+    }
+    return arena_.Alloc(KindBytes(k) * n + 8);
+  };
   // Operand i on the same set, broadcast when the operand is a scalar and this node is not.
   auto operand = [&](int i) -> const void* {
     const FusedNode& op = nodes_[nd.operands[i]];
@@ -94,6 +118,14 @@ const void* BlockEval::Compute(int node, const IndexSet& set) {
         return b.as<int64_t>() + set.start;
       }
       void* out = alloc(nd.kind);
+      if (set.runs > 0 && b.shape().element_type() == PrimitiveType::kF32 && nd.kind == VKind::kF32) {
+        float* o = static_cast<float*>(out);
+        for (int64_t r = 0; r < set.runs; ++r) {
+          std::memcpy(o, b.as<float>() + set.run_start[r], static_cast<size_t>(set.run_len[r]) * 4);
+          o += set.run_len[r];
+        }
+        return out;
+      }
       if (nd.kind == VKind::kF32) GatherBuffer(b, set, static_cast<float*>(out));
       else if (nd.kind == VKind::kF64) GatherBuffer(b, set, static_cast<double*>(out));
       else GatherBuffer(b, set, static_cast<int64_t*>(out));
@@ -142,8 +174,12 @@ const void* BlockEval::Compute(int node, const IndexSet& set) {
         return out;
       }
       if (nd.kind == VKind::kF32) {
-        fused::UnaryFloat(nd.opcode, static_cast<const float*>(a), static_cast<float*>(out), n);
-        fused::RoundToType(nd.type, static_cast<float*>(out), n);
+        const float* x = static_cast<const float*>(a);
+        float* o = static_cast<float*>(out);
+        Chunked(n, [&](int64_t lo, int64_t hi) {
+          fused::UnaryFloat(nd.opcode, x + lo, o + lo, hi - lo);
+          fused::RoundToType(nd.type, o + lo, hi - lo);
+        });
       } else if (nd.kind == VKind::kF64) {
         fused::UnaryFloat(nd.opcode, static_cast<const double*>(a), static_cast<double*>(out), n);
       } else {
@@ -169,10 +205,16 @@ const void* BlockEval::Compute(int node, const IndexSet& set) {
           void* out = alloc(nd.kind);
           bool done;
           if (nd.kind == VKind::kF32) {
-            done = fused::BinaryFloatScalar(nd.opcode, static_cast<const float*>(a),
-                                            *static_cast<const float*>(sv), first,
-                                            static_cast<float*>(out), n);
-            if (done) fused::RoundToType(nd.type, static_cast<float*>(out), n);
+            const float* x = static_cast<const float*>(a);
+            const float s = *static_cast<const float*>(sv);
+            float* o = static_cast<float*>(out);
+            done = fused::BinaryFloatScalar<float>(nd.opcode, nullptr, s, first, nullptr, 0);
+            if (done) {
+              Chunked(n, [&](int64_t lo, int64_t hi) {
+                fused::BinaryFloatScalar(nd.opcode, x + lo, s, first, o + lo, hi - lo);
+                fused::RoundToType(nd.type, o + lo, hi - lo);
+              });
+            }
           } else {
             done = fused::BinaryFloatScalar(nd.opcode, static_cast<const double*>(a),
                                             *static_cast<const double*>(sv), first,
@@ -185,9 +227,13 @@ const void* BlockEval::Compute(int node, const IndexSet& set) {
       const void* b = operand(1);
       void* out = alloc(nd.kind);
       if (nd.kind == VKind::kF32) {
-        fused::BinaryFloat(nd.opcode, static_cast<const float*>(a), static_cast<const float*>(b),
-                           static_cast<float*>(out), n);
-        fused::RoundToType(nd.type, static_cast<float*>(out), n);
+        const float* x = static_cast<const float*>(a);
+        const float* y = static_cast<const float*>(b);
+        float* o = static_cast<float*>(out);
+        Chunked(n, [&](int64_t lo, int64_t hi) {
+          fused::BinaryFloat(nd.opcode, x + lo, y + lo, o + lo, hi - lo);
+          fused::RoundToType(nd.type, o + lo, hi - lo);
+        });
       } else if (nd.kind == VKind::kF64) {
         fused::BinaryFloat(nd.opcode, static_cast<const double*>(a), static_cast<const double*>(b),
                            static_cast<double*>(out), n);

@@ -1,103 +1,35 @@
 // The block evaluator of fused programs: computes a node's values at a set of its linear
 // indices. Elementwise nodes evaluate their operands on the same set (contiguous blocks stay
 // contiguous and parameters are read in place); index-map nodes translate the set into their
-// operand's indices, turning it back into a contiguous range whenever the result is one.
-// Index sets are walked by stepping coords (CoordWalker) rather than dividing per element;
-// concatenations of contiguous sets run per contiguous operand range; small computed
-// operands of broadcast-like maps are computed once per evaluator and gathered.
+// operand's indices (affine maps in fused_affine.cc; layout bitcasts, pads and concatenations
+// here). Index sets are walked by stepping coords (CoordWalker) rather than dividing per
+// element; concatenations of contiguous sets run per contiguous operand range.
 #include <algorithm>
 #include <climits>
 #include <cstring>
 
 #include "runtime/fused_node.h"
 #include "runtime/fused_ops.h"
+#include "runtime/fused_walk.h"
 
 namespace hlox::rt {
 namespace {
 
+using fused_walk::CoordWalker;
+using fused_walk::Decompose;
+using fused_walk::WithKind;
+
 constexpr int64_t kChunkBytes = 1 << 20;
-// Largest operand (elements) of a broadcast-like node that BlockEval computes once per run.
-constexpr int64_t kMaxHoisted = 16384;
-
-template <typename F>
-void WithKind(VKind k, F&& f) {
-  switch (k) {
-    case VKind::kF32: f(float{}); break;
-    case VKind::kF64: f(double{}); break;
-    case VKind::kI64: f(int64_t{}); break;
-  }
-}
-
-// Decomposes linear index `lin` of a row-major shape into coords.
-inline void Decompose(int64_t lin, const std::vector<int64_t>& strides, int64_t* coords) {
-  for (size_t d = 0; d < strides.size(); ++d) {
-    coords[d] = lin / strides[d];
-    lin -= coords[d] * strides[d];
-  }
-}
-
-// Walks the coords of a sequence of row-major linear indices. When consecutive indices differ
-// by one of the shape's strides (contiguous runs, transposed walks), the coords are stepped
-// with carries instead of recomputed with one division per dim.
-class CoordWalker {
- public:
-  // `coef` (optional, one per dim) makes the walker keep dot(coords, coef) in acc().
-  CoordWalker(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides,
-              int64_t* coords, const int64_t* coef = nullptr)
-      : dims_(dims), strides_(strides), coords_(coords), coef_(coef), rank_(dims.size()) {}
-
-  int64_t acc() const { return acc_; }
-
-  // Moves the coords to linear index `lin` (any index; steps are only a fast path).
-  void MoveTo(int64_t lin) {
-    const int64_t delta = lin - prev_;
-    prev_ = lin;
-    if (started_ && delta > 0) {
-      if (delta != step_) {
-        step_dim_ = -1;
-        for (size_t d = rank_; d-- > 0;) {
-          if (strides_[d] == delta) {
-            step_dim_ = static_cast<int64_t>(d);
-            break;
-          }
-        }
-        step_ = delta;
-      }
-      if (step_dim_ >= 0) {
-        for (size_t d = static_cast<size_t>(step_dim_) + 1; d-- > 0;) {
-          if (coef_ != nullptr) acc_ += coef_[d];
-          if (++coords_[d] < dims_[d] || d == 0) return;
-          if (coef_ != nullptr) acc_ -= coef_[d] * coords_[d];
-          coords_[d] = 0;
-        }
-        return;
-      }
-    }
-    started_ = true;
-    Decompose(lin, strides_, coords_);
-    if (coef_ != nullptr) {
-      acc_ = 0;
-      for (size_t d = 0; d < rank_; ++d) acc_ += coords_[d] * coef_[d];
-    }
-  }
-
- private:
-  const std::vector<int64_t>& dims_;
-  const std::vector<int64_t>& strides_;
-  int64_t* coords_;
-  const int64_t* coef_;
-  size_t rank_;
-  int64_t acc_ = 0;
-  bool started_ = false;
-  int64_t prev_ = 0;
-  int64_t step_ = 0;
-  int64_t step_dim_ = -1;
-};
+constexpr int64_t kAliasSkew = 1088;  // 17 cache lines
 
 }  // namespace
 
 void* Arena::Alloc(int64_t bytes) {
   bytes = (bytes + 63) & ~int64_t{63};
+  // Block arrays are often whole multiples of 4 KiB; laid end to end, an op's input and
+  // output would then share page offsets and its loads would falsely wait on its stores
+  // (4K aliasing). Padding each array to 1088 (mod 4096) bytes spreads their offsets.
+  if (bytes >= 2048) bytes += (kAliasSkew - bytes % 4096 + 4096) % 4096;
   while (chunk_ < chunks_.size() && used_ + bytes > sizes_[chunk_]) {
     ++chunk_;
     used_ = 0;
@@ -153,68 +85,6 @@ const void* BlockEval::EvalSubset(int node, const std::vector<int64_t>& idx) {
   return Eval(node, IndexSet{static_cast<int64_t>(idx.size()), 0, copy, NewSetId()});
 }
 
-const void* BlockEval::EvalAffine(const FusedNode& nd, const IndexSet& set, int64_t offset) {
-  const int64_t n = set.n;
-  const size_t rank = nd.dims.size();
-  int64_t* idx = static_cast<int64_t*>(arena_.Alloc(8 * n + 8));
-  int64_t coords[16];
-  if (set.idx == nullptr && n > 0) {
-    Decompose(set.start, nd.strides, coords);
-    int64_t lin = offset;
-    for (size_t d = 0; d < rank; ++d) lin += coords[d] * nd.coef[d];
-    for (int64_t j = 0; j < n; ++j) {
-      idx[j] = lin;
-      for (size_t d = rank; d-- > 0;) {
-        ++coords[d];
-        lin += nd.coef[d];
-        if (coords[d] < nd.dims[d] || d == 0) break;
-        lin -= nd.coef[d] * coords[d];
-        coords[d] = 0;
-      }
-    }
-  } else {
-    CoordWalker walk(nd.dims, nd.strides, coords, nd.coef.data());
-    for (int64_t j = 0; j < n; ++j) {
-      walk.MoveTo(set.idx[j]);
-      idx[j] = offset + walk.acc();
-    }
-  }
-  bool contiguous = true;
-  for (int64_t j = 1; j < n && contiguous; ++j) contiguous = idx[j] == idx[j - 1] + 1;
-  if (!contiguous) {
-    // A small computed operand read many times per element (e.g. per-channel batch-norm
-    // scales broadcast over NCHW): compute it once over its whole domain, then gather.
-    const FusedNode& opn = nodes_[nd.operands[0]];
-    int64_t op_count = 1, count = 1;
-    for (int64_t d : nd.op_dims) op_count *= d;
-    for (int64_t d : nd.dims) count *= d;
-    if (opn.op != NodeOp::kParam && opn.op != NodeOp::kConstant && op_count <= kMaxHoisted &&
-        op_count * 16 <= count) {
-      const void* full = Hoisted(nd.operands[0], op_count);
-      void* out = arena_.Alloc(KindBytes(opn.kind) * n + 8);
-      WithKind(opn.kind, [&](auto tag) {
-        using T = decltype(tag);
-        const T* f = static_cast<const T*>(full);
-        T* o = static_cast<T*>(out);
-        for (int64_t j = 0; j < n; ++j) o[j] = f[idx[j]];
-      });
-      return out;
-    }
-  }
-  IndexSet next{n, n > 0 ? idx[0] : 0, contiguous ? nullptr : idx, NewSetId()};
-  return Eval(nd.operands[0], next);
-}
-
-const void* BlockEval::Hoisted(int node, int64_t count) {
-  std::vector<uint8_t>& h = hoisted_[node];
-  if (h.empty()) {
-    const void* v = Eval(node, IndexSet{count, 0, nullptr, NewSetId()});
-    const int64_t bytes = KindBytes(nodes_[node].kind) * count;
-    h.resize(static_cast<size_t>(bytes) + 8);
-    std::memcpy(h.data(), v, static_cast<size_t>(bytes));
-  }
-  return h.data();
-}
 
 const void* BlockEval::EvalLayoutBitcast(const FusedNode& nd, const IndexSet& set) {
   int64_t* idx = static_cast<int64_t*>(arena_.Alloc(8 * set.n + 8));

@@ -51,12 +51,19 @@ struct FusedNode {
   std::vector<int64_t> reduce_dims;          // kReduce: dimensions={...}
 };
 
-// A set of linear indices of one node: contiguous [start, start+n) when idx is null.
+class BlockPrefetcher;  // fused_stream.h
+
+// A set of linear indices of one node: contiguous [start, start+n) when idx is null. An idx
+// set may also describe itself as `runs` contiguous ranges [run_start[r], +run_len[r]) (a
+// hint for index maps; idx always holds every index).
 struct IndexSet {
   int64_t n = 0;
   int64_t start = 0;
   const int64_t* idx = nullptr;
   uint64_t id = 0;  // memo key: evaluations on the same set id are shared
+  const int64_t* run_start = nullptr;
+  const int64_t* run_len = nullptr;
+  int64_t runs = 0;
   int64_t at(int64_t j) const { return idx ? idx[j] : start + j; }
 };
 
@@ -85,10 +92,31 @@ class BlockEval {
   // Values of `node` at `set` (set.n elements of the node's kind storage).
   const void* Eval(int node, const IndexSet& set);
   Arena& arena() { return arena_; }
+  // Elementwise work is split into chunks of kWorkChunk elements, with a prefetch step of
+  // `p` (may be null) after each, so the next block's loads overlap this block's math.
+  static constexpr int64_t kWorkChunk = 1024;
+  void set_prefetcher(BlockPrefetcher* p) { prefetch_ = p; }
+  // Lets node `node`, when computed as f32 on set `set_id`, write its values straight to `dst`
+  // (an output buffer's block) instead of the arena; Eval returns dst when it did.
+  void set_destination(int node, uint64_t set_id, float* dst) {
+    dest_node_ = node;
+    dest_set_ = set_id;
+    dest_ = dst;
+  }
 
  private:
   const void* Compute(int node, const IndexSet& set);
+  // Calls f(lo, hi) over [0, n) in kWorkChunk pieces, stepping the prefetcher between them.
+  template <typename F>
+  void Chunked(int64_t n, F&& f);
   const void* EvalAffine(const FusedNode& nd, const IndexSet& set, int64_t offset);
+  // EvalAffine on `count` contiguous ranges [rstart[k], +rlen[k]) of a node of rank >= 1
+  // (n indices in all).
+  const void* EvalAffineRuns(const FusedNode& nd, const int64_t* rstart, const int64_t* rlen,
+                             int64_t count, int64_t n, int64_t offset);
+  // The whole of a small computed operand of index-map node `nd` (computed once), or null
+  // when the operand is a parameter/constant or too big to hoist.
+  const void* HoistedOperand(const FusedNode& nd);
   const void* EvalPad(const FusedNode& nd, const IndexSet& set);
   const void* EvalConcat(const FusedNode& nd, const IndexSet& set);
   const void* EvalConcatRuns(const FusedNode& nd, const IndexSet& set,
@@ -106,6 +134,10 @@ class BlockEval {
   std::vector<uint64_t> memo_id_;
   std::vector<const void*> memo_ptr_;
   std::vector<std::vector<uint8_t>> hoisted_;  // per node; empty until Hoisted computes it
+  BlockPrefetcher* prefetch_ = nullptr;
+  int dest_node_ = -1;
+  uint64_t dest_set_ = 0;
+  float* dest_ = nullptr;
 };
 
 // Bytes per element of a kind's storage.

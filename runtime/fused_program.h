@@ -25,6 +25,9 @@ struct FusedNode;  // defined in fused_node.h
 struct FusedRunOptions {
   int64_t block = 4096;  // output elements per block
   int threads = 0;       // 0 = every pool thread, 1 = the calling thread only
+  // Elementwise passes may use a smaller block, sized so one block's intermediates stay in
+  // L1 (cleared when a backend_config names hlox_block).
+  bool auto_block = true;
 };
 
 class FusedProgram {

@@ -16,12 +16,18 @@ struct FusedProgram::Impl {
   bool tuple_root = false;
   Shape result_shape;
   int64_t param_count = 0;
+  std::vector<int64_t> streamed;  // parameters read at the outputs' own indices (fused_stream.h)
+  int64_t work_nodes = 0;         // f32 elementwise nodes (prefetch steps per work chunk)
+  int64_t block_bytes_per_elem = 0;  // arena bytes one output element of a block needs
 };
 
 // The calling thread's block arena (reused across blocks and runs).
 extern thread_local Arena t_arena;
 // Stores n values of kind k into buffer b from element `start`, converting to b's type.
 void StoreBlock(Buffer& b, int64_t start, const void* src, VKind k, int64_t n);
+// Block of an elementwise pass: options.block, or with auto_block the largest power of two
+// (1024 to options.block) whose intermediates fit in about 40 KiB (L1).
+int64_t ElementwiseBlock(int64_t block_bytes_per_elem, const FusedRunOptions& options);
 // Runs fn over [0, nblocks) on the pool (or inline for one thread / one block).
 void ParallelBlocks(ThreadPool* pool, const FusedRunOptions& opt, int64_t nblocks,
                     const std::function<void(int64_t, int64_t)>& fn);

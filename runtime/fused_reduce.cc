@@ -1,5 +1,6 @@
 // Reduce outputs of fused loops (kInput fusions). Reduced dims that are the minor-most ones
 // give contiguous rows: several short rows per block, or a long row in block-sized pieces.
+// Reduced dims that are the major-most ones give contiguous rows of outputs, combined row by row.
 // Any other reduction walks the reduced positions for a whole block of outputs at once, so
 // each evaluation of the fused operand covers many elements. Sums use fixed lane order, so
 // results are the same for every thread count.
@@ -26,7 +27,8 @@ inline T Combine(ScalarOp op, T a, T b) {
   }
 }
 
-// Reduces x[0..n) into acc; sums use 16 independent lanes (vectorizable, fixed order).
+// Reduces x[0..n) into acc; sums, max and min use 16 independent lanes (vectorizable, fixed
+// order).
 template <typename T>
 T ReduceRun(ScalarOp op, T acc, const T* x, int64_t n) {
   if (op == ScalarOp::kAdd && n >= 64) {
@@ -40,8 +42,38 @@ T ReduceRun(ScalarOp op, T acc, const T* x, int64_t n) {
     for (; j < n; ++j) s += x[j];
     return acc + s;
   }
+  if ((op == ScalarOp::kMax || op == ScalarOp::kMin) && n >= 64) {
+    // 16 independent lanes (vectorizable); NaN still propagates, values are order-free.
+    T lanes[16];
+    for (int l = 0; l < 16; ++l) lanes[l] = x[l];
+    int64_t j = 16;
+    if (op == ScalarOp::kMax) {
+      for (; j + 16 <= n; j += 16) {
+        for (int l = 0; l < 16; ++l) lanes[l] = fused::MaxNan(lanes[l], x[j + l]);
+      }
+    } else {
+      for (; j + 16 <= n; j += 16) {
+        for (int l = 0; l < 16; ++l) lanes[l] = fused::MinNan(lanes[l], x[j + l]);
+      }
+    }
+    for (int l = 0; l < 16; ++l) acc = Combine(op, acc, lanes[l]);
+    for (; j < n; ++j) acc = Combine(op, acc, x[j]);
+    return acc;
+  }
   for (int64_t j = 0; j < n; ++j) acc = Combine(op, acc, x[j]);
   return acc;
+}
+
+// acc[j] = acc[j] op x[j] for j < n (the switch hoisted out of the loop, which vectorizes).
+template <typename T>
+void CombineRow(ScalarOp op, T* acc, const T* x, int64_t n) {
+  switch (op) {
+    case ScalarOp::kAdd: for (int64_t j = 0; j < n; ++j) acc[j] += x[j]; return;
+    case ScalarOp::kMul: for (int64_t j = 0; j < n; ++j) acc[j] *= x[j]; return;
+    case ScalarOp::kMax: for (int64_t j = 0; j < n; ++j) acc[j] = fused::MaxNan(acc[j], x[j]); return;
+    case ScalarOp::kMin: for (int64_t j = 0; j < n; ++j) acc[j] = fused::MinNan(acc[j], x[j]); return;
+    default: for (int64_t j = 0; j < n; ++j) acc[j] = Combine(op, acc[j], x[j]); return;
+  }
 }
 
 // Elements in the run of minor-most dims that are all reduced (1 when the minor dim is kept).
@@ -135,6 +167,28 @@ void ReduceTyped(const std::vector<FusedNode>& nodes, const FusedNode& nd,
         res[o] = acc;
       }
     });
+  } else if (rs > 0 && no > 0 && !red.empty() && red.back() == static_cast<int64_t>(red.size()) - 1) {
+    // The reduced dims lead (e.g. bias gradients over batch and sequence): reduced position r
+    // of output o is element r * no + o, so a block of outputs reads whole rows, contiguous,
+    // with no index arrays; each output still combines its rows in increasing order.
+    const int64_t m = std::min(block, no);
+    ParallelBlocks(pool, opt, (no + m - 1) / m, [&](int64_t b0, int64_t b1) {
+      BlockEval ev(nodes, params, t_arena);
+      std::vector<T> acc(m);
+      for (int64_t b = b0; b < b1; ++b) {
+        const int64_t o0 = b * m, mm = std::min(m, no - o0);
+        std::fill(acc.begin(), acc.begin() + mm, init);
+        const int64_t rc = mm == no ? std::max<int64_t>(1, block / mm) : 1;
+        for (int64_t r0 = 0; r0 < rs; r0 += rc) {
+          ev.NewBlock();
+          const int64_t len = std::min(rc, rs - r0);
+          const T* p = static_cast<const T*>(
+              ev.Eval(in, IndexSet{len * mm, r0 * no + o0, nullptr, ev.NewSetId()}));
+          for (int64_t r = 0; r < len; ++r) CombineRow(op, acc.data(), p + r * mm, mm);
+        }
+        std::copy(acc.begin(), acc.begin() + mm, res.begin() + o0);
+      }
+    });
   } else if (rs > 0 && no > 0) {
     const int64_t m = std::min(block, no);
     std::vector<int64_t> kept_sizes, red_sizes;
@@ -173,9 +227,7 @@ void ReduceTyped(const std::vector<FusedNode>& nodes, const FusedNode& nd,
           for (int64_t q = 1; q < len * mm && contiguous; ++q) contiguous = idx[q] == idx[q - 1] + 1;
           const IndexSet set{len * mm, idx[0], contiguous ? nullptr : idx, ev.NewSetId()};
           const T* p = static_cast<const T*>(ev.Eval(in, set));
-          for (int64_t r = 0; r < len; ++r) {
-            for (int64_t j = 0; j < mm; ++j) acc[j] = Combine(op, acc[j], p[r * mm + j]);
-          }
+          for (int64_t r = 0; r < len; ++r) CombineRow(op, acc.data(), p + r * mm, mm);
         }
         for (int64_t j = 0; j < mm; ++j) res[o0 + j] = acc[j];
       }

@@ -3,13 +3,15 @@
 // per-thread arena); each reduce output is computed per block of outputs, either over
 // contiguous rows (reduced dims minor-most) or by walking the reduced positions for a whole
 // block of outputs at once. Blocks go to the pool; the split depends only on the sizes, so
-// results do not depend on the thread count.
+// results do not depend on the thread count. Elementwise passes use an L1-sized block when
+// options allow, and passes over arrays beyond the caches stream (fused_stream.h).
 #include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/fused_ops.h"
 #include "runtime/fused_program_impl.h"
+#include "runtime/fused_stream.h"
 #include "runtime/kernel_util.h"
 
 namespace hlox::rt {
@@ -54,6 +56,80 @@ void ParallelBlocks(ThreadPool* pool, const FusedRunOptions& opt, int64_t nblock
   }
 }
 
+int64_t ElementwiseBlock(int64_t block_bytes_per_elem, const FusedRunOptions& options) {
+  int64_t block = std::max<int64_t>(16, options.block);
+  if (!options.auto_block || block_bytes_per_elem <= 0) return block;
+  constexpr int64_t kL1Budget = 40 << 10;
+  while (block > 1024 && block * block_bytes_per_elem > kL1Budget) block /= 2;
+  return block;
+}
+
+namespace {
+
+// The fields of FusedProgram::Impl an elementwise pass reads.
+struct PassInput {
+  const std::vector<FusedNode>& nodes;
+  const std::vector<int>& outputs;
+  const std::vector<int64_t>& streamed;
+  int64_t work_nodes;
+  int64_t block_bytes_per_elem;
+};
+
+// One pass over the index space of outputs `ks` (all of equal dims): block by block, each
+// output's block evaluated and stored. Big passes prefetch their streamed inputs a block
+// ahead and write f32 outputs with non-temporal stores.
+void RunElementwisePass(const PassInput& im, const std::vector<const Buffer*>& params,
+                        const std::vector<size_t>& ks, std::vector<BufferPtr>& out,
+                        ThreadPool* pool, const FusedRunOptions& options) {
+  const int64_t block = ElementwiseBlock(im.block_bytes_per_elem, options);
+  const int64_t total = out[ks[0]]->element_count();
+  const int64_t nblocks = (total + block - 1) / block;
+  std::vector<int64_t> streamed;
+  int64_t stream_bytes = 0;
+  for (int64_t p : im.streamed) {
+    if (p < 0 || p >= static_cast<int64_t>(params.size()) || params[p]->element_count() != total) continue;
+    streamed.push_back(p);
+    stream_bytes += params[p]->byte_size();
+  }
+  for (size_t k : ks) stream_bytes += out[k]->byte_size();
+  const bool big = stream_bytes >= kStreamStoreBytes;
+  const bool prefetch = big && !streamed.empty() && im.work_nodes > 0;
+  const int64_t steps = im.work_nodes * ((block + BlockEval::kWorkChunk - 1) / BlockEval::kWorkChunk);
+  ParallelBlocks(pool, options, nblocks, [&](int64_t b0, int64_t b1) {
+    BlockEval ev(im.nodes, params, t_arena);
+    BlockPrefetcher prefetcher;
+    if (prefetch) ev.set_prefetcher(&prefetcher);
+    for (int64_t b = b0; b < b1; ++b) {
+      ev.NewBlock();
+      const int64_t start = b * block, n = std::min(block, total - start);
+      if (prefetch) {
+        prefetcher.Flush();
+        if (b + 1 < b1) prefetcher.Queue(params, streamed, start + block, block, steps);
+      }
+      IndexSet set{n, start, nullptr, ev.NewSetId()};
+      for (size_t k : ks) {
+        const VKind kind = im.nodes[im.outputs[k]].kind;
+        const bool f32 = kind == VKind::kF32 && out[k]->shape().element_type() == PrimitiveType::kF32;
+        float* dst = f32 ? out[k]->as<float>() + start : nullptr;
+        // Small passes let the output node write its block in place (no copy); big ones
+        // compute in the arena and stream the block out.
+        if (f32 && !big) ev.set_destination(im.outputs[k], set.id, dst);
+        const void* v = ev.Eval(im.outputs[k], set);
+        ev.set_destination(-1, 0, nullptr);
+        if (v == dst) continue;
+        if (big && f32) {
+          StreamStoreF32(dst, static_cast<const float*>(v), n);
+        } else {
+          StoreBlock(*out[k], start, v, kind, n);
+        }
+      }
+    }
+    if (big) StreamFence();
+  });
+}
+
+}  // namespace
+
 absl::StatusOr<Value> FusedProgram::Run(const std::vector<const Value*>& operands, ThreadPool* pool,
                                         const FusedRunOptions& options) const {
   const Impl& im = *impl_;
@@ -66,7 +142,6 @@ absl::StatusOr<Value> FusedProgram::Run(const std::vector<const Value*>& operand
     if (v == nullptr || !v->is_array()) return absl::InvalidArgumentError("fused loop: non-array operand");
     params.push_back(v->array.get());
   }
-  const int64_t block = std::max<int64_t>(16, options.block);
   const size_t nout = im.outputs.size();
   std::vector<BufferPtr> out(nout);
   for (size_t k = 0; k < nout; ++k) {
@@ -81,34 +156,12 @@ absl::StatusOr<Value> FusedProgram::Run(const std::vector<const Value*>& operand
                  (group.empty() || im.nodes[im.outputs[group[0]]].dims == nd.dims);
     (joins ? group : others).push_back(k);
   }
-  if (!group.empty()) {
-    const int64_t total = out[group[0]]->element_count();
-    const int64_t nblocks = (total + block - 1) / block;
-    ParallelBlocks(pool, options, nblocks, [&](int64_t b0, int64_t b1) {
-      BlockEval ev(im.nodes, params, t_arena);
-      for (int64_t b = b0; b < b1; ++b) {
-        ev.NewBlock();
-        int64_t start = b * block, n = std::min(block, total - start);
-        IndexSet set{n, start, nullptr, ev.NewSetId()};
-        for (size_t k : group) {
-          StoreBlock(*out[k], start, ev.Eval(im.outputs[k], set), im.nodes[im.outputs[k]].kind, n);
-        }
-      }
-    });
-  }
+  const PassInput pass{im.nodes, im.outputs, im.streamed, im.work_nodes, im.block_bytes_per_elem};
+  if (!group.empty()) RunElementwisePass(pass, params, group, out, pool, options);
   for (size_t k : others) {
     const FusedNode& nd = im.nodes[im.outputs[k]];
     if (nd.op != NodeOp::kReduce) {  // elementwise output of other dims: its own pass
-      const int64_t total = out[k]->element_count();
-      ParallelBlocks(pool, options, (total + block - 1) / block, [&](int64_t b0, int64_t b1) {
-        BlockEval ev(im.nodes, params, t_arena);
-        for (int64_t b = b0; b < b1; ++b) {
-          ev.NewBlock();
-          int64_t start = b * block, n = std::min(block, total - start);
-          StoreBlock(*out[k], start, ev.Eval(im.outputs[k], IndexSet{n, start, nullptr, ev.NewSetId()}),
-                     nd.kind, n);
-        }
-      });
+      RunElementwisePass(pass, params, {k}, out, pool, options);
       continue;
     }
     RunFusedReduce(im.nodes, nd, params, pool, options, *out[k]);

@@ -16,11 +16,17 @@ compared with PyTorch's (max abs diff), so a fast but wrong runtime cannot look 
         [--repeat 5] [--hlox build/bin/hlox] [--json out.json] [--workdir DIR]
 
 Prints a Markdown table: model, threads, PyTorch ms, hlox none ms, hlox default ms, and the
-ratios PyTorch/hlox (> 1 means hlox is faster)."""
+ratios PyTorch/hlox (> 1 means hlox is faster).
+
+--cpu-time adds the same comparison in process CPU time per step (1 thread only), which a
+loaded machine inflates far less than wall time: PyTorch's median time.process_time() per step,
+and hlox's (CPU of `hlox run --repeat R+1` - CPU of `--repeat 1`) / R from the children's
+rusage (each the less of two tries), so loading and parsing cancel out."""
 
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -50,15 +56,16 @@ def _openblas_core():
         return "?"
 
 
-def _median_ms(fn, warmup, repeat):
-    """Median wall time of fn() in ms over `repeat` calls after `warmup` untimed ones."""
+def _median_ms(fn, warmup, repeat, clock=time.perf_counter):
+    """Median time of fn() in ms (wall, or `clock`) over `repeat` calls after `warmup` untimed
+    ones."""
     for _ in range(warmup):
         fn()
     times = []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0 = clock()
         fn()
-        times.append(time.perf_counter() - t0)
+        times.append(clock() - t0)
     return 1e3 * statistics.median(times)
 
 
@@ -110,7 +117,12 @@ def torch_worker(args):
             with torch.no_grad():
                 model(*xs)
     direct_ms = _median_ms(direct, args.warmup, args.repeat)
-    print(json.dumps({"functional_ms": functional_ms, "direct_ms": direct_ms,
+    cpu = {}
+    if args.cpu_time:
+        cpu["functional_cpu_ms"] = _median_ms(lambda: step(params, buffers, *xs), 1, args.repeat,
+                                              time.process_time)
+        cpu["direct_cpu_ms"] = _median_ms(direct, 1, args.repeat, time.process_time)
+    print(json.dumps({"functional_ms": functional_ms, "direct_ms": direct_ms, **cpu,
                       "torch_threads": torch.get_num_threads(), "openblas_core": _openblas_core()}))
     return 0
 
@@ -127,11 +139,11 @@ def clean_env(threads):
     return env
 
 
-def time_torch(model, example, threads, repeat, save, timeout, lr):
+def time_torch(model, example, threads, repeat, save, timeout, lr, cpu_time=False):
     """Runs torch_worker in a child with clean_env(threads); its JSON or {'error': ...}."""
     cmd = [sys.executable, os.path.abspath(__file__), "--torch-worker", "--model", model,
            "--example", example, "--threads", str(threads), "--repeat", str(repeat), "--save", save,
-           "--lr", repr(lr)]
+           "--lr", repr(lr)] + (["--cpu-time"] if cpu_time else [])
     r = subprocess.run(cmd, env=clean_env(threads), capture_output=True, text=True, timeout=timeout)
     if r.returncode != 0:
         return {"error": (r.stderr.strip().splitlines() or ["?"])[-1]}
@@ -155,6 +167,28 @@ def run_hlox(hlox, hlo, example, threads, repeat, save, timeout):
     j = json.loads(r.stdout.strip().splitlines()[-1])
     return {"ms": 1e3 * j["time_per_run_s"], "min_ms": 1e3 * j["time_min_s"],
             "peak_mb": j.get("peak_bytes", 0) / 2**20}
+
+
+def hlox_cpu_ms(hlox, hlo, example, threads, repeat, timeout):
+    """CPU ms per run of `hlox run`: (CPU of --repeat repeat+1 - CPU of --repeat 1) / repeat,
+    from the children's rusage (setup cancels out), each the less of two tries; None when a run
+    fails."""
+    def cpu(rep):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        r = subprocess.run([hlox, "run", hlo, "--inputs", example, "--threads", str(threads),
+                            "--repeat", str(rep)], capture_output=True, text=True, timeout=timeout)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if r.returncode != 0:
+            return None
+        return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    try:
+        tries = [(cpu(1), cpu(repeat + 1)) for _ in range(2)]
+    except subprocess.TimeoutExpired:
+        return None
+    if any(t is None for pair in tries for t in pair):
+        return None
+    one, many = min(t[0] for t in tries), min(t[1] for t in tries)
+    return 1e3 * max(0.0, many - one) / repeat
 
 
 def max_diffs(want_dir, got_dir, n_out, want_prefix="out"):
@@ -258,7 +292,8 @@ def bench_model(name, o, work):
         row = {"model": name, "threads": t, "train": train, "opt_error": opt_error}
         tdir = os.path.join(work, f"{name}_torch_t{t}")
         try:
-            row["torch"] = time_torch(name, example, t, o.repeat, tdir, o.timeout, o.lr)
+            row["torch"] = time_torch(name, example, t, o.repeat, tdir, o.timeout, o.lr,
+                                      o.cpu_time and t == 1)
         except subprocess.TimeoutExpired:
             row["torch"] = {"error": f"timed out after {o.timeout} s"}
         if "error" not in row["torch"]:
@@ -267,6 +302,8 @@ def bench_model(name, o, work):
         for v, path in variants.items():
             out = os.path.join(work, f"{name}_{v}_t{t}_out")
             res = run_hlox(o.hlox, path, example, t, o.repeat, out, o.timeout)
+            if "error" not in res and o.cpu_time and t == 1:
+                res["cpu_ms"] = hlox_cpu_ms(o.hlox, path, example, t, o.repeat, o.timeout)
             if "error" not in res:
                 res["diff"] = max_diffs(example, out, len(exp.outputs))
                 if train:
@@ -339,6 +376,19 @@ def report(rows, o):
             print(f"- {r['model']} t={r['threads']}: PyTorch functional {tr['functional_ms']:.2f} ms, "
                   f"direct {tr['direct_ms']:.2f} ms, OpenBLAS core {tr['openblas_core']}, eager vs "
                   f"exported outputs max abs diff {('missing' if d is None else f'{d[0]:.1e}')}")
+    cpu_rows = [r for r in rows if "functional_cpu_ms" in r["torch"]]
+    if cpu_rows:
+        print("\n| model | threads | PyTorch cpu ms | hlox none cpu ms | hlox default cpu ms | "
+              "PyTorch/hlox none (cpu) | PyTorch/hlox default (cpu) |")
+        print("|---|---|---|---|---|---|---|")
+        for r in cpu_rows:
+            tc = min(r["torch"]["functional_cpu_ms"], r["torch"]["direct_cpu_ms"])
+            cells = []
+            for v in ("none", "default"):
+                c = (r.get(v) or {}).get("cpu_ms")
+                cells.append(("n/a", "-") if not c else (f"{c:.2f}", f"{tc / c:.2f}"))
+            print(f"| {r['model']} | {r['threads']} | {tc:.2f} | {cells[0][0]} | {cells[1][0]} | "
+                  f"{cells[0][1]} | {cells[1][1]} |")
     print(f"\nok = every hlox output within {o.tol:g} * (1 + |PyTorch|) of PyTorch's and, for train "
           f"steps, every parameter update (p_new - p, i.e. -lr * grad) within {o.update_tol:g} of "
           "PyTorch's relative to its largest entry ('update' in the diff column).")
@@ -363,6 +413,8 @@ def main(argv=None):
                     "fold away, and large enough that p - lr*grad keeps the gradient above the f32 "
                     "rounding of p, so the update check means something)")
     ap.add_argument("--timeout", type=int, default=900, help="seconds per subprocess")
+    ap.add_argument("--cpu-time", action="store_true",
+                    help="also compare CPU time per step (1-thread rows; robust to machine load)")
     # Internal: the PyTorch timing child.
     ap.add_argument("--torch-worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--model", help=argparse.SUPPRESS)

@@ -248,6 +248,8 @@ TEST(FusedProgram, ReducePathsMatchReference) {
       {"[0,4]", "[4]", "0", {0, 4}, {true, false}, false},             // empty reduction
       {"[3,4,5,40]", "[4]", "0,2,3", {3, 4, 5, 40}, {true, false, true, true}, false},  // NCHW stats
       {"[2,3,7,20]", "[2,7]", "1,3", {2, 3, 7, 20}, {false, true, false, true}, true},  // gaps, max
+      {"[6,3,100]", "[100]", "0,1", {6, 3, 100}, {true, true, false}, true},  // leading dims, max
+      {"[6,3,100]", "[100]", "0,1", {6, 3, 100}, {true, true, false}, false},  // leading dims, add
   };
   for (const Case& cs : cases) {
     SCOPED_TRACE(cs.in + " dims " + cs.dims);

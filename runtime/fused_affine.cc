@@ -1,0 +1,174 @@
+// Affine index maps of the block evaluator (broadcast, transpose, slice, reverse,
+// dynamic-slice): a node's set becomes its operand's. A contiguous set (or an index set that
+// carries contiguous-range hints) is walked in runs along the minor dim, each an arithmetic
+// sequence of operand indices; runs that join up stay one contiguous range, parameters and
+// constants are copied run by run with no index list, and contiguous runs are handed to the
+// operand as hints. Small computed operands of broadcast-like maps are computed once per
+// evaluator and gathered.
+#include <algorithm>
+#include <cstring>
+
+#include "runtime/fused_node.h"
+#include "runtime/fused_walk.h"
+
+namespace hlox::rt {
+namespace {
+
+using fused_walk::CoordWalker;
+using fused_walk::Decompose;
+using fused_walk::WithKind;
+
+// Largest operand (elements) of a broadcast-like node that BlockEval computes once per run.
+constexpr int64_t kMaxHoisted = 16384;
+
+}  // namespace
+
+const void* BlockEval::EvalAffine(const FusedNode& nd, const IndexSet& set, int64_t offset) {
+  const int64_t n = set.n;
+  if (n > 0 && !nd.dims.empty()) {
+    if (set.idx == nullptr) return EvalAffineRuns(nd, &set.start, &set.n, 1, n, offset);
+    if (set.runs > 0) return EvalAffineRuns(nd, set.run_start, set.run_len, set.runs, n, offset);
+  }
+  int64_t* idx = static_cast<int64_t*>(arena_.Alloc(8 * n + 8));
+  int64_t coords[16];
+  CoordWalker walk(nd.dims, nd.strides, coords, nd.coef.data());
+  for (int64_t j = 0; j < n; ++j) {
+    walk.MoveTo(set.at(j));
+    idx[j] = offset + walk.acc();
+  }
+  bool contiguous = true;
+  for (int64_t j = 1; j < n && contiguous; ++j) contiguous = idx[j] == idx[j - 1] + 1;
+  if (!contiguous) {
+    if (const void* full = HoistedOperand(nd)) {
+      void* out = arena_.Alloc(KindBytes(nd.kind) * n + 8);
+      WithKind(nd.kind, [&](auto tag) {
+        using T = decltype(tag);
+        const T* f = static_cast<const T*>(full);
+        T* o = static_cast<T*>(out);
+        for (int64_t j = 0; j < n; ++j) o[j] = f[idx[j]];
+      });
+      return out;
+    }
+  }
+  IndexSet next{n, n > 0 ? idx[0] : 0, contiguous ? nullptr : idx, NewSetId()};
+  return Eval(nd.operands[0], next);
+}
+
+const void* BlockEval::EvalAffineRuns(const FusedNode& nd, const int64_t* rstart,
+                                      const int64_t* rlen, int64_t count, int64_t n,
+                                      int64_t offset) {
+  // Each contiguous range walks the minor dim in runs, each an arithmetic sequence of operand
+  // indices (step = the minor coefficient), with one carry per run.
+  const size_t last = nd.dims.size() - 1;
+  const int64_t c = nd.coef[last], dim = nd.dims[last];
+  int64_t* run_lin = static_cast<int64_t*>(arena_.Alloc(16 * n + 8));
+  int64_t* run_len = run_lin + n;
+  int64_t runs = 0;
+  bool contiguous = true;
+  int64_t coords[16];
+  for (int64_t q = 0; q < count; ++q) {
+    const int64_t rn = rlen[q];
+    if (rn <= 0) continue;
+    Decompose(rstart[q], nd.strides, coords);
+    int64_t lin = offset;
+    for (size_t d = 0; d <= last; ++d) lin += coords[d] * nd.coef[d];
+    for (int64_t j = 0;;) {
+      const int64_t len = std::min(rn - j, dim - coords[last]);
+      if (len > 1 && c != 1) contiguous = false;
+      if (runs > 0 && lin != run_lin[runs - 1] + (run_len[runs - 1] - 1) * c + 1) contiguous = false;
+      run_lin[runs] = lin;
+      run_len[runs++] = len;
+      j += len;
+      if (j >= rn) break;
+      lin -= coords[last] * c;
+      coords[last] = 0;
+      for (size_t d = last; d-- > 0;) {
+        ++coords[d];
+        lin += nd.coef[d];
+        if (coords[d] < nd.dims[d] || d == 0) break;
+        lin -= nd.coef[d] * coords[d];
+        coords[d] = 0;
+      }
+    }
+  }
+  const int op = nd.operands[0];
+  if (contiguous) return Eval(op, IndexSet{n, run_lin[0], nullptr, NewSetId()});
+  // Read straight from memory the operand already lives in: a parameter stored in its kind's
+  // own type, a constant, or a small computed operand hoisted once per evaluator.
+  const FusedNode& opn = nodes_[op];
+  const void* src = nullptr;
+  if (opn.op == NodeOp::kParam) {
+    const PrimitiveType t = params_[opn.param]->shape().element_type();
+    if ((t == PrimitiveType::kF32 && opn.kind == VKind::kF32) ||
+        (t == PrimitiveType::kF64 && opn.kind == VKind::kF64) ||
+        (t == PrimitiveType::kS64 && opn.kind == VKind::kI64)) {
+      src = params_[opn.param]->data();
+    }
+  } else if (opn.op == NodeOp::kConstant) {
+    src = opn.kind == VKind::kF32 ? static_cast<const void*>(opn.cf.data())
+          : opn.kind == VKind::kF64 ? static_cast<const void*>(opn.cd.data())
+                                    : static_cast<const void*>(opn.ci.data());
+  } else {
+    src = HoistedOperand(nd);
+  }
+  if (src != nullptr) {
+    void* out = arena_.Alloc(KindBytes(opn.kind) * n + 8);
+    WithKind(opn.kind, [&](auto tag) {
+      using T = decltype(tag);
+      const T* f = static_cast<const T*>(src);
+      T* o = static_cast<T*>(out);
+      for (int64_t r = 0; r < runs; ++r) {
+        const T* from = f + run_lin[r];
+        const int64_t len = run_len[r];
+        if (c == 1) {
+          std::memcpy(o, from, static_cast<size_t>(len) * sizeof(T));
+        } else if (c == 0) {
+          std::fill_n(o, len, *from);
+        } else {
+          for (int64_t k = 0; k < len; ++k) o[k] = from[k * c];
+        }
+        o += len;
+      }
+    });
+    return out;
+  }
+  int64_t* idx = static_cast<int64_t*>(arena_.Alloc(8 * n + 8));
+  int64_t* w = idx;
+  for (int64_t r = 0; r < runs; ++r) {
+    const int64_t base = run_lin[r], len = run_len[r];
+    for (int64_t k = 0; k < len; ++k) w[k] = base + k * c;
+    w += len;
+  }
+  IndexSet next{n, idx[0], idx, NewSetId()};
+  if (c == 1) {  // the runs are contiguous ranges of the operand: pass them on as a hint
+    next.run_start = run_lin;
+    next.run_len = run_len;
+    next.runs = runs;
+  }
+  return Eval(op, next);
+}
+
+const void* BlockEval::HoistedOperand(const FusedNode& nd) {
+  // A small computed operand read many times per element (e.g. per-channel batch-norm
+  // scales broadcast over NCHW): computed once over its whole domain, then gathered.
+  const FusedNode& opn = nodes_[nd.operands[0]];
+  if (opn.op == NodeOp::kParam || opn.op == NodeOp::kConstant) return nullptr;
+  int64_t op_count = 1, count = 1;
+  for (int64_t d : nd.op_dims) op_count *= d;
+  for (int64_t d : nd.dims) count *= d;
+  if (op_count > kMaxHoisted || op_count * 16 > count) return nullptr;
+  return Hoisted(nd.operands[0], op_count);
+}
+
+const void* BlockEval::Hoisted(int node, int64_t count) {
+  std::vector<uint8_t>& h = hoisted_[node];
+  if (h.empty()) {
+    const void* v = Eval(node, IndexSet{count, 0, nullptr, NewSetId()});
+    const int64_t bytes = KindBytes(nodes_[node].kind) * count;
+    h.resize(static_cast<size_t>(bytes) + 8);
+    std::memcpy(h.data(), v, static_cast<size_t>(bytes));
+  }
+  return h.data();
+}
+
+}  // namespace hlox::rt

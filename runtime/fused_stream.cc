@@ -1,0 +1,118 @@
+// Memory streaming for fused block loops (see fused_stream.h): which parameters a block loop
+// streams, software prefetch of their next block, and non-temporal output stores.
+#include "runtime/fused_stream.h"
+
+#include <algorithm>
+#include <cstring>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace hlox::rt {
+
+std::vector<int64_t> StreamedParams(const std::vector<FusedNode>& nodes,
+                                    const std::vector<int>& outputs) {
+  std::vector<char> seen(nodes.size(), 0);
+  std::vector<int> stack(outputs.begin(), outputs.end());
+  std::vector<int64_t> params;
+  while (!stack.empty()) {
+    const int id = stack.back();
+    stack.pop_back();
+    if (id < 0 || id >= static_cast<int>(nodes.size()) || seen[id]) continue;
+    seen[id] = 1;
+    const FusedNode& nd = nodes[id];
+    switch (nd.op) {
+      case NodeOp::kParam:
+        if (std::find(params.begin(), params.end(), nd.param) == params.end()) {
+          params.push_back(nd.param);
+        }
+        break;
+      case NodeOp::kUnary: case NodeOp::kBinary: case NodeOp::kSelect: case NodeOp::kClamp:
+      case NodeOp::kCompare: case NodeOp::kConvert: case NodeOp::kBitcastConvert:
+      case NodeOp::kIdentity:
+        for (int o : nd.operands) {
+          if (!nodes[o].dims.empty() || nd.dims.empty()) stack.push_back(o);  // not a scalar broadcast
+        }
+        break;
+      default:
+        break;  // index maps read other positions
+    }
+  }
+  std::sort(params.begin(), params.end());
+  return params;
+}
+
+void BlockPrefetcher::Queue(const std::vector<const Buffer*>& params,
+                            const std::vector<int64_t>& streamed, int64_t start, int64_t n,
+                            int64_t steps) {
+  count_ = 0;
+  int64_t lines = 0;
+  for (int64_t p : streamed) {
+    if (count_ == kMaxRanges) break;
+    if (p < 0 || p >= static_cast<int64_t>(params.size()) || params[p] == nullptr) continue;
+    const Buffer& b = *params[p];
+    const int64_t count = b.element_count();
+    if (count <= 0 || start >= count || n <= 0) continue;
+    const int64_t esize = b.byte_size() / count;
+    Range& r = ranges_[count_++];
+    r.base = reinterpret_cast<const char*>(b.data());
+    r.off = start * esize & ~int64_t{63};
+    r.end = std::min(count, start + n) * esize;
+    lines += (r.end - r.off + 63) / 64;
+  }
+  per_step_ = std::max<int64_t>(1, (lines + std::max<int64_t>(1, steps) - 1) / std::max<int64_t>(1, steps));
+}
+
+void BlockPrefetcher::Step() {
+#if defined(__x86_64__)
+  int64_t budget = per_step_;
+  while (budget > 0 && count_ > 0) {
+    bool any = false;
+    for (int i = 0; i < count_ && budget > 0; ++i) {
+      Range& r = ranges_[i];
+      if (r.off >= r.end) continue;
+      _mm_prefetch(r.base + r.off, _MM_HINT_T0);
+      r.off += 64;
+      --budget;
+      any = true;
+    }
+    if (!any) count_ = 0;
+  }
+#endif
+}
+
+void BlockPrefetcher::Flush() {
+  per_step_ = INT64_MAX / 2;
+  Step();
+}
+
+void StreamStoreF32(float* dst, const float* src, int64_t n) {
+#if defined(__AVX512F__)
+  int64_t j = 0;
+  while (j < n && (reinterpret_cast<uintptr_t>(dst + j) & 63) != 0) {
+    dst[j] = src[j];
+    ++j;
+  }
+  for (; j + 16 <= n; j += 16) _mm512_stream_ps(dst + j, _mm512_loadu_ps(src + j));
+  for (; j < n; ++j) dst[j] = src[j];
+#elif defined(__AVX__)
+  int64_t j = 0;
+  while (j < n && (reinterpret_cast<uintptr_t>(dst + j) & 31) != 0) {
+    dst[j] = src[j];
+    ++j;
+  }
+  for (; j + 8 <= n; j += 8) _mm256_stream_ps(dst + j, _mm256_loadu_ps(src + j));
+  for (; j < n; ++j) dst[j] = src[j];
+#else
+  std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
+#endif
+}
+
+void StreamFence() {
+#if defined(__x86_64__)
+  _mm_sfence();
+#endif
+}
+
+}  // namespace hlox::rt
