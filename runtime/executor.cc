@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <unordered_map>
 
 #include "absl/strings/str_cat.h"
@@ -123,6 +124,7 @@ struct Executor::Impl {
                                                      args.size()));
     }
     if (plan.root_slot < 0) return absl::InvalidArgumentError(absl::StrCat("computation ", comp.name(), " has no root"));
+    if (stats) stats->profile_times.clear();
     KernelContext ctx;
     ctx.pool = pool.get();
     ctx.seed = options.seed;
@@ -158,7 +160,13 @@ struct Executor::Impl {
       } else {
         operands.clear();
         for (int o : s.operands) operands.push_back(&slots[o]);
+        const bool timed = stats != nullptr && stats->profile;
+        const auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
         absl::StatusOr<Value> r = s.kernel(*s.instr, operands, ctx);
+        if (timed) {
+          stats->profile_times.push_back(
+              {s.instr, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()});
+        }
         if (!r.ok()) {
           return absl::Status(r.status().code(),
                               absl::StrCat(r.status().message(), " [in ", comp.name(), "/",

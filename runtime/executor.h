@@ -18,8 +18,16 @@ struct ExecOptions {
   uint64_t seed = 0;  // seeds rng ops and elided constants
 };
 
+// Time spent in the kernel of one entry-computation instruction (called computations included).
+struct InstrTime {
+  const Instruction* instr = nullptr;
+  double seconds = 0;
+};
+
 struct RunStats {
   int64_t peak_bytes = 0;  // peak live buffer bytes during the run
+  bool profile = false;    // set by the caller: fill `profile_times`
+  std::vector<InstrTime> profile_times;  // entry-computation kernels in execution order
 };
 
 class Executor {

@@ -1,13 +1,15 @@
 // hlox run FILE: parses and verifies a module, runs it on seeded inputs (or .npy inputs) with
 // the CPU runtime, and prints per output leaf its shape, dtype and checksum (FNV-1a 64 of the
 // bytes, and the sum of finite values), the time per run (min and median over --repeat) and
-// the peak live buffer bytes. --save-outputs writes the leaves as 0.npy, 1.npy, ...
+// the peak live buffer bytes. --save-outputs writes the leaves as 0.npy, 1.npy, ...; --profile
+// adds the time per opcode and the 15 slowest entry instructions of the last run.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
 
 #include "absl/strings/str_format.h"
 #include "ir/parser.h"
@@ -28,6 +30,7 @@ struct RunOptions {
   std::string inputs_dir;
   std::string save_dir;
   bool json = false;
+  bool profile = false;
 };
 
 uint64_t Fnv1a(const uint8_t* p, int64_t n) {
@@ -124,6 +127,7 @@ int RunMain(const RunOptions& o) {
   std::vector<double> times;
   rt::Value result;
   rt::RunStats stats;
+  stats.profile = o.profile;
   for (int r = 0; r < std::max(1, o.repeat); ++r) {
     auto t0 = std::chrono::steady_clock::now();
     auto out = (*exec)->Run(args, &stats);
@@ -160,6 +164,42 @@ int RunMain(const RunOptions& o) {
       std::cout << absl::StrFormat("output %d: %s checksum=%s sum=%.9g\n", i, b.shape().ToString(false), checksum, sum);
     }
   }
+  if (o.profile) {
+    // Per opcode and the 15 slowest instructions of the last run.
+    std::map<std::string, std::pair<double, int>> by_op;
+    double total = 0;
+    for (const rt::InstrTime& t : stats.profile_times) {
+      auto& e = by_op[std::string(OpcodeName(t.instr->opcode()))];
+      e.first += t.seconds;
+      ++e.second;
+      total += t.seconds;
+    }
+    std::vector<std::pair<std::string, std::pair<double, int>>> ops(by_op.begin(), by_op.end());
+    std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+    std::vector<rt::InstrTime> top = stats.profile_times;
+    std::sort(top.begin(), top.end(), [](const auto& a, const auto& b) { return a.seconds > b.seconds; });
+    if (top.size() > 15) top.resize(15);
+    nlohmann::json jp;
+    for (const auto& [name, e] : ops) jp["by_opcode"].push_back({{"opcode", name}, {"seconds", e.first}, {"count", e.second}});
+    for (const rt::InstrTime& t : top) {
+      jp["top"].push_back({{"instruction", t.instr->name()}, {"opcode", std::string(OpcodeName(t.instr->opcode()))},
+                           {"shape", t.instr->shape().ToString(false)}, {"seconds", t.seconds}});
+    }
+    if (o.json) {
+      j["profile"] = jp;
+    } else {
+      std::cout << absl::StrFormat("profile (last run, %.6f s in entry kernels):\n", total);
+      for (const auto& [name, e] : ops) {
+        std::cout << absl::StrFormat("  %-24s %10.6f s %5.1f%% %6d instr\n", name, e.first,
+                                     total > 0 ? 100 * e.first / total : 0.0, e.second);
+      }
+      std::cout << "  slowest instructions:\n";
+      for (const rt::InstrTime& t : top) {
+        std::cout << absl::StrFormat("  %10.6f s  %-20s %s %s\n", t.seconds, std::string(OpcodeName(t.instr->opcode())),
+                                     t.instr->name(), t.instr->shape().ToString(false));
+      }
+    }
+  }
   if (o.json) {
     j["time_per_run_s"] = tmed;
     j["time_min_s"] = tmin;
@@ -188,6 +228,7 @@ void RegisterRun(CLI::App& app) {
   cmd->add_option("--inputs", o->inputs_dir, "read parameters from DIR/0.npy, 1.npy, ... (tuples flattened)");
   cmd->add_option("--save-outputs", o->save_dir, "write output leaves to DIR/0.npy, 1.npy, ...");
   cmd->add_flag("--json", o->json, "print one JSON object");
+  cmd->add_flag("--profile", o->profile, "print time per opcode and the 15 slowest instructions (last run)");
   cmd->callback([o] { ExitCode() = RunMain(*o); });
 }
 

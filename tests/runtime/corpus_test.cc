@@ -1,6 +1,10 @@
 // Runs a sample of small corpus modules with 1 and 2 threads on seeded inputs and requires
-// identical output bits; and runs `hlox run --inputs/--save-outputs` on a tiny module whose
+// identical output bits (with HLOX_FULL=1: every corpus module, also counting non-finite float
+// outputs; HLOX_FULL_FILTER=a,b limits that to names containing a or b); and runs `hlox run --inputs/--save-outputs` on a tiny module whose
 // result NumPy (Debian's python3) recomputes independently.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -51,6 +55,114 @@ TEST(CorpusRuntimeTest, SampleIsDeterministicAcrossThreadCounts) {
       EXPECT_EQ(std::memcmp(a[i]->data(), b[i]->data(), a[i]->byte_size()), 0) << name << " output " << i;
     }
   }
+}
+
+// Non-finite elements of a float leaf (f16, bf16, f32, f64); 0 for other types.
+int64_t NonFinite(const Buffer& b) {
+  int64_t bad = 0;
+  const int64_t n = b.element_count();
+  switch (b.shape().element_type()) {
+    case PrimitiveType::kF32:
+      for (int64_t i = 0; i < n; ++i) bad += !std::isfinite(b.as<float>()[i]);
+      break;
+    case PrimitiveType::kF64:
+      for (int64_t i = 0; i < n; ++i) bad += !std::isfinite(b.as<double>()[i]);
+      break;
+    case PrimitiveType::kF16:
+      for (int64_t i = 0; i < n; ++i) bad += (b.as<uint16_t>()[i] & 0x7c00) == 0x7c00;
+      break;
+    case PrimitiveType::kBF16:
+      for (int64_t i = 0; i < n; ++i) bad += (b.as<uint16_t>()[i] & 0x7f80) == 0x7f80;
+      break;
+    default:
+      break;
+  }
+  return bad;
+}
+
+bool MatchesFilter(const std::string& name) {
+  const char* f = std::getenv("HLOX_FULL_FILTER");
+  if (f == nullptr || *f == '\0') return true;
+  std::string list = f;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t comma = list.find(',', start);
+    std::string part = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!part.empty() && name.find(part) != std::string::npos) return true;
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return false;
+}
+
+// Opt-in (HLOX_FULL=1): every corpus module runs to completion with 1 and 2 threads and gives
+// the same output bits; prints per module the time of each run and the non-finite float
+// elements among its outputs.
+TEST(CorpusRuntimeTest, FullCorpusIsDeterministicAcrossThreadCounts) {
+  const char* full = std::getenv("HLOX_FULL");
+  if (full == nullptr || std::string(full) != "1") GTEST_SKIP() << "set HLOX_FULL=1 to run every corpus module";
+  HLOX_REQUIRE_CORPUS();
+  double total = 0;
+  int modules = 0;
+  for (const std::string& path : hlox::testing::CorpusFiles()) {
+    const std::string name = std::filesystem::path(path).filename().string();
+    if (!MatchesFilter(name)) continue;
+    SCOPED_TRACE(name);
+    auto m = ParseModuleFile(path);
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    double secs[2];
+    std::vector<BufferPtr> leaves[2];
+    for (int t = 0; t < 2; ++t) {
+      auto t0 = std::chrono::steady_clock::now();
+      leaves[t] = RunLeaves(**m, t + 1);
+      secs[t] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    total += secs[0] + secs[1];
+    ++modules;
+    ASSERT_FALSE(leaves[0].empty()) << name;
+    ASSERT_EQ(leaves[0].size(), leaves[1].size()) << name;
+    int64_t bad = 0, elems = 0;
+    for (size_t i = 0; i < leaves[0].size(); ++i) {
+      const Buffer& a = *leaves[0][i];
+      const Buffer& b = *leaves[1][i];
+      ASSERT_EQ(a.byte_size(), b.byte_size()) << name << " output " << i;
+      EXPECT_EQ(std::memcmp(a.data(), b.data(), a.byte_size()), 0) << name << " output " << i;
+      bad += NonFinite(a);
+      elems += a.element_count();
+    }
+    std::printf("[corpus] %-42s 1t %8.3f s  2t %8.3f s  leaves %3zu  non-finite %lld/%lld\n",
+                name.c_str(), secs[0], secs[1], leaves[0].size(), static_cast<long long>(bad),
+                static_cast<long long>(elems));
+    std::fflush(stdout);
+  }
+  std::printf("[corpus] %d modules, %.1f s in all\n", modules, total);
+}
+
+// RunStats::profile records one time per executed entry kernel, in execution order.
+TEST(ExecutorProfileTest, RecordsEveryEntryKernel) {
+  auto m = ParseModule(R"(HloModule p
+ENTRY e {
+  a = f32[64,64] parameter(0)
+  c = f32[] constant(2)
+  b = f32[64,64] broadcast(c), dimensions={}
+  d = f32[64,64] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT t = f32[64,64] tanh(d)
+}
+)");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  auto ex = Executor::Create(**m, ExecOptions());
+  ASSERT_TRUE(ex.ok());
+  RunStats stats;
+  stats.profile = true;
+  ASSERT_TRUE((*ex)->Run(MakeSeededInputs(**m, 1), &stats).ok());
+  ASSERT_EQ(stats.profile_times.size(), 3u);
+  EXPECT_EQ(stats.profile_times[0].instr->name(), "b");
+  EXPECT_EQ(stats.profile_times[1].instr->name(), "d");
+  EXPECT_EQ(stats.profile_times[2].instr->name(), "t");
+  for (const InstrTime& t : stats.profile_times) EXPECT_GE(t.seconds, 0.0);
+  stats.profile = false;
+  ASSERT_TRUE((*ex)->Run(MakeSeededInputs(**m, 1), &stats).ok());
+  EXPECT_TRUE(stats.profile_times.empty());
 }
 
 TEST(RunCliTest, NpyInputsAndOutputsMatchNumpy) {

@@ -221,3 +221,78 @@ TEST(ConvolutionKernel, BadGroupsAreErrors) {
 
 }  // namespace
 }  // namespace hlox::rt::testing
+
+// --- The fast paths (depthwise direct loop, pointwise GEMM, im2col tiles) on NHWC shapes big
+// enough to reach their full channel blocks and multi-tile splits.
+namespace hlox::rt::testing {
+namespace {
+
+ConvCase Canonical2D(int64_t n, int64_t c, int64_t o, int64_t groups, int64_t batch_groups,
+                     std::vector<int64_t> in, std::vector<WindowDimension> win) {
+  ConvCase cc;
+  cc.s = 2; cc.n = n; cc.c = c; cc.o = o; cc.groups = groups; cc.batch_groups = batch_groups;
+  cc.in = in;
+  cc.win.dims = win;
+  for (int d = 0; d < 2; ++d) {
+    const WindowDimension& w = win[d];
+    const int64_t padded = (in[d] - 1) * w.base_dilation + 1 + w.pad_low + w.pad_high;
+    const int64_t dk = (w.size - 1) * w.window_dilation + 1;
+    cc.k.push_back(w.size);
+    cc.out.push_back((padded - dk) / w.stride + 1);
+  }
+  cc.dn.input_batch = 0; cc.dn.input_feature = 3; cc.dn.input_spatial = {1, 2};
+  cc.dn.kernel_spatial = {0, 1}; cc.dn.kernel_input_feature = 2; cc.dn.kernel_output_feature = 3;
+  cc.dn.output_batch = 0; cc.dn.output_feature = 3; cc.dn.output_spatial = {1, 2};
+  cc.lhs_dims = {n, in[0], in[1], c};
+  cc.rhs_dims = {cc.k[0], cc.k[1], c / groups, o};
+  cc.out_dims = {n / batch_groups, cc.out[0], cc.out[1], o};
+  return cc;
+}
+
+// Runs `cc` in f32 with 1 and 2 threads: identical bits, and close to the reference.
+void CheckFastPath(const ConvCase& cc, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  BufferPtr lhs = RandomBuffer(Shape(PrimitiveType::kF32, cc.lhs_dims), rng);
+  BufferPtr rhs = RandomBuffer(Shape(PrimitiveType::kF32, cc.rhs_dims), rng);
+  auto instr = ConvInstr(cc, PrimitiveType::kF32);
+  Value a = RunKernel(&ConvolutionKernel, *instr, {lhs, rhs}, 1);
+  Value b = RunKernel(&ConvolutionKernel, *instr, {lhs, rhs}, 2);
+  ASSERT_TRUE(a.is_array() && b.is_array());
+  ASSERT_EQ(a.array->byte_size(), b.array->byte_size());
+  EXPECT_EQ(std::memcmp(a.array->data(), b.array->data(), a.array->byte_size()), 0);
+  EXPECT_ALL_CLOSE(Doubles(*a.array), Reference(cc, Doubles(*lhs), Doubles(*rhs)), 1e-4, 1e-4);
+}
+
+WindowDimension Win(int64_t size, int64_t stride, int64_t lo, int64_t hi, int64_t base_dil = 1,
+                    int64_t win_dil = 1, bool rev = false) {
+  return WindowDimension{size, stride, lo, hi, base_dil, win_dil, rev};
+}
+
+TEST(ConvolutionFastPaths, DepthwiseWithMultiplierAndPartialChannelBlock) {
+  // 70 channels: one full 64-channel block plus a remainder; multiplier 2 -> 140 outputs.
+  CheckFastPath(Canonical2D(2, 70, 140, 70, 1, {9, 8}, {Win(3, 2, 1, 1), Win(3, 1, 1, 1)}), 21);
+  // Exactly one block, 5x5 window with dilation 2 and reversal.
+  CheckFastPath(Canonical2D(1, 64, 64, 64, 1, {11, 10}, {Win(5, 1, 2, 2, 1, 2), Win(5, 1, 4, 4, 1, 1, true)}), 22);
+}
+
+TEST(ConvolutionFastPaths, PointwiseAndStridedOneByOne) {
+  // Pointwise: one GEMM per group over all images.
+  CheckFastPath(Canonical2D(3, 40, 33, 1, 1, {9, 7}, {Win(1, 1, 0, 0), Win(1, 1, 0, 0)}), 31);
+  CheckFastPath(Canonical2D(2, 32, 24, 4, 1, {6, 5}, {Win(1, 1, 0, 0), Win(1, 1, 0, 0)}), 32);
+  // 1x1 with stride 2 and with padding go through im2col.
+  CheckFastPath(Canonical2D(2, 24, 40, 1, 1, {9, 10}, {Win(1, 2, 0, 0), Win(1, 2, 0, 0)}), 33);
+  CheckFastPath(Canonical2D(2, 16, 8, 1, 1, {5, 5}, {Win(1, 1, 1, 0), Win(1, 1, 0, 1)}), 34);
+}
+
+TEST(ConvolutionFastPaths, DilatedGroupedAndBatchGroups) {
+  // Window and base dilation with contiguous runs on the last dim where they are valid.
+  CheckFastPath(Canonical2D(2, 20, 36, 1, 1, {12, 13}, {Win(3, 1, 2, 2, 1, 2), Win(3, 2, 1, 1)}), 41);
+  CheckFastPath(Canonical2D(1, 12, 16, 1, 1, {7, 6}, {Win(3, 1, 1, 1, 2, 1), Win(2, 1, 0, 1, 2, 1)}), 42);
+  // Feature groups (strided channel reads inside each position).
+  CheckFastPath(Canonical2D(2, 32, 16, 4, 1, {10, 9}, {Win(3, 1, 1, 1), Win(3, 1, 1, 1)}), 43);
+  // Batch groups (weight-gradient form), many tiles: 40x40 output positions with KC = 3*3*8.
+  CheckFastPath(Canonical2D(4, 8, 6, 1, 2, {40, 40}, {Win(3, 1, 1, 1), Win(3, 1, 1, 1)}), 44);
+}
+
+}  // namespace
+}  // namespace hlox::rt::testing

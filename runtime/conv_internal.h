@@ -1,0 +1,61 @@
+// Internal interface of the convolution kernel (kernels_convolution.cc). The kernel validates
+// the instruction, brings the operands to canonical dense layouts and calls one of the paths
+// declared here:
+//   input  [n, in_0.., in_{S-1}, c]      (batch, spatial..., feature)
+//   kernel [k_0.., k_{S-1}, ck, o]       (spatial..., input feature per group, output feature)
+//   output [nout, out_0.., out_{S-1}, o]
+// Every path splits its work into tasks fixed by the shapes alone and each output element is
+// computed by exactly one task in a fixed order, so results are identical for any thread count.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ir/attributes.h"
+#include "runtime/thread_pool.h"
+
+namespace hlox::rt {
+
+struct ConvGeometry {
+  int64_t spatial = 0;                  // number of spatial dims
+  std::vector<int64_t> in, k, out;      // spatial sizes
+  std::vector<WindowDimension> win;
+  int64_t n = 0, c = 0, ck = 0, o = 0;  // batch, input features, kernel in-features, out features
+  int64_t groups = 1, batch_groups = 1;
+};
+
+// Index tables shared by the paths, derived from a ConvGeometry.
+struct ConvIndex {
+  const ConvGeometry* g = nullptr;
+  int64_t nout = 0;   // output batch (n / batch_groups)
+  int64_t P = 1;      // output positions per image
+  int64_t KK = 1;     // kernel positions
+  int64_t in_sp = 1;  // input positions per image
+  // pos[d][o * k[d] + w]: input index read by output o and kernel element w along spatial dim
+  // d, or -1 when that tap falls in padding or between base-dilated elements.
+  std::vector<std::vector<int64_t>> pos;
+  std::vector<int64_t> in_str;  // row-major strides of the input's spatial positions
+  // True when along the last spatial dim consecutive taps read consecutive inputs (window
+  // dilation 1, base dilation 1, no reversal), so a fully valid run is one contiguous block.
+  bool last_contiguous = false;
+};
+
+// Builds the index tables for `g`.
+ConvIndex MakeConvIndex(const ConvGeometry& g);
+
+// True when the convolution is a plain matrix product per group: every kernel extent 1, no
+// padding, stride 1, no base dilation, output extents equal to input extents, no batch groups.
+bool IsPointwise(const ConvGeometry& g);
+
+// Depthwise (ck == 1, feature_group_count == c, any channel multiplier o / c, no batch
+// groups): direct loop, channels innermost. Writes every output element.
+template <typename T>
+void DepthwiseConv(const ConvIndex& ix, const T* in, const T* k, T* out, ThreadPool* pool);
+
+// Everything else: per (group, image, tile of output positions) an im2col patch (contiguous
+// row copies) times the group's kernel columns; pointwise convolutions skip the patch and run
+// one GEMM per group over all images. Writes every output element.
+template <typename T>
+void GemmConv(const ConvIndex& ix, const T* in, const T* k, T* out, ThreadPool* pool);
+
+}  // namespace hlox::rt
