@@ -1,4 +1,13 @@
-// The agent client's I/O thread and queues; see client.h.
+// The agent client's socket work and queues; see client.h.
+//
+// One socket, two possible users. A caller inside Submit/Next/Poll does the socket I/O itself
+// when nobody else is using it (no hand-off between threads on the hot path: a tight
+// submit-then-wait loop never wakes another thread); the background thread takes the socket
+// only after the callers have left it alone for kCallerLingerMs, so heartbeats, resubmission
+// and result collection go on while the caller is busy elsewhere. Ownership changes under mu_
+// (which also orders the socket's memory between threads, as ZeroMQ requires); whoever owns the
+// socket polls an eventfd with it, so Submit from another thread and a caller asking for the
+// socket can wake it.
 #include "agent/client.h"
 
 #include <sys/eventfd.h>
@@ -21,6 +30,10 @@ namespace hlox::agent {
 
 using proto::Command;
 
+namespace {
+constexpr int64_t kCallerLingerMs = 2;  // idle callers keep the socket this long
+}  // namespace
+
 class Client::Impl {
  public:
   Impl(std::string address, ClientOptions o) : address_(std::move(address)), opts_(std::move(o)) {
@@ -30,9 +43,15 @@ class Client::Impl {
     }
   }
   ~Impl() {
-    stop_.store(true);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_.store(true);
+    }
+    cv_.notify_all();
+    io_cv_.notify_all();
     Wake();
     if (io_.joinable()) io_.join();
+    sock_.reset();
     if (event_fd_ >= 0) ::close(event_fd_);
   }
 
@@ -42,6 +61,7 @@ class Client::Impl {
     auto s = proto::ConnectDealer(ctx_, address_, opts_.identity, &opts_.curve);
     if (!s.ok()) return s.status();
     sock_ = std::make_unique<zmq::socket_t>(std::move(*s));
+    last_heard_ = proto::NowMs();
     io_ = std::thread([this] { IoMain(); });
     return absl::OkStatus();
   }
@@ -53,10 +73,30 @@ class Client::Impl {
     if (job.module_text->size() > proto::kMaxModuleBytes) {
       return absl::ResourceExhaustedError("module larger than the protocol limit");
     }
-    if (job.module_hash.empty()) job.module_hash = proto::ModuleHash(*job.module_text);
     std::unique_lock<std::mutex> lock(mu_);
+    if (job.module_hash.empty()) {
+      // Agents submit many jobs of one module: hash each text once.
+      if (job.module_text != last_text_) {
+        lock.unlock();
+        std::string h = proto::ModuleHash(*job.module_text);
+        lock.lock();
+        last_text_ = job.module_text;
+        last_hash_ = std::move(h);
+      }
+      job.module_hash = last_hash_;
+    }
     if (job.id.empty()) job.id = absl::StrCat(opts_.identity, "-", ++next_id_);
-    cv_.wait(lock, [&] { return jobs_.size() < opts_.max_in_flight || stop_.load(); });
+    while (jobs_.size() >= opts_.max_in_flight && !stop_.load()) {
+      if (owner_ != Owner::kNone) {  // the socket's owner collects the results that make room
+        cv_.wait(lock);
+        continue;
+      }
+      owner_ = Owner::kCaller;  // nobody is collecting: do it here
+      lock.unlock();
+      Pump(opts_.heartbeat_ms);
+      lock.lock();
+      ReleaseLocked();
+    }
     if (jobs_.count(job.id) || handed_out_.count(job.id)) {
       return absl::InvalidArgumentError(absl::StrCat("duplicate job id ", job.id));
     }
@@ -64,21 +104,59 @@ class Client::Impl {
     modules_.emplace(job.module_hash, job.module_text);
     jobs_.emplace(id, std::move(job));
     outbox_.push_back(id);
-    lock.unlock();
-    Wake();
+    if (owner_ == Owner::kNone) {
+      // Nobody is on the socket: send from this thread (non-blocking) and leave.
+      owner_ = Owner::kCaller;
+      DrainOutboxLocked(proto::NowMs());
+      ReleaseLocked();
+    } else {
+      lock.unlock();
+      Wake();
+    }
     return id;
   }
 
   std::optional<JobResult> Next(std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
     std::unique_lock<std::mutex> lock(mu_);
-    if (!cv_.wait_for(lock, timeout, [&] { return !results_.empty(); })) return std::nullopt;
-    JobResult r = std::move(results_.front());
-    results_.pop_front();
-    return r;
+    for (;;) {
+      if (!results_.empty()) {
+        JobResult r = std::move(results_.front());
+        results_.pop_front();
+        return r;
+      }
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (stop_.load()) return std::nullopt;
+      if (owner_ == Owner::kCaller) {
+        // Another caller thread is on the socket; it hands results over through cv_.
+        if (left.count() <= 0) return std::nullopt;
+        cv_.wait_until(lock, deadline, [&] {
+          return !results_.empty() || owner_ != Owner::kCaller || stop_.load();
+        });
+        continue;
+      }
+      if (!AcquireLocked(lock, deadline)) {
+        if (stop_.load() || std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+        continue;
+      }
+      lock.unlock();
+      Pump(std::max<int64_t>(0, left.count()));
+      lock.lock();
+      ReleaseLocked();
+      if (results_.empty() && left.count() <= 0) return std::nullopt;
+    }
   }
 
   std::vector<JobResult> Poll() {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
+    if (owner_ == Owner::kNone) {  // collect what the socket holds now, without waiting
+      owner_ = Owner::kCaller;
+      lock.unlock();
+      Pump(0);
+      lock.lock();
+      ReleaseLocked();
+    }
     std::vector<JobResult> out(std::make_move_iterator(results_.begin()),
                                std::make_move_iterator(results_.end()));
     results_.clear();
@@ -92,9 +170,46 @@ class Client::Impl {
   int64_t resubmissions() const { return resubmissions_.load(); }
 
  private:
+  enum class Owner { kNone, kIoThread, kCaller };
+
   void Wake() {
+    if (wake_pending_.exchange(true)) return;  // one wake-up at a time is enough
     uint64_t one = 1;
     if (event_fd_ >= 0 && ::write(event_fd_, &one, sizeof(one)) < 0) {}
+  }
+
+  // Makes this caller the socket's owner, asking the background thread to hand it over if it
+  // holds it; false when the client is stopping, or when another caller took the socket first
+  // and kept it past `deadline`. Caller holds mu_ and owner_ != kCaller.
+  bool AcquireLocked(std::unique_lock<std::mutex>& lock,
+                     std::chrono::steady_clock::time_point deadline) {
+    if (owner_ == Owner::kIoThread) {
+      ++callers_waiting_;
+      lock.unlock();
+      Wake();
+      lock.lock();
+      // The hand-over itself is quick; past the deadline keep waiting only while the
+      // background thread still holds the socket (it is about to let go).
+      while (owner_ != Owner::kNone && !stop_.load()) {
+        if (owner_ == Owner::kIoThread) {
+          cv_.wait(lock);
+        } else if (cv_.wait_until(lock, deadline) == std::cv_status::timeout) {
+          break;
+        }
+      }
+      --callers_waiting_;
+    }
+    if (stop_.load() || owner_ != Owner::kNone) return false;
+    owner_ = Owner::kCaller;
+    return true;
+  }
+
+  // A caller gives the socket up; caller holds mu_. Wakes other callers only: the background
+  // thread looks again on its own timer, so a tight caller loop never wakes it.
+  void ReleaseLocked() {
+    owner_ = Owner::kNone;
+    released_ms_ = proto::NowMs();
+    cv_.notify_all();
   }
 
   // Finishes job `id` with `r` (once); caller holds mu_.
@@ -124,7 +239,7 @@ class Client::Impl {
     for (auto& [id, job] : jobs_) outbox_.push_back(id);
   }
 
-  // Sends queued submissions until the socket would block; caller holds mu_.
+  // Sends queued submissions until the socket would block; caller holds mu_ and owns the socket.
   void DrainOutboxLocked(int64_t now) {
     if (now < paused_until_) return;
     while (!outbox_.empty()) {
@@ -150,7 +265,6 @@ class Client::Impl {
       outbox_.pop_front();
     }
   }
-
   void OnMessage(proto::Received& in, int64_t now) {
     if (in.frames.empty()) return;
     std::string_view header(static_cast<const char*>(in.frames[0].data()), in.frames[0].size());
@@ -204,62 +318,95 @@ class Client::Impl {
     }
   }
 
+  // One round of socket work by the socket's owner (mu_ not held): heartbeat when due, send the
+  // outbox, wait up to `wait_ms` (capped at the next heartbeat) for input, handle it, and
+  // reconnect and resubmit when the broker has been silent too long. Returns after one poll.
+  void Pump(int64_t wait_ms) {
+    int64_t now = proto::NowMs();
+    if (now >= next_hb_) {
+      proto::SendMsg(*sock_, "", Command::kHeartbeat, heartbeat_);
+      next_hb_ = now + opts_.heartbeat_ms;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      DrainOutboxLocked(now);
+      if (paused_until_ > now) wait_ms = std::min(wait_ms, paused_until_ - now);
+    }
+    wait_ms = std::min(wait_ms, std::max<int64_t>(0, next_hb_ - now));
+    zmq::pollitem_t items[] = {{static_cast<void*>(*sock_), 0, ZMQ_POLLIN, 0},
+                               {nullptr, event_fd_, ZMQ_POLLIN, 0}};
+    try {
+      zmq::poll(items, 2, std::chrono::milliseconds(wait_ms));
+    } catch (const zmq::error_t&) {
+      return;
+    }
+    if (items[1].revents & ZMQ_POLLIN) {
+      // Read first, then clear: a Wake skipped in between finds its work (outbox, a waiting
+      // caller) checked under mu_ right after this round.
+      uint64_t n;
+      if (::read(event_fd_, &n, sizeof(n)) < 0) {}
+      wake_pending_.store(false);
+    }
+    now = proto::NowMs();
+    for (int i = 0; i < 8192 && proto::RecvMsg(*sock_, false, &in_); ++i) {
+      last_heard_ = now;
+      OnMessage(in_, now);
+    }
+    if (now - last_heard_ > int64_t(opts_.heartbeat_ms) * opts_.liveness) {
+      // Broker gone: reconnect with a fresh socket and resubmit everything unfinished.
+      auto s = proto::ConnectDealer(ctx_, address_, opts_.identity, &opts_.curve);
+      if (s.ok()) sock_ = std::make_unique<zmq::socket_t>(std::move(*s));
+      std::lock_guard<std::mutex> lock(mu_);
+      instance_ = 0;
+      ResubmitAllLocked("broker silent");
+      last_heard_ = now;
+    }
+  }
+
+  // The background thread: owns the socket whenever no caller has used it for kCallerLingerMs,
+  // and gives it up as soon as a caller asks.
   void IoMain() {
-    const std::string hb = proto::Encode(proto::HeartbeatMsg{});
-    int64_t last_heard = proto::NowMs(), next_hb = 0;
-    proto::Received in;
+    std::unique_lock<std::mutex> lock(mu_);
     while (!stop_.load()) {
-      int64_t now = proto::NowMs();
-      if (now >= next_hb) {
-        proto::SendMsg(*sock_, "", Command::kHeartbeat, hb);
-        next_hb = now + opts_.heartbeat_ms;
-      }
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        DrainOutboxLocked(now);
-      }
-      zmq::pollitem_t items[] = {{static_cast<void*>(*sock_), 0, ZMQ_POLLIN, 0},
-                                 {nullptr, event_fd_, ZMQ_POLLIN, 0}};
-      int64_t wait = std::max<int64_t>(1, next_hb - now);
-      if (paused_until_ > now) wait = std::min<int64_t>(wait, paused_until_ - now);
-      try {
-        zmq::poll(items, 2, std::chrono::milliseconds(wait));
-      } catch (const zmq::error_t&) {
+      int64_t idle = proto::NowMs() - released_ms_;
+      if (owner_ != Owner::kNone || callers_waiting_ > 0 || idle < kCallerLingerMs) {
+        int64_t ms = owner_ == Owner::kNone && callers_waiting_ == 0
+                         ? kCallerLingerMs - idle : std::max(1, opts_.heartbeat_ms / 2);
+        io_cv_.wait_for(lock, std::chrono::milliseconds(ms));
         continue;
       }
-      if (items[1].revents & ZMQ_POLLIN) {
-        uint64_t n;
-        if (::read(event_fd_, &n, sizeof(n)) < 0) {}
+      owner_ = Owner::kIoThread;
+      while (!stop_.load() && callers_waiting_ == 0) {
+        lock.unlock();
+        Pump(opts_.heartbeat_ms);
+        lock.lock();
       }
-      now = proto::NowMs();
-      for (int i = 0; i < 8192 && proto::RecvMsg(*sock_, false, &in); ++i) {
-        last_heard = now;
-        OnMessage(in, now);
-      }
-      if (now - last_heard > int64_t(opts_.heartbeat_ms) * opts_.liveness) {
-        // Broker gone: reconnect with a fresh socket and resubmit everything unfinished.
-        auto s = proto::ConnectDealer(ctx_, address_, opts_.identity, &opts_.curve);
-        if (s.ok()) sock_ = std::make_unique<zmq::socket_t>(std::move(*s));
-        std::lock_guard<std::mutex> lock(mu_);
-        instance_ = 0;
-        ResubmitAllLocked("broker silent");
-        last_heard = now;
-      }
+      owner_ = Owner::kNone;
+      cv_.notify_all();
     }
-    sock_.reset();
   }
 
   std::string address_;
   ClientOptions opts_;
   zmq::context_t ctx_{1};
-  std::unique_ptr<zmq::socket_t> sock_;
   std::thread io_;
   std::atomic<bool> stop_{false};
+  std::atomic<bool> wake_pending_{false};
   std::atomic<int64_t> resubmissions_{0};
   int event_fd_ = -1;
 
+  // Used only by the socket's current owner.
+  std::unique_ptr<zmq::socket_t> sock_;
+  int64_t last_heard_ = 0, next_hb_ = 0;
+  const std::string heartbeat_ = proto::Encode(proto::HeartbeatMsg{});
+  proto::Received in_;
+
   mutable std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable cv_;     // results, ownership changes, room under max_in_flight
+  std::condition_variable io_cv_;  // the background thread's timer (notified only on stop)
+  Owner owner_ = Owner::kNone;
+  int callers_waiting_ = 0;
+  int64_t released_ms_ = 0;
   std::unordered_map<std::string, JobSpec> jobs_;            // submitted, no result yet
   std::unordered_set<std::string> handed_out_;               // finished ids (dedupe)
   std::unordered_map<std::string, std::shared_ptr<const std::string>> modules_;
@@ -269,6 +416,8 @@ class Client::Impl {
   uint64_t instance_ = 0;
   int64_t paused_until_ = 0;
   uint64_t next_id_ = 0;
+  std::shared_ptr<const std::string> last_text_;  // the last module text hashed, and its hash
+  std::string last_hash_;
 };
 
 Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

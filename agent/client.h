@@ -1,7 +1,9 @@
 // The agent client library: how a search algorithm talks to the broker. Submit queues a job and
 // returns at once (it blocks only while max_in_flight jobs are unfinished, which is the
-// back-pressure); a background thread sends, heartbeats, and collects results, which Next/Poll
-// hand out exactly once per job. When the broker restarts (its instance id changes) or goes
+// back-pressure); results are handed out exactly once per job by Next/Poll. The calling thread
+// does the socket I/O itself while it is inside Submit/Next/Poll and nobody else is on the
+// socket (no thread hand-off on the hot path); a background thread heartbeats, sends and
+// collects results while the caller is away. When the broker restarts (its instance id changes) or goes
 // silent, every unfinished job is resubmitted; job ids make that idempotent. A job the broker
 // refuses for good (bad module, over a limit) comes back as a RUN_ERROR result, so every
 // submitted job yields exactly one result.

@@ -73,6 +73,8 @@ class Broker {
     proto::SubmitMsg spec;          // module_text cleared
     std::string agent;              // identity results go to
     std::string cache_key;          // "" when caching is off
+    std::string class_key;          // cache key under the class it was dispatched to, when that
+                                    // differs (so twins pinned to that class coalesce with it)
     std::string job_class;          // class it queues under ("" = any)
     bool running = false;
     bool queued = false;            // has a live entry in queues_
@@ -123,7 +125,10 @@ class Broker {
   void Enqueue(Job& job, bool front);
   void Dispatch();
   bool Assign(Job& job, Worker& w);
-  void Complete(const std::string& job_id, std::string record, JobStatus status);
+  // Finishes a job (and its coalesced twins) with `record`; `measured` is the decoded record
+  // when it is a fresh result from a worker (it feeds the spread statistics).
+  void Complete(const std::string& job_id, std::string record, JobStatus status,
+                const ResultRecord* measured = nullptr);
   void CompleteWith(const std::string& job_id, JobStatus status, const std::string& message);
   void RequeueOrPoison(const std::string& job_id, const std::string& worker_id, bool crashed);
   void LoseWorker(const std::string& identity, const char* why);
@@ -134,7 +139,7 @@ class Broker {
   void OnControl(const std::string& identity, std::string_view body, bool control_socket);
   void RecordLatency(double seconds);
   // Remembers the relative spread (MAD/median) of a measured OK record for the metrics.
-  void RecordSpread(const std::string& record);
+  void RecordSpread(const ResultRecord& record);
 
   BrokerOptions opts_;
   std::atomic<bool> stop_{false};

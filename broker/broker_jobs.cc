@@ -179,6 +179,13 @@ bool Broker::Assign(Job& job, Worker& w) {
   uint32_t run_ms = job.spec.run_timeout_ms ? job.spec.run_timeout_ms : opts_.default_run_timeout_ms;
   job.lease_deadline_ms = proto::NowMs() + run_ms + kLeaseGraceMs;
   w.jobs.insert(job.spec.job_id);
+  if (!job.cache_key.empty() && job.job_class.empty() && job.class_key.empty()) {
+    // Queued for any class: once it runs on this worker's class (which pins its campaign),
+    // a twin submitted now is keyed under that class; let it find this job in flight.
+    job.class_key = proto::CacheKey(job.spec.module_hash, job.spec.pipeline, job.spec.decisions,
+                                    w.caps.hardware_class);
+    if (!inflight_keys_.emplace(job.class_key, job.spec.job_id).second) job.class_key.clear();
+  }
   proto::JobMsg jm{job.spec.job_id, job.attempts, job.spec.module_hash, "", job.spec.pipeline,
                    job.spec.decisions, run_ms};
   if (w.modules.insert(job.spec.module_hash).second) jm.module_text = modules_[job.spec.module_hash];
@@ -186,7 +193,8 @@ bool Broker::Assign(Job& job, Worker& w) {
   return true;
 }
 
-void Broker::Complete(const std::string& job_id, std::string record, JobStatus status) {
+void Broker::Complete(const std::string& job_id, std::string record, JobStatus status,
+                      const ResultRecord* measured) {
   auto it = jobs_.find(job_id);
   if (it == jobs_.end()) return;
   std::unique_ptr<Job> job = std::move(it->second);
@@ -195,9 +203,12 @@ void Broker::Complete(const std::string& job_id, std::string record, JobStatus s
   if (job->queued) --pending_count_;  // its queue entry is skipped lazily
   ++completed_total_;
   RecordLatency(double(proto::NowUs() - job->submitted_us) * 1e-6);
-  if (status == JobStatus::kOk) RecordSpread(record);
+  if (status == JobStatus::kOk && measured) RecordSpread(*measured);
   std::string status_name(proto::StatusWireName(status));
   std::string key = job->cache_key;
+  if (auto k = inflight_keys_.find(job->class_key); k != inflight_keys_.end() && k->second == job_id) {
+    inflight_keys_.erase(k);
+  }
   if (!key.empty()) {
     inflight_keys_.erase(key);
     if (!Cacheable(status)) {
@@ -213,7 +224,10 @@ void Broker::Complete(const std::string& job_id, std::string record, JobStatus s
       }
     }
   }
-  to_commit_.push_back({job_id, job->spec.campaign, key, status_name, record, job->attempts});
+  const bool durable = store_->durable();  // memory-only: nothing to commit, no copies
+  if (durable) {
+    to_commit_.push_back({job_id, job->spec.campaign, key, status_name, record, job->attempts});
+  }
   acks_.push_back({job->agent, {job_id, job->attempts, false, record}});
   for (const std::string& f : job->followers) {
     auto fit = jobs_.find(f);
@@ -221,7 +235,7 @@ void Broker::Complete(const std::string& job_id, std::string record, JobStatus s
     Job& fj = *fit->second;
     ++completed_total_;
     RecordLatency(double(proto::NowUs() - fj.submitted_us) * 1e-6);
-    to_commit_.push_back({f, fj.spec.campaign, "", status_name, record, 0});
+    if (durable) to_commit_.push_back({f, fj.spec.campaign, "", status_name, record, 0});
     acks_.push_back({fj.agent, {f, 0, true, record}});
     done_[f] = DoneJob{record, fj.spec.campaign, status_name, 0, false};
     jobs_.erase(fit);
@@ -315,7 +329,7 @@ void Broker::OnDone(const std::string& identity, std::string_view body) {
                    absl::StrCat("worker sent a bad record: ", rec.status().message()));
     } else {
       (rec->status == JobStatus::kOk ? w.done : w.failed)++;
-      Complete(m->job_id, std::move(m->record), rec->status);
+      Complete(m->job_id, std::move(m->record), rec->status, &*rec);
     }
   }
   if (workers_.count(identity)) ReleaseCredit(workers_[identity], m->job_id);

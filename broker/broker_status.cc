@@ -29,10 +29,9 @@ void Broker::RecordLatency(double seconds) {
   ++tput_bucket_[slot];
 }
 
-void Broker::RecordSpread(const std::string& record) {
-  absl::StatusOr<ResultRecord> r = proto::DecodeRecord(record);
-  if (!r.ok() || r->cost.median <= 0 || r->cost.samples.empty()) return;
-  double spread = r->cost.mad / r->cost.median;
+void Broker::RecordSpread(const ResultRecord& r) {
+  if (r.cost.median <= 0 || r.cost.samples.empty()) return;
+  double spread = r.cost.mad / r.cost.median;
   if (spreads_.size() < 4096) {
     spreads_.push_back(spread);
   } else {

@@ -129,8 +129,16 @@ ResultRecord MakeRecord(JobStatus status, const std::string& message, const Eval
 
 EvalOutcome EvaluateJob(const EvalRequest& req, const EvalSettings& s) {
   if (s.sleep_ms >= 0) {
-    if (s.sleep_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(s.sleep_ms));
+    // Test mode: a job that takes sleep_ms. A plain sleep overshoots by the timer slack and
+    // the wake-up latency (~1.10 ms for 1 ms here), so sleep to just short of the end and
+    // yield the rest: the job's length is what it says, and any gap is the service's.
+    auto t0 = std::chrono::steady_clock::now();
+    auto end = t0 + std::chrono::milliseconds(s.sleep_ms);
+    if (s.sleep_ms > 0) std::this_thread::sleep_until(end - std::chrono::microseconds(150));
+    while (std::chrono::steady_clock::now() < end) std::this_thread::yield();
     EvalOutcome out;
+    out.record.eval_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     out.record.status = JobStatus::kOk;
     out.record.module_hash = req.module_hash;
     out.record.pipeline = req.pipeline;

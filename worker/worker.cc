@@ -5,6 +5,7 @@
 #include "worker/worker.h"
 
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <condition_variable>
@@ -205,6 +206,8 @@ absl::Status WorkerLoop::Run(std::atomic<bool>* stop) {
   if (absl::Status st = Connect(); !st.ok()) return st;
   log::worker().info("worker {} connecting to {} (class {}, credit {}, fork {}, mode '{}')", id_,
                      opts_.broker, opts_.hardware_class, opts_.credit, opts_.fork, opts_.test_mode);
+  // Sleep test jobs: 1 ns timer slack (inherited by the executor) so a job's sleep ends on time.
+  if (settings_.sleep_ms > 0) ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
   std::thread executor([this] { ExecutorMain(); });
   int64_t next_hb = proto::NowMs() + opts_.heartbeat_ms;
   const std::string hb = proto::Encode(proto::HeartbeatMsg{});

@@ -92,6 +92,28 @@ TEST(ServiceE2E, CacheAnswersIdenticalJobsAndCoalesces) {
   EXPECT_EQ(st["workers"][0]["jobs_done"].get<int>(), 1);
 }
 
+TEST(ServiceE2E, TwinSubmittedAfterDispatchCoalesces) {
+  // The first job runs (pinning its campaign to the worker's class) before its twin arrives;
+  // the twin, now keyed under that class, must still find it in flight.
+  int port = FreePortPair();
+  std::string addr = TcpAddress(port);
+  auto broker = StartBroker(addr);
+  auto w1 = StartWorker(addr, "w1", {"--test-mode", "sleep-400"});
+  ASSERT_TRUE(WaitForWorkers(proto::ControlAddressFor(addr), 1, 10s));
+  auto client = agent::Client::Connect(addr);
+  ASSERT_TRUE(client.ok());
+  auto text = std::make_shared<const std::string>(AddModule());
+  ASSERT_TRUE((*client)->Submit(Job("a", text)).ok());
+  std::this_thread::sleep_for(150ms);  // "a" is dispatched and running
+  ASSERT_TRUE((*client)->Submit(Job("b", text)).ok());
+  auto r = Collect(**client, 2, 10s, nullptr);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_FALSE(r["a"].cached);
+  EXPECT_TRUE(r["b"].cached);
+  auto st = nlohmann::json::parse(*agent::ControlRequest(proto::ControlAddressFor(addr), "status"));
+  EXPECT_EQ(st["workers"][0]["jobs_done"].get<int>(), 1);
+}
+
 TEST(ServiceE2E, ControlCancelDrainShutdown) {
   int port = FreePortPair();
   std::string addr = TcpAddress(port);

@@ -1,0 +1,113 @@
+// Helpers shared by the service benchmarks: where the hlox binary is, a broker on a thread of
+// this process with real `hlox worker` processes around it, no-op job specs and percentiles.
+#pragma once
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agent/client.h"
+#include "broker/broker.h"
+#include "nlohmann/json.hpp"
+
+namespace hlox::bench {
+
+using Clock = std::chrono::steady_clock;
+
+// The hlox binary: $HLOX_BIN, else `hlox` next to this executable.
+inline std::string HloxPath() {
+  if (const char* e = std::getenv("HLOX_BIN")) return e;
+  char buf[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  std::string self(buf, n > 0 ? size_t(n) : 0);
+  return self.substr(0, self.rfind('/')) + "/hlox";
+}
+
+// Starts `hlox worker` with `args` after the broker address; returns its pid.
+inline pid_t SpawnWorker(const std::string& addr, std::vector<std::string> args) {
+  std::string exe = HloxPath();
+  args.insert(args.begin(), {exe, "worker", "--broker", addr});
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(exe.c_str(), argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+// Registered workers not lost, from the broker's status (-1 when it does not answer);
+// `lost` (optional) gets totals.lost_workers.
+inline int LiveWorkers(const std::string& control, int64_t* lost = nullptr) {
+  auto st = agent::ControlRequest(control, "status", "", std::chrono::milliseconds(5000));
+  if (!st.ok()) return -1;
+  auto j = nlohmann::json::parse(*st, nullptr, false);
+  if (j.is_discarded()) return -1;
+  int n = 0;
+  for (auto& w : j["workers"]) n += w["state"] != "lost";
+  if (lost) *lost = j["totals"]["lost_workers"].get<int64_t>();
+  return n;
+}
+
+// A broker on a thread of this process plus worker processes; the destructor stops all.
+struct Fleet {
+  std::unique_ptr<broker::Broker> b;
+  std::thread t;
+  std::vector<pid_t> pids;
+  ~Fleet() {
+    for (pid_t p : pids) ::kill(p, SIGKILL);
+    for (pid_t p : pids) ::waitpid(p, nullptr, 0);
+    if (b) b->Stop();
+    if (t.joinable()) t.join();
+  }
+};
+
+// Broker at `addr` with `workers` workers in test mode `mode` ("" = real evaluations) and
+// `credit`; waits until they have registered (polls the status).
+inline std::unique_ptr<Fleet> StartFleet(const std::string& addr, int workers,
+                                         const std::string& mode, int credit,
+                                         broker::BrokerOptions o = {}) {
+  auto f = std::make_unique<Fleet>();
+  o.bind = addr;
+  f->b = std::move(*broker::Broker::Create(o));
+  f->t = std::thread([p = f->b.get()] { (void)p->Run(); });
+  for (int i = 0; i < workers; ++i) {
+    std::vector<std::string> args = {"--id", "bw" + std::to_string(i), "--credit",
+                                     std::to_string(credit)};
+    if (!mode.empty()) args.insert(args.end(), {"--test-mode", mode});
+    f->pids.push_back(SpawnWorker(addr, args));
+  }
+  auto deadline = Clock::now() + std::chrono::seconds(20);
+  while (Clock::now() < deadline && LiveWorkers(f->b->control_address()) < workers) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return f;
+}
+
+// A job that every mode accepts; caching off so each one really runs.
+inline agent::JobSpec NoopJob(std::shared_ptr<const std::string> text) {
+  agent::JobSpec j;
+  j.module_text = std::move(text);
+  j.pipeline = "none";
+  j.use_cache = false;
+  return j;
+}
+
+// The q-quantile (0..1) of `v` (sorted in place).
+inline double Quantile(std::vector<double>& v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, size_t(q * double(v.size())))];
+}
+
+}  // namespace hlox::bench
