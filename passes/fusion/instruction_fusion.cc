@@ -45,18 +45,45 @@ bool CheapToDuplicate(const Instruction& producer) {
   }
 }
 
-// The XLA-like heuristic: fuse producers with a single consumer, duplicate only trivially
-// cheap ones (CheapToDuplicate) into several; never grow a consumer fusion past
-// kMaxDefaultFusionSize.
-bool DefaultFuse(const Instruction& producer) {
-  if (producer.user_count() > 1 && !CheapToDuplicate(producer)) return false;
-  for (const Instruction* u : producer.users()) {
-    if (u->opcode() == Opcode::kFusion && fusion::FusedInstructionCount(*u) >= kMaxDefaultFusionSize) {
-      return false;
+// Plans the default decisions of one computation, consumers before producers (the site order),
+// so each producer is judged by the consumers it will have when Apply reaches it, not by its
+// users in the graph Apply starts from: once a producer's users are fused into their own
+// consumers, fusing the producer copies it into every one of those (a gradient-clip select with
+// one reshape user ended up in 48 fusions).
+class DefaultPlanner {
+ public:
+  // The XLA-like heuristic, applied to the planned consumers: fuse producers with a single
+  // consumer, duplicate only trivially cheap ones (CheapToDuplicate) into several; never grow a
+  // consumer fusion past kMaxDefaultFusionSize. Records the choice for later producers.
+  bool Decide(const Instruction& producer) {
+    std::vector<const Instruction*> consumers;
+    for (const Instruction* u : producer.users()) {
+      for (const Instruction* t : TargetsOf(u)) {
+        if (std::find(consumers.begin(), consumers.end(), t) == consumers.end()) consumers.push_back(t);
+      }
     }
+    if (consumers.size() > 1 && !CheapToDuplicate(producer)) return false;
+    for (const Instruction* t : consumers) {
+      int64_t size = t->opcode() == Opcode::kFusion ? fusion::FusedInstructionCount(*t) : 1;
+      auto it = planned_.find(t);
+      if (it != planned_.end()) size += it->second;
+      if (size >= kMaxDefaultFusionSize) return false;
+    }
+    for (const Instruction* t : consumers) ++planned_[t];
+    targets_[&producer] = std::move(consumers);
+    return true;
   }
-  return true;
-}
+
+ private:
+  // The instructions whose fusions will hold `instr`: itself unless it is planned to be fused.
+  std::vector<const Instruction*> TargetsOf(const Instruction* instr) const {
+    auto it = targets_.find(instr);
+    return it == targets_.end() ? std::vector<const Instruction*>{instr} : it->second;
+  }
+
+  std::unordered_map<const Instruction*, std::vector<const Instruction*>> targets_;
+  std::unordered_map<const Instruction*, int64_t> planned_;  // producers planned into each target
+};
 
 std::vector<float> Features(const Instruction& p) {
   int64_t fusion_users = 0;
@@ -79,6 +106,7 @@ class InstructionFusion : public Pass {
   absl::StatusOr<std::vector<DecisionSite>> FindSites(const Module& module) override {
     std::vector<DecisionSite> sites;
     for (Computation* comp : fusion::FusibleComputations(module)) {
+      DefaultPlanner planner;
       std::vector<Instruction*> order = comp->PostOrder();
       for (auto it = order.rbegin(); it != order.rend(); ++it) {
         const Instruction& p = **it;
@@ -90,7 +118,7 @@ class InstructionFusion : public Pass {
         for (const Instruction* u : p.users()) s.instructions.push_back(u->name());
         s.computation = comp->name();
         s.choices = {"keep", "fuse"};
-        s.default_choice = DefaultFuse(p) ? 1 : 0;
+        s.default_choice = planner.Decide(p) ? 1 : 0;
         s.features = Features(p);
         sites.push_back(std::move(s));
       }

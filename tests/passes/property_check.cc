@@ -1,0 +1,207 @@
+// Implementation of the corpus property check (see property_check.h). The reference outputs are
+// computed once per module; each (pipeline, seed) result is verified, replayed from its recorded
+// decisions (determinism), and executed only when its printed text is new for this module.
+#include "tests/passes/property_check.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "ir/printer.h"
+#include "ir/verifier.h"
+#include "passes/decisions_io.h"
+#include "passes/pipeline.h"
+#include "runtime/value.h"
+
+namespace hlox::testing {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+DecisionVector RandomVector(const std::vector<DecisionSite>& sites, std::mt19937_64& rng) {
+  DecisionVector d;
+  for (const DecisionSite& s : sites) d.push_back(static_cast<int32_t>(rng() % s.choices.size()));
+  return d;
+}
+
+// With HLOX_PROPERTY_DUMP=DIR, writes the decisions of a failing run to
+// DIR/<module>.<pipeline>.seed<k>.decisions (compact form) for `hlox opt --decisions`.
+void DumpDecisions(const Module& module, const std::string& pipeline, uint64_t seed,
+                   const PipelineDecisions& used) {
+  const char* dir = std::getenv("HLOX_PROPERTY_DUMP");
+  if (!dir) return;
+  std::string file = absl::StrCat(dir, "/", module.name(), ".", pipeline, ".seed", seed, ".decisions");
+  for (size_t i = std::string(dir).size() + 1; i < file.size(); ++i) {
+    if (file[i] == ':' || file[i] == '/') file[i] = '_';
+  }
+  std::ofstream(file) << DecisionsToCompact(DecisionsFile{pipeline, used}) << "\n";
+}
+
+}  // namespace
+
+std::pair<double, double> PropertyTolerance(PrimitiveType t) {
+  switch (t) {
+    case PrimitiveType::kF64: return {1e-9, 1e-9};
+    case PrimitiveType::kF32:
+    case PrimitiveType::kC64: return {1e-4, 1e-5};
+    case PrimitiveType::kF16:
+    case PrimitiveType::kBF16: return {2e-2, 1e-2};
+    default: return {IsFloatingPoint(t) ? 0.25 : 0.0, IsFloatingPoint(t) ? 0.25 : 0.0};
+  }
+}
+
+std::string CompareValues(const rt::Value& want, const rt::Value& got) {
+  std::vector<rt::BufferPtr> a, b;
+  want.Flatten(&a);
+  got.Flatten(&b);
+  if (a.size() != b.size()) return "different leaf counts";
+  for (size_t leaf = 0; leaf < a.size(); ++leaf) {
+    if (!a[leaf]->shape().Compatible(b[leaf]->shape())) return "leaf " + std::to_string(leaf) + " shape differs";
+    Literal la = rt::LiteralFromValue(rt::Value::Array(a[leaf]), a[leaf]->shape());
+    Literal lb = rt::LiteralFromValue(rt::Value::Array(b[leaf]), b[leaf]->shape());
+    auto [rtol, atol] = PropertyTolerance(la.shape().element_type());
+    double max_abs = 0;
+    for (int64_t i = 0; i < la.element_count(); ++i) {
+      double x = la.GetAsDouble(i);
+      if (std::isfinite(x)) max_abs = std::max(max_abs, std::fabs(x));
+    }
+    // Fusion changes summation order; a reassociated sum's error scales with the sum of its
+    // terms' magnitudes, so a small element of a leaf (a gradient entry that nearly cancels)
+    // may be off by more than rtol of itself. Errors under rtol/10 of the leaf's largest
+    // magnitude count as that noise; a wrong rewrite misses by far more.
+    const double leaf_floor = 0.1 * rtol * max_abs;
+    int64_t first = -1, bad = 0;
+    double max_err = 0;
+    for (int64_t i = 0; i < la.element_count(); ++i) {
+      double x = la.GetAsDouble(i), y = lb.GetAsDouble(i);
+      if (std::isnan(x) && std::isnan(y)) continue;
+      if (x == y) continue;
+      if (std::fabs(x - y) <= atol + rtol * std::fabs(x) + leaf_floor) continue;
+      if (first < 0) first = i;
+      ++bad;
+      max_err = std::max(max_err, std::fabs(x - y));
+    }
+    if (first >= 0) {
+      return absl::StrFormat("leaf %d element %d: want %.9g got %.9g (%d of %d elements off, max error %.3g, "
+                             "leaf max |value| %.3g)",
+                             leaf, first, la.GetAsDouble(first), lb.GetAsDouble(first), bad, la.element_count(),
+                             max_err, max_abs);
+    }
+  }
+  return "";
+}
+
+absl::StatusOr<rt::Value> ExecuteModule(const Module& module, const std::vector<rt::Value>& inputs,
+                                        int threads) {
+  rt::ExecOptions options;
+  options.threads = threads;
+  options.seed = 7;
+  auto exec = rt::Executor::Create(module, options);
+  if (!exec.ok()) return exec.status();
+  return (*exec)->Run(inputs);
+}
+
+PropertyResult CheckModuleProperty(const Module& original, const PropertyOptions& options) {
+  PropertyResult result;
+  const Clock::time_point start = Clock::now();
+  std::vector<rt::Value> inputs;
+  absl::StatusOr<rt::Value> reference = absl::UnknownError("not executed");
+  if (options.execute) {
+    Clock::time_point t = Clock::now();
+    inputs = rt::MakeSeededInputs(original, 1);
+    reference = ExecuteModule(original, inputs, options.threads);
+    result.reference_seconds = Since(t);
+    result.executed = reference.ok();
+    if (!reference.ok()) result.runtime_note = std::string(reference.status().message());
+  } else {
+    result.runtime_note = "execution disabled for this module";
+  }
+
+  // Verdict per distinct printed module: "" = same outputs, else what went wrong.
+  const std::string original_text = PrintModule(original);
+  std::map<std::string, std::string> verdicts;
+
+  std::vector<std::string> pipelines;
+  for (const std::string& label : PassLabels()) pipelines.push_back("only:" + label);
+  pipelines.push_back("default");
+  if (!options.only_pipelines.empty()) pipelines = options.only_pipelines;
+  for (const std::string& pipeline : pipelines) {
+    for (uint64_t seed = 1; seed <= static_cast<uint64_t>(options.seeds_per_pipeline); ++seed) {
+      ++result.pipelines_run;
+      const std::string where = absl::StrCat(pipeline, " seed ", seed, ": ");
+      std::mt19937_64 rng(seed * 7919 + std::hash<std::string>{}(pipeline) % 1000);
+      PipelineDecisions used;
+      DecisionPolicy policy = [&](const std::string&, const Module&, const std::vector<DecisionSite>& sites) {
+        return RandomVector(sites, rng);
+      };
+      Clock::time_point t = Clock::now();
+      auto out = RunPipelineWithPolicy(original, pipeline, policy, &used);
+      if (!out.ok()) {
+        result.failures.push_back(where + "pipeline failed: " + std::string(out.status().ToString()));
+        result.pass_seconds += Since(t);
+        continue;
+      }
+      absl::Status verified = VerifyModule(**out);
+      if (!verified.ok()) {
+        result.failures.push_back(where + "does not verify: " + std::string(verified.ToString()));
+        result.pass_seconds += Since(t);
+        DumpDecisions(original, pipeline, seed, used);
+        continue;
+      }
+      // Determinism: replaying the recorded decisions prints the same module.
+      const std::string text = PrintModule(**out);
+      auto again = RunPipeline(original, pipeline, used);
+      result.pass_seconds += Since(t);
+      if (!again.ok()) {
+        result.failures.push_back(where + "replay failed: " + std::string(again.status().ToString()));
+        continue;
+      }
+      if (PrintModule(**again) != text) result.failures.push_back(where + "replay prints a different module");
+
+      if (text == original_text) {
+        ++result.unchanged;
+        continue;
+      }
+      if (!result.executed) continue;
+      auto cached = verdicts.find(text);
+      if (cached != verdicts.end()) {
+        ++result.cache_hits;
+        if (!cached->second.empty()) result.failures.push_back(where + cached->second);
+        continue;
+      }
+      t = Clock::now();
+      absl::StatusOr<rt::Value> got = ExecuteModule(**out, inputs, options.threads);
+      result.exec_seconds += Since(t);
+      ++result.executions;
+      std::string verdict = got.ok() ? CompareValues(*reference, *got)
+                                     : "rewritten module fails to run: " + std::string(got.status().ToString());
+      if (!verdict.empty()) {
+        result.failures.push_back(where + verdict);
+        DumpDecisions(original, pipeline, seed, used);
+      }
+      verdicts.emplace(text, std::move(verdict));
+    }
+  }
+  result.total_seconds = Since(start);
+  return result;
+}
+
+std::string FormatPropertyResult(const std::string& name, const PropertyResult& r) {
+  return absl::StrFormat(
+      "[property] %s: %d pipelines, %d unchanged, %d executions, %d cache hits, %d failures, %s; "
+      "seconds: total %.1f reference %.1f passes %.1f exec %.1f",
+      name, r.pipelines_run, r.unchanged, r.executions, r.cache_hits, static_cast<int>(r.failures.size()),
+      r.executed ? "executed" : "verify-only", r.total_seconds, r.reference_seconds, r.pass_seconds,
+      r.exec_seconds);
+}
+
+}  // namespace hlox::testing
