@@ -3,10 +3,16 @@ paper's table: Gibbs-sample some corpus modules, train the GraphSAGE advantage m
 logs, then search *other* modules with guided search and with random search (same budget, same
 seeds, from the default policy and from random decisions) and report, per test module, the
 relative improvement each reaches and how many evaluations guided search needs to reach random
-search's final result.
+search's final result. "Reach" compares improvements over each run's own first evaluation (the
+start configuration), not raw costs: the runs are measured at different times on a shared
+machine, and a raw-cost comparison would mostly compare the load of one run with the other's.
 
     /usr/bin/python3 bench/search/generalization.py [--objective roofline|measured|ops]
         [--budget 100] [--train-budget 150] [--seeds 2] [--train A,B] [--test C,D]
+        [--workdir DIR [--reuse]]
+
+--workdir keeps every log in DIR; with --reuse, searches whose log is already there are not run
+again (to resume, or to recompute the table).
 
 Everything runs through `hlox search` / `hlox train-advantage` (in-process evaluation)."""
 
@@ -25,7 +31,9 @@ TRAIN = "hloenv_mlp_regression_train_step,hloenv_maml_flax_train_step,gh_simple_
 TEST = "gh_linear_adam,hloenv_gans_normal,hloenv_nngp_serial_kernel,hloenv_neural_tangents_kernel,hloenv_muzero_var"
 
 
-def search(module, algo, budget, seed, out, objective, start="default", model=None):
+def search(module, algo, budget, seed, out, objective, start="default", model=None, reuse=False):
+    if reuse and os.path.exists(os.path.join(out, "log.jsonl")):
+        return read_curve(out)
     cmd = [HLOX, "search", module, "--algo", algo, "--budget", str(budget), "--seed", str(seed),
            "--in-process", "--objective", objective, "--start", start, "--json", "--out", out, "--no-verdict"]
     if model:
@@ -33,6 +41,11 @@ def search(module, algo, budget, seed, out, objective, start="default", model=No
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)}: {r.stderr.strip()[-500:]}")
+    return read_curve(out)
+
+
+def read_curve(out):
+    """(first cost, best-so-far curve) of a search's log.jsonl."""
     costs = []
     with open(os.path.join(out, "log.jsonl")) as f:
         next(f)
@@ -54,16 +67,22 @@ def main():
     ap.add_argument("--seeds", type=int, default=2)
     ap.add_argument("--train", default=TRAIN)
     ap.add_argument("--test", default=TEST)
+    ap.add_argument("--workdir", default="")
+    ap.add_argument("--reuse", action="store_true")
     a = ap.parse_args()
-    tmp = tempfile.mkdtemp(prefix="hlox-gen-")
+    tmp = a.workdir or tempfile.mkdtemp(prefix="hlox-gen-")
+    os.makedirs(tmp, exist_ok=True)
+    print(f"logs in {tmp}")
     for m in a.train.split(","):
-        search(os.path.join(CORPUS, m + ".hlo"), "gibbs", a.train_budget, 0, os.path.join(tmp, "logs", m), a.objective)
+        search(os.path.join(CORPUS, m + ".hlo"), "gibbs", a.train_budget, 0, os.path.join(tmp, "logs", m), a.objective,
+               reuse=a.reuse)
     model = os.path.join(tmp, "advantage.model")
-    r = subprocess.run([HLOX, "train-advantage", "--logs", os.path.join(tmp, "logs"), "-o", model, "--epochs", "60"],
-                       capture_output=True, text=True)
-    print(r.stdout.strip() or r.stderr.strip())
-    if r.returncode != 0:
-        return 1
+    if not (a.reuse and os.path.exists(model)):
+        r = subprocess.run([HLOX, "train-advantage", "--logs", os.path.join(tmp, "logs"), "-o", model, "--epochs",
+                            "60"], capture_output=True, text=True)
+        print(r.stdout.strip() or r.stderr.strip())
+        if r.returncode != 0:
+            return 1
     print(f"\nobjective {a.objective}, budget {a.budget}, seeds {a.seeds}; trained on {a.train}\n")
     print("| test module | start | random: improvement | guided: improvement | evals guided needs to reach random's best (random used) |")
     print("|---|---|---|---|---|")
@@ -73,14 +92,17 @@ def main():
         for start in ("default", "random"):
             imp_r, imp_g, need, used = [], [], [], []
             for s in range(a.seeds):
-                base, rc = search(path, "random", a.budget, s, os.path.join(tmp, m, start, f"r{s}"), a.objective, start)
-                _, gc = search(path, "guided", a.budget, s, os.path.join(tmp, m, start, f"g{s}"), a.objective, start,
-                               model)
-                imp_r.append(base / rc[-1] - 1 if rc[-1] > 0 else 0)
-                imp_g.append(base / gc[-1] - 1 if gc[-1] > 0 else 0)
-                target = rc[-1]
-                used.append(next(i + 1 for i, c in enumerate(rc) if c <= target))
-                need.append(next((i + 1 for i, c in enumerate(gc) if c <= target), math.inf))
+                base_r, rc = search(path, "random", a.budget, s, os.path.join(tmp, m, start, f"r{s}"), a.objective,
+                                    start, reuse=a.reuse)
+                base_g, gc = search(path, "guided", a.budget, s, os.path.join(tmp, m, start, f"g{s}"), a.objective,
+                                    start, model, reuse=a.reuse)
+                gain_r = [base_r / c if c > 0 else 0 for c in rc]  # improvement over the run's start
+                gain_g = [base_g / c if c > 0 else 0 for c in gc]
+                imp_r.append(gain_r[-1] - 1)
+                imp_g.append(gain_g[-1] - 1)
+                target = gain_r[-1]
+                used.append(next(i + 1 for i, g in enumerate(gain_r) if g >= target))
+                need.append(next((i + 1 for i, g in enumerate(gain_g) if g >= target), math.inf))
             mean = lambda v: sum(v) / len(v)
             nd = mean(need) if all(math.isfinite(x) for x in need) else math.inf
             if math.isfinite(nd):
