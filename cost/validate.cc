@@ -1,6 +1,7 @@
 // Dtype-aware output comparison for validation.
 #include "cost/validate.h"
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 
@@ -46,10 +47,22 @@ std::vector<const Literal*> LiteralLeaves(const Literal& literal) {
 namespace {
 
 // True when `a` is acceptably close to `e`.
-bool Close(double e, double a, const Tolerance& t) {
+bool Close(double e, double a, const Tolerance& t, double leaf_floor) {
   if (std::isnan(e) || std::isnan(a)) return std::isnan(e) && std::isnan(a);
   if (std::isinf(e) || std::isinf(a)) return e == a;
-  return std::fabs(a - e) <= t.atol + t.rtol * std::fabs(e);
+  return std::fabs(a - e) <= t.atol + t.rtol * std::fabs(e) + leaf_floor;
+}
+
+// Largest finite magnitude of a float leaf (both parts of complex values).
+double MaxFiniteMagnitude(const Literal& l, bool complex) {
+  double m = 0;
+  for (int64_t i = 0; i < l.element_count(); ++i) {
+    std::complex<double> v = complex ? l.GetAsComplex(i) : std::complex<double>(l.GetAsDouble(i), 0);
+    for (double x : {v.real(), v.imag()}) {
+      if (std::isfinite(x)) m = std::max(m, std::fabs(x));
+    }
+  }
+  return m;
 }
 
 Mismatch Make(int64_t output, int64_t index, double e, double a, std::string detail) {
@@ -93,6 +106,7 @@ std::optional<Mismatch> CompareLeaf(const Literal& expected, const Literal& actu
   t.rtol *= options.tolerance_scale;
   t.atol *= options.tolerance_scale;
   const bool complex = IsComplex(type);
+  const double leaf_floor = 0.1 * t.rtol * MaxFiniteMagnitude(expected, complex);
   for (int64_t i = 0; i < n; ++i) {
     std::complex<double> e, a;
     if (complex) {
@@ -105,11 +119,12 @@ std::optional<Mismatch> CompareLeaf(const Literal& expected, const Literal& actu
     for (int part = 0; part < (complex ? 2 : 1); ++part) {
       double ev = part == 0 ? e.real() : e.imag();
       double av = part == 0 ? a.real() : a.imag();
-      if (!Close(ev, av, t)) {
+      if (!Close(ev, av, t, leaf_floor)) {
         return Make(output, i, ev, av,
-                    absl::StrFormat("output %d index %d%s: %.9g != expected %.9g (%s rtol %g atol %g)",
+                    absl::StrFormat("output %d index %d%s: %.9g != expected %.9g (%s rtol %g atol %g, "
+                                    "leaf floor %.3g)",
                                     output, i, part ? " (imag)" : "", av, ev,
-                                    std::string(PrimitiveTypeName(type)), t.rtol, t.atol));
+                                    std::string(PrimitiveTypeName(type)), t.rtol, t.atol, leaf_floor));
       }
     }
   }

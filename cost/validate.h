@@ -1,8 +1,12 @@
 // Output validation: a candidate's outputs against the unoptimized module's reference outputs
 // on the same seeded inputs, with dtype-aware tolerances. Integers and pred compare exactly;
-// floats pass when |actual - expected| <= atol + rtol * |expected| (tolerances per type below,
-// times ValidationOptions::tolerance_scale); NaN positions and Inf positions (with sign) must
-// match exactly. Complex values compare real and imaginary parts with their component type's
+// floats pass when |actual - expected| <= atol + rtol * |expected| + rtol / 10 * max|leaf|
+// (tolerances per type below, times ValidationOptions::tolerance_scale; max|leaf| is the largest
+// finite magnitude of that expected output). The last term admits summation-order noise: a
+// reassociated sum (fused or reordered reductions) errs in proportion to its terms, not to its
+// result, so an entry that nearly cancels (a logit, a gradient) can miss rtol of itself while a
+// wrong rewrite misses by far more. NaN positions and Inf positions (with sign) must match
+// exactly. Complex values compare real and imaginary parts with their component type's
 // tolerance.
 #pragma once
 

@@ -33,13 +33,26 @@ TEST(ValidateTest, IntegersAreExact) {
 }
 
 TEST(ValidateTest, F32Tolerance) {
-  Literal e = Floats(PrimitiveType::kF32, {1000.0, 0.0, -2.0});
-  // 1000 * (1 + 5e-5) is inside rtol 1e-4; 5e-6 is inside atol 1e-5.
-  EXPECT_FALSE(CompareLeaf(e, Floats(PrimitiveType::kF32, {1000.05, 5e-6, -2.0001}), 0));
-  auto m = CompareLeaf(e, Floats(PrimitiveType::kF32, {1000.0, 0.0, -2.001}), 0);
+  Literal e = Floats(PrimitiveType::kF32, {10.0, 0.0, -2.0});
+  // 10 * (1 + 5e-5) is inside rtol 1e-4; 5e-6 is inside atol 1e-5; the leaf floor is
+  // 1e-4 / 10 * 10 = 1e-4, so -2.001 (1e-3 off) is outside 1e-5 + 2e-4 + 1e-4.
+  EXPECT_FALSE(CompareLeaf(e, Floats(PrimitiveType::kF32, {10.0005, 5e-6, -2.0001}), 0));
+  auto m = CompareLeaf(e, Floats(PrimitiveType::kF32, {10.0, 0.0, -2.001}), 0);
   ASSERT_TRUE(m);
   EXPECT_EQ(m->index, 2);
   EXPECT_NEAR(m->actual, -2.001, 1e-6);
+}
+
+// Summation-order noise: an entry that nearly cancels may miss rtol of itself, but not rtol/10
+// of the leaf's largest magnitude (here 0.1 * 1e-4 * 1000 = 0.01).
+TEST(ValidateTest, LeafFloorAdmitsSummationNoiseOnly) {
+  Literal e = Floats(PrimitiveType::kF32, {1000.0, 0.001, -500.0});
+  EXPECT_FALSE(CompareLeaf(e, Floats(PrimitiveType::kF32, {1000.0, 0.006, -500.0}), 0));
+  auto m = CompareLeaf(e, Floats(PrimitiveType::kF32, {1000.0, 0.05, -500.0}), 0);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->index, 1);
+  // The floor comes from the expected leaf, not from a wild actual value.
+  EXPECT_TRUE(CompareLeaf(Floats(PrimitiveType::kF32, {1.0, 0.001}), Floats(PrimitiveType::kF32, {1e6, 0.001}), 0));
 }
 
 TEST(ValidateTest, Bf16IsLooserThanF32) {
