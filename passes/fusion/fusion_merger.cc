@@ -96,18 +96,9 @@ class FusionMerger : public Pass {
 
   absl::StatusOr<ApplyReport> Apply(Module& module, const std::vector<DecisionSite>& sites,
                                     const DecisionVector& decisions) override {
-    HLOX_RETURN_IF_ERROR(ValidateDecisions(sites, decisions));
-    ApplyReport report;
-    std::unordered_map<std::string, Instruction*> by_name = fusion::InstructionsByName(module);
-    std::vector<Computation*> touched;
-    for (size_t s = 0; s < sites.size(); ++s) {
-      if (decisions[s] == 0) continue;
-      const DecisionSite& site = sites[s];
+    auto rewrite = [&](const DecisionSite& site, fusion::NameIndex& by_name) -> fusion::RewriteResult {
       auto it = by_name.find(site.instructions.empty() ? "" : site.instructions[0]);
-      if (it == by_name.end() || !Mergeable(*it->second)) {
-        report.stale.push_back(site.id);
-        continue;
-      }
+      if (it == by_name.end() || !Mergeable(*it->second)) return std::nullopt;
       Instruction* producer = it->second;
       Computation* comp = producer->parent();
       Computation* body = producer->called_computations()[0];
@@ -121,14 +112,9 @@ class FusionMerger : public Pass {
       std::string pname = producer->name();
       comp->RemoveInstruction(producer);
       if (!CalledAnywhere(module, body)) module.RemoveComputation(body);
-      touched.push_back(comp);
-      ++report.applied;
-      report.changes.push_back(absl::StrCat("merged ", pname, " into ", absl::StrJoin(into, ",")));
-    }
-    std::sort(touched.begin(), touched.end());
-    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-    for (Computation* c : touched) c->SortToPostOrder();
-    return report;
+      return std::make_pair(absl::StrCat("merged ", pname, " into ", absl::StrJoin(into, ",")), comp);
+    };
+    return fusion::ApplyChosenSites(module, sites, decisions, rewrite);
   }
 };
 

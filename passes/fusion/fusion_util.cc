@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace hlox::fusion {
 namespace {
@@ -249,6 +250,29 @@ bool Reaches(const Instruction* from, const Instruction* to) {
     }
   }
   return false;
+}
+
+absl::StatusOr<ApplyReport> ApplyChosenSites(Module& module, const std::vector<DecisionSite>& sites,
+                                             const DecisionVector& decisions, const SiteRewrite& rewrite) {
+  HLOX_RETURN_IF_ERROR(ValidateDecisions(sites, decisions));
+  ApplyReport report;
+  NameIndex by_name = InstructionsByName(module);
+  std::vector<Computation*> touched;
+  for (size_t s = 0; s < sites.size(); ++s) {
+    if (decisions[s] == 0) continue;
+    RewriteResult done = rewrite(sites[s], by_name);
+    if (!done) {
+      report.stale.push_back(sites[s].id);
+      continue;
+    }
+    touched.push_back(done->second);
+    ++report.applied;
+    report.changes.push_back(std::move(done->first));
+  }
+  std::sort(touched.begin(), touched.end());
+  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+  for (Computation* c : touched) c->SortToPostOrder();
+  return report;
 }
 
 }  // namespace hlox::fusion

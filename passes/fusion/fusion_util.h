@@ -5,12 +5,16 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "ir/module.h"
+#include "passes/pass.h"
 
 namespace hlox::fusion {
 
@@ -44,5 +48,17 @@ void UpdateFusionKind(Instruction* fusion);
 int64_t FusedInstructionCount(const Instruction& fusion);
 // True if `to` is reachable from `from` through operand->user edges (from != to).
 bool Reaches(const Instruction* from, const Instruction* to);
+
+using NameIndex = std::unordered_map<std::string, Instruction*>;
+// One chosen site's rewrite: looks its instructions up in (and keeps up to date) the name
+// index, rewrites, and returns the change's description and the computation it touched; or
+// nullopt when the site went stale (an earlier choice removed or changed its instructions).
+using RewriteResult = std::optional<std::pair<std::string, Computation*>>;
+using SiteRewrite = std::function<RewriteResult(const DecisionSite& site, NameIndex& by_name)>;
+// The Apply loop the fusion passes share: validates `decisions`, runs `rewrite` on each site
+// whose choice is not 0 in site order, reports stale sites, and re-sorts every touched
+// computation to post order.
+absl::StatusOr<ApplyReport> ApplyChosenSites(Module& module, const std::vector<DecisionSite>& sites,
+                                             const DecisionVector& decisions, const SiteRewrite& rewrite);
 
 }  // namespace hlox::fusion

@@ -128,18 +128,9 @@ class InstructionFusion : public Pass {
 
   absl::StatusOr<ApplyReport> Apply(Module& module, const std::vector<DecisionSite>& sites,
                                     const DecisionVector& decisions) override {
-    HLOX_RETURN_IF_ERROR(ValidateDecisions(sites, decisions));
-    ApplyReport report;
-    std::unordered_map<std::string, Instruction*> by_name = fusion::InstructionsByName(module);
-    std::vector<Computation*> touched;
-    for (size_t s = 0; s < sites.size(); ++s) {
-      if (decisions[s] == 0) continue;
-      const DecisionSite& site = sites[s];
+    auto rewrite = [](const DecisionSite& site, fusion::NameIndex& by_name) -> fusion::RewriteResult {
       auto it = by_name.find(site.instructions.empty() ? "" : site.instructions[0]);
-      if (it == by_name.end() || !fusion::IsFusibleProducer(*it->second)) {
-        report.stale.push_back(site.id);
-        continue;
-      }
+      if (it == by_name.end() || !fusion::IsFusibleProducer(*it->second)) return std::nullopt;
       Instruction* producer = it->second;
       Computation* comp = producer->parent();
       std::vector<Instruction*> users = producer->users();
@@ -157,14 +148,9 @@ class InstructionFusion : public Pass {
       by_name.erase(producer->name());
       std::string pname = producer->name();
       comp->RemoveInstruction(producer);
-      touched.push_back(comp);
-      ++report.applied;
-      report.changes.push_back(absl::StrCat("fused ", pname, " into ", absl::StrJoin(into, ",")));
-    }
-    std::sort(touched.begin(), touched.end());
-    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-    for (Computation* c : touched) c->SortToPostOrder();
-    return report;
+      return std::make_pair(absl::StrCat("fused ", pname, " into ", absl::StrJoin(into, ",")), comp);
+    };
+    return fusion::ApplyChosenSites(module, sites, decisions, rewrite);
   }
 };
 

@@ -100,13 +100,7 @@ class SiblingFusion : public Pass {
 
   absl::StatusOr<ApplyReport> Apply(Module& module, const std::vector<DecisionSite>& sites,
                                     const DecisionVector& decisions) override {
-    HLOX_RETURN_IF_ERROR(ValidateDecisions(sites, decisions));
-    ApplyReport report;
-    std::unordered_map<std::string, Instruction*> by_name = fusion::InstructionsByName(module);
-    std::vector<Computation*> touched;
-    for (size_t s = 0; s < sites.size(); ++s) {
-      if (decisions[s] == 0) continue;
-      const DecisionSite& site = sites[s];
+    auto rewrite = [&](const DecisionSite& site, fusion::NameIndex& by_name) -> fusion::RewriteResult {
       Instruction* a = nullptr;
       Instruction* b = nullptr;
       if (site.instructions.size() >= 2) {
@@ -114,10 +108,7 @@ class SiblingFusion : public Pass {
         auto ib = by_name.find(site.instructions[1]);
         if (ia != by_name.end() && ib != by_name.end()) { a = ia->second; b = ib->second; }
       }
-      if (!a || !b || !PairOk(*a, *b)) {
-        report.stale.push_back(site.id);
-        continue;
-      }
+      if (!a || !b || !PairOk(*a, *b)) return std::nullopt;
       Computation* comp = a->parent();
       std::string an = a->name(), bn = b->name();
       by_name.erase(an);
@@ -139,14 +130,9 @@ class SiblingFusion : public Pass {
       }
       fusion::UpdateFusionKind(f);
       by_name[f->name()] = f;
-      touched.push_back(comp);
-      ++report.applied;
-      report.changes.push_back(absl::StrCat("sibling-fused ", an, " and ", bn, " into ", f->name()));
-    }
-    std::sort(touched.begin(), touched.end());
-    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-    for (Computation* c : touched) c->SortToPostOrder();
-    return report;
+      return std::make_pair(absl::StrCat("sibling-fused ", an, " and ", bn, " into ", f->name()), comp);
+    };
+    return fusion::ApplyChosenSites(module, sites, decisions, rewrite);
   }
 };
 
