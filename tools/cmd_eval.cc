@@ -114,7 +114,7 @@ int RunEval(EvalCliOptions& o) {
   } else {
     PrintTable(r);
     if (paired) {
-      std::printf("paired          %.4fx faster than '%s' (95%% CI %.4f .. %.4f, %zu rounds%s)\n",
+      std::printf("paired          speedup %.4fx over '%s' (95%% CI %.4f .. %.4f, %zu rounds%s)\n",
                   1.0 / paired->ratio, o.paired_against.c_str(), 1.0 / paired->ci_high, 1.0 / paired->ci_low,
                   paired->ratios.size(), paired->unstable ? ", unstable" : "");
     }
