@@ -93,7 +93,13 @@ absl::StatusOr<DecisionsFile> ParseDecisions(std::string_view text) {
   return ParseCompact(first == std::string_view::npos ? std::string_view() : text.substr(first));
 }
 
+std::string EffectivePipeline(const std::string& flag, const DecisionsFile& file) {
+  if (!flag.empty()) return flag;
+  return file.pipeline.empty() ? "default" : file.pipeline;
+}
+
 absl::StatusOr<DecisionsFile> ReadDecisionsFile(const std::string& path) {
+  if (path.empty()) return DecisionsFile{};
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(absl::StrCat("cannot read decisions file ", path));
   std::stringstream ss;

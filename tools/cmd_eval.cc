@@ -71,18 +71,13 @@ int RunEval(EvalCliOptions& o) {
     std::cerr << module.status().message() << "\n";
     return 1;
   }
-  DecisionsFile decisions;
-  if (!o.decisions.empty()) {
-    auto d = ReadDecisionsFile(o.decisions);
-    if (!d.ok()) {
-      std::cerr << "hlox eval: " << d.status().message() << "\n";
-      return 3;
-    }
-    decisions = *std::move(d);
+  absl::StatusOr<DecisionsFile> read = ReadDecisionsFile(o.decisions);
+  if (!read.ok()) {
+    std::cerr << "hlox eval: " << read.status().message() << "\n";
+    return 3;
   }
-  std::string pipeline = !o.pipeline.empty()             ? o.pipeline
-                         : !decisions.pipeline.empty() ? decisions.pipeline
-                                                        : "default";
+  const DecisionsFile& decisions = *read;
+  std::string pipeline = EffectivePipeline(o.pipeline, decisions);
   ResultRecord r = EvaluateCandidate(**module, pipeline, decisions.decisions, o.eval);
   std::optional<PairedResult> paired;
   if (!o.paired_against.empty() && r.status == JobStatus::kOk) {

@@ -29,16 +29,13 @@ int RunOpt(const OptOptions& o) {
     std::cerr << module.status().message() << "\n";
     return 1;
   }
-  DecisionsFile decisions;
-  if (!o.decisions.empty()) {
-    auto d = ReadDecisionsFile(o.decisions);
-    if (!d.ok()) {
-      std::cerr << "hlox opt: " << d.status().message() << "\n";
-      return 1;
-    }
-    decisions = *std::move(d);
+  absl::StatusOr<DecisionsFile> read = ReadDecisionsFile(o.decisions);
+  if (!read.ok()) {
+    std::cerr << "hlox opt: " << read.status().message() << "\n";
+    return 1;
   }
-  std::string pipeline = !o.pipeline.empty() ? o.pipeline : !decisions.pipeline.empty() ? decisions.pipeline : "default";
+  const DecisionsFile& decisions = *read;
+  std::string pipeline = EffectivePipeline(o.pipeline, decisions);
   PipelineReport report;
   auto out = RunPipeline(**module, pipeline, decisions.decisions, &report);
   if (!out.ok()) {

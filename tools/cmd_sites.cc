@@ -28,15 +28,12 @@ int RunSites(const SitesOptions& o) {
     std::cerr << module.status().message() << "\n";
     return 1;
   }
-  PipelineDecisions decisions;
-  if (!o.decisions.empty()) {
-    auto d = ReadDecisionsFile(o.decisions);
-    if (!d.ok()) {
-      std::cerr << "hlox sites: " << d.status().message() << "\n";
-      return 1;
-    }
-    decisions = d->decisions;
+  absl::StatusOr<DecisionsFile> read = ReadDecisionsFile(o.decisions);
+  if (!read.ok()) {
+    std::cerr << "hlox sites: " << read.status().message() << "\n";
+    return 1;
   }
+  const PipelineDecisions& decisions = read->decisions;
   auto point = NextDecisionPoint(**module, o.pipeline, decisions);
   if (!point.ok()) {
     std::cerr << "hlox sites: " << point.status().message() << "\n";
