@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "cost/validate.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "passes/decisions_io.h"
@@ -48,54 +49,17 @@ void DumpDecisions(const Module& module, const std::string& pipeline, uint64_t s
 
 }  // namespace
 
-std::pair<double, double> PropertyTolerance(PrimitiveType t) {
-  switch (t) {
-    case PrimitiveType::kF64: return {1e-9, 1e-9};
-    case PrimitiveType::kF32:
-    case PrimitiveType::kC64: return {1e-4, 1e-5};
-    case PrimitiveType::kF16:
-    case PrimitiveType::kBF16: return {2e-2, 1e-2};
-    default: return {IsFloatingPoint(t) ? 0.25 : 0.0, IsFloatingPoint(t) ? 0.25 : 0.0};
-  }
-}
-
 std::string CompareValues(const rt::Value& want, const rt::Value& got) {
   std::vector<rt::BufferPtr> a, b;
   want.Flatten(&a);
   got.Flatten(&b);
   if (a.size() != b.size()) return "different leaf counts";
+  // The evaluator's own validation rule (cost/validate.h): the same tolerances and noise floor
+  // a worker applies to a candidate's outputs.
   for (size_t leaf = 0; leaf < a.size(); ++leaf) {
-    if (!a[leaf]->shape().Compatible(b[leaf]->shape())) return "leaf " + std::to_string(leaf) + " shape differs";
     Literal la = rt::LiteralFromValue(rt::Value::Array(a[leaf]), a[leaf]->shape());
     Literal lb = rt::LiteralFromValue(rt::Value::Array(b[leaf]), b[leaf]->shape());
-    auto [rtol, atol] = PropertyTolerance(la.shape().element_type());
-    double max_abs = 0;
-    for (int64_t i = 0; i < la.element_count(); ++i) {
-      double x = la.GetAsDouble(i);
-      if (std::isfinite(x)) max_abs = std::max(max_abs, std::fabs(x));
-    }
-    // Fusion changes summation order; a reassociated sum's error scales with the sum of its
-    // terms' magnitudes, so a small element of a leaf (a gradient entry that nearly cancels)
-    // may be off by more than rtol of itself. Errors under rtol/10 of the leaf's largest
-    // magnitude count as that noise; a wrong rewrite misses by far more.
-    const double leaf_floor = 0.1 * rtol * max_abs;
-    int64_t first = -1, bad = 0;
-    double max_err = 0;
-    for (int64_t i = 0; i < la.element_count(); ++i) {
-      double x = la.GetAsDouble(i), y = lb.GetAsDouble(i);
-      if (std::isnan(x) && std::isnan(y)) continue;
-      if (x == y) continue;
-      if (std::fabs(x - y) <= atol + rtol * std::fabs(x) + leaf_floor) continue;
-      if (first < 0) first = i;
-      ++bad;
-      max_err = std::max(max_err, std::fabs(x - y));
-    }
-    if (first >= 0) {
-      return absl::StrFormat("leaf %d element %d: want %.9g got %.9g (%d of %d elements off, max error %.3g, "
-                             "leaf max |value| %.3g)",
-                             leaf, first, la.GetAsDouble(first), lb.GetAsDouble(first), bad, la.element_count(),
-                             max_err, max_abs);
-    }
+    if (auto m = CompareLeaf(la, lb, static_cast<int64_t>(leaf))) return m->detail;
   }
   return "";
 }

@@ -14,11 +14,8 @@
 
 namespace hlox::testing {
 
-// Dtype tolerances (rtol, atol): exact for integers and pred, loose for narrow floats.
-std::pair<double, double> PropertyTolerance(PrimitiveType t);
-
-// "" when `got` equals `want` leaf by leaf: |want - got| <= atol + rtol * |want| + rtol / 10 *
-// (largest |want| of the leaf), with PropertyTolerance's (rtol, atol); else where they differ.
+// "" when `got` equals `want` leaf by leaf under the evaluator's validation rule (CompareLeaf in
+// cost/validate.h: dtype tolerances plus a leaf-scaled noise floor); else where they differ.
 std::string CompareValues(const rt::Value& want, const rt::Value& got);
 
 // Runs the entry computation of `module` on `inputs` with `threads` workers (rng seed 7).
