@@ -53,10 +53,11 @@ std::string EncodeRecord(const ResultRecord& r) {
   KV(pk, "pipeline", r.pipeline);
   PackStr(pk, "cost");
   const CostDistribution& c = r.cost;
-  pk.pack_map(9);
+  pk.pack_map(10);
   KD(pk, "median", c.median); KD(pk, "mad", c.mad); KD(pk, "ci_low", c.ci_low);
   KD(pk, "ci_high", c.ci_high); KD(pk, "mean", c.mean); KD(pk, "min", c.min);
   KI(pk, "calls_per_sample", c.calls_per_sample);
+  KI(pk, "disturbed", c.disturbed);
   PackStr(pk, "samples");
   size_t ns = std::min(c.samples.size(), kMaxSamples);
   pk.pack_array(static_cast<uint32_t>(ns));
@@ -108,6 +109,7 @@ absl::StatusOr<ResultRecord> DecodeRecord(std::string_view bytes) {
   HLOX_ASSIGN_OR_RETURN(r.cost.mean, c.OptF64("mean", 0));
   HLOX_ASSIGN_OR_RETURN(r.cost.min, c.OptF64("min", 0));
   HLOX_ASSIGN_OR_RETURN(r.cost.calls_per_sample, I64(c, "calls_per_sample"));
+  HLOX_ASSIGN_OR_RETURN(r.cost.disturbed, I64(c, "disturbed"));
   HLOX_ASSIGN_OR_RETURN(r.cost.unstable, c.OptBool("unstable", false));
   if (const msgpack::object* s = c.Find("samples")) {
     if (s->type != msgpack::type::ARRAY) return absl::InvalidArgumentError("samples not an array");

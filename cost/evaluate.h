@@ -21,6 +21,10 @@ struct TimingProtocol {
   double target_rel_error = 0.004;
   double time_cap_seconds = 2.0;    // stop measuring after this long
   double min_sample_seconds = 1e-3; // batch calls until one sample takes at least this
+  // Interference guard (cost/interference.h): a sample whose bracketing probe ran more than
+  // this much slower than the fastest probe is left out; 0 turns the guard off.
+  double interference_threshold = 0.10;
+  double interference_cap_factor = 3;  // sampling may exceed the time cap this much for it
   std::string ToString() const;
 };
 

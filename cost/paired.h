@@ -27,15 +27,17 @@ struct PairedResult {
 };
 
 // Measures the pair under `protocol` (max_samples = max rounds, time cap for both together,
-// precision target on the median ratio, MedianRelativeError). The first error of either
-// workload is returned.
+// precision target on the median ratio, MedianRelativeError; rounds the interference guard
+// judges disturbed are left out). The first error of either workload is returned.
 absl::StatusOr<PairedResult> MeasurePairedOrError(const std::function<absl::Status()>& baseline,
                                                   const std::function<absl::Status()>& candidate,
                                                   const TimingProtocol& protocol, uint64_t seed,
-                                                  const TimingClock& clock = SteadySeconds);
+                                                  const TimingClock& clock = SteadySeconds,
+                                                  const TimingProbe& probe = {});
 // Same for workloads that cannot fail.
 PairedResult MeasurePaired(const std::function<void()>& baseline,
                            const std::function<void()>& candidate, const TimingProtocol& protocol,
-                           uint64_t seed, const TimingClock& clock = SteadySeconds);
+                           uint64_t seed, const TimingClock& clock = SteadySeconds,
+                           const TimingProbe& probe = {});
 
 }  // namespace hlox

@@ -30,7 +30,8 @@ struct CostDistribution {
   double ci_low = 0, ci_high = 0;  // bootstrap 95% interval of the median
   double mean = 0, min = 0;
   int64_t calls_per_sample = 1;
-  std::vector<double> samples; // seconds per call, one entry per sample
+  std::vector<double> samples; // seconds per call, one entry per undisturbed sample
+  int64_t disturbed = 0;       // samples left out by the interference guard
   bool unstable = false;       // time cap reached before the spread target
 };
 

@@ -40,6 +40,7 @@ json ToJson(const CostDistribution& c) {
               {"ci_low", c.ci_low},   {"ci_high", c.ci_high},
               {"mean", c.mean},       {"min", c.min},
               {"calls_per_sample", c.calls_per_sample},
+              {"disturbed", c.disturbed},
               {"samples", c.samples}, {"unstable", c.unstable}};
 }
 
@@ -151,6 +152,7 @@ absl::StatusOr<ResultRecord> ResultFromJson(const json& j) {
     HLOX_GET(*o, "mean", &c.mean);
     HLOX_GET(*o, "min", &c.min);
     HLOX_GET(*o, "calls_per_sample", &c.calls_per_sample);
+    HLOX_GET(*o, "disturbed", &c.disturbed);
     HLOX_GET(*o, "samples", &c.samples);
     HLOX_GET(*o, "unstable", &c.unstable);
   }

@@ -15,9 +15,10 @@ namespace hlox {
 std::string TimingProtocol::ToString() const {
   return absl::StrFormat(
       "warmups=%d min_samples=%d max_samples=%d target_rel_error=%g time_cap_s=%g "
-      "min_sample_s=%g stat=median stop=1.858*MAD/median/sqrt(n) ci=bootstrap95x%d",
+      "min_sample_s=%g stat=median stop=1.858*MAD/median/sqrt(n) ci=bootstrap95x%d "
+      "interference_threshold=%g cap_factor=%g",
       warmups, min_samples, max_samples, target_rel_error, time_cap_seconds, min_sample_seconds,
-      kBootstrapResamples);
+      kBootstrapResamples, interference_threshold, interference_cap_factor);
 }
 
 double SteadySeconds() {
@@ -51,7 +52,8 @@ int64_t CallsPerSample(double call_seconds, double min_sample_seconds) {
 
 absl::StatusOr<CostDistribution> MeasureCostOrError(const std::function<absl::Status()>& fn,
                                                     const TimingProtocol& p, uint64_t seed,
-                                                    const TimingClock& clock) {
+                                                    const TimingClock& clock,
+                                                    const TimingProbe& probe) {
   CostDistribution d;
   const double start = clock();
   // Warm-ups; at least one call is timed to size the batches.
@@ -69,6 +71,12 @@ absl::StatusOr<CostDistribution> MeasureCostOrError(const std::function<absl::St
   const size_t min_samples = static_cast<size_t>(std::max(1, p.min_samples));
   const size_t max_samples = std::max(min_samples, static_cast<size_t>(std::max(1, p.max_samples)));
   const size_t cap_floor = std::min<size_t>(min_samples, 3);
+  // Disturbed samples (see cost/interference.h) do not count; while too few undisturbed ones
+  // exist, sampling may run past the time cap, up to interference_cap_factor times it.
+  InterferenceGuard guard(p.interference_threshold, clock, probe);
+  const double hard_cap = p.time_cap_seconds * std::max(1.0, p.interference_cap_factor);
+  std::vector<double> all;
+  guard.Probe();
   bool converged = false;
   while (true) {
     double t0 = clock();
@@ -76,29 +84,38 @@ absl::StatusOr<CostDistribution> MeasureCostOrError(const std::function<absl::St
       absl::Status st = fn();
       if (!st.ok()) return st;
     }
-    double per_call = (clock() - t0) / static_cast<double>(d.calls_per_sample);
-    d.samples.push_back(per_call);
-    size_t n = d.samples.size();
-    if (n >= min_samples && MedianRelativeError(d.samples) <= p.target_rel_error) {
+    all.push_back((clock() - t0) / static_cast<double>(d.calls_per_sample));
+    guard.Probe();
+    std::vector<double> clean = guard.Keep(all);
+    size_t n = clean.size();
+    if (n >= min_samples && MedianRelativeError(clean) <= p.target_rel_error) {
       converged = true;
       break;
     }
-    if (n >= max_samples) break;
-    if (n >= cap_floor && clock() - start >= p.time_cap_seconds) break;
+    if (n >= max_samples || all.size() >= 3 * max_samples) break;
+    double elapsed = clock() - start;
+    // With disturbed samples in the set, the cap waits for min_samples quiet ones.
+    const size_t need = n == all.size() ? cap_floor : min_samples;
+    if (n >= need && elapsed >= p.time_cap_seconds) break;
+    if (all.size() >= cap_floor && elapsed >= hard_cap) break;
   }
+  d.samples = guard.Keep(all);
+  // Too few quiet samples to stand on their own: the machine never was quiet; keep them all.
+  if (d.samples.size() < std::min(min_samples, all.size())) d.samples = all;
+  d.disturbed = static_cast<int64_t>(all.size() - d.samples.size());
   d.unstable = !converged;
   Summarize(d, seed);
   return d;
 }
 
 CostDistribution MeasureCost(const std::function<void()>& fn, const TimingProtocol& protocol,
-                             uint64_t seed, const TimingClock& clock) {
+                             uint64_t seed, const TimingClock& clock, const TimingProbe& probe) {
   auto r = MeasureCostOrError(
       [&]() {
         fn();
         return absl::OkStatus();
       },
-      protocol, seed, clock);
+      protocol, seed, clock, probe);
   return *std::move(r);
 }
 

@@ -10,12 +10,12 @@
 
 #include "absl/status/statusor.h"
 #include "cost/evaluate.h"
+#include "cost/interference.h"
 #include "cost/result.h"
 
 namespace hlox {
 
-// Seconds on a monotonic clock.
-using TimingClock = std::function<double()>;
+// Seconds on a monotonic clock (TimingClock is declared in cost/interference.h).
 double SteadySeconds();
 
 // Fills median, MAD, bootstrap interval (seeded), mean and min from `samples` (seconds per
@@ -24,13 +24,18 @@ void Summarize(CostDistribution& dist, uint64_t seed);
 
 // Measures `fn` under `protocol`. The first error `fn` returns aborts the measurement and is
 // returned. Warm-ups after the first stop early once they used half the time cap. The time
-// cap stops sampling once at least min(min_samples, 3) samples exist; `unstable` is set when sampling stopped (cap or max_samples) before the spread target.
+// cap stops sampling once at least min(min_samples, 3) undisturbed samples exist (or, without
+// them, at interference_cap_factor times the cap); `unstable` is set when sampling stopped
+// before the precision target. Samples the interference guard judged disturbed are dropped
+// (counted in `disturbed`) unless too few others exist.
 absl::StatusOr<CostDistribution> MeasureCostOrError(const std::function<absl::Status()>& fn,
                                                     const TimingProtocol& protocol, uint64_t seed,
-                                                    const TimingClock& clock = SteadySeconds);
+                                                    const TimingClock& clock = SteadySeconds,
+                                                    const TimingProbe& probe = {});
 // Same for a workload that cannot fail.
 CostDistribution MeasureCost(const std::function<void()>& fn, const TimingProtocol& protocol,
-                             uint64_t seed, const TimingClock& clock = SteadySeconds);
+                             uint64_t seed, const TimingClock& clock = SteadySeconds,
+                             const TimingProbe& probe = {});
 
 // Calls per sample so one sample lasts at least min_sample_seconds given one call's duration
 // (at least 1, at most 1e6).

@@ -42,8 +42,8 @@ void PrintTable(const ResultRecord& r) {
     std::printf("mad             %.3g s  (%.2f%% of median)%s\n", c.mad,
                 c.median > 0 ? 100 * c.mad / c.median : 0.0, c.unstable ? "  UNSTABLE" : "");
     std::printf("mean / min      %.6g / %.6g s\n", c.mean, c.min);
-    std::printf("samples         %zu x %lld calls\n", c.samples.size(),
-                static_cast<long long>(c.calls_per_sample));
+    std::printf("samples         %zu x %lld calls (%lld disturbed, left out)\n", c.samples.size(),
+                static_cast<long long>(c.calls_per_sample), static_cast<long long>(c.disturbed));
   }
   std::printf("op_count        %lld\n", static_cast<long long>(a.op_count));
   std::printf("flops           %.6g\n", a.flops);
@@ -142,6 +142,8 @@ void RegisterEval(CLI::App& app) {
   cmd->add_option("--min-samples", o->eval.protocol.min_samples, "minimum timed samples");
   cmd->add_option("--max-samples", o->eval.protocol.max_samples, "maximum timed samples");
   cmd->add_option("--warmups", o->eval.protocol.warmups, "untimed warm-up runs");
+  cmd->add_option("--interference-threshold", o->eval.protocol.interference_threshold,
+                  "leave out samples next to a probe this much slower than its fastest (0: off)");
   cmd->add_option("--scratchpad", o->eval.scratchpad_bytes, "scratchpad bytes for the traffic model");
   cmd->add_option("--tolerance-scale", o->eval.tolerance_scale, "multiply validation tolerances");
   cmd->add_flag("!--no-validate", o->eval.validate, "skip output validation");

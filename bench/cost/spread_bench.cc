@@ -1,7 +1,10 @@
 // Spread bench: for each corpus module (after the default pipeline), ten measurements in a row
 // with the standard protocol; reports each module's median run time and the largest deviation
 // of the ten medians from their median, and how many modules stay within 2%.
-//   cost_spread_bench [--repeats N] [--max-run-ms MS] [--time-cap S] [--threads T] [filter]
+//   cost_spread_bench [--repeats N] [--max-run-ms MS] [--time-cap S] [--threads T] [--guard G]
+//                     [filter]
+// --guard sets the interference threshold (cost/interference.h; 0 turns the guard off); the
+// `disturbed` column is the mean number of samples per measurement it left out.
 // Modules whose single run exceeds --max-run-ms (default 200) are skipped to keep the bench
 // inside a few minutes on a 2-core machine. Each module runs in a forked child, so a crashing
 // kernel costs one line, not the bench.
@@ -61,7 +64,7 @@ void MeasureOne(const std::string& path, const std::string& name, const Settings
   bool ok = true;
   std::vector<double> medians, mins;
   int unstable = 0;
-  size_t samples = 0;
+  size_t samples = 0, disturbed = 0;
   for (int r = 0; r < s.repeats && ok; ++r) {
     // The same module on the same seeded inputs every time: only the measurement repeats.
     CostDistribution d = bench::MeasureModule(**opt, s.protocol, 0, s.threads, &ok);
@@ -69,6 +72,7 @@ void MeasureOne(const std::string& path, const std::string& name, const Settings
     mins.push_back(d.min);
     unstable += d.unstable;
     samples += d.samples.size();
+    disturbed += static_cast<size_t>(d.disturbed);
   }
   if (!ok) return;
   double mid = Median(medians);
@@ -80,8 +84,8 @@ void MeasureOne(const std::string& path, const std::string& name, const Settings
   tally->measured += 1;
   tally->within += dev <= 0.02;
   tally->worst = std::max(tally->worst, dev);
-  std::printf("%-36s %12.4g %10.2f %10.2f %8d %9zu\n", name.c_str(), mid, 100 * dev, 100 * dev_min,
-              unstable, samples / medians.size());
+  std::printf("%-36s %12.4g %10.2f %10.2f %8d %9zu %9zu\n", name.c_str(), mid, 100 * dev,
+              100 * dev_min, unstable, samples / medians.size(), disturbed / medians.size());
 }
 
 }  // namespace
@@ -96,12 +100,13 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--max-run-ms")) s.max_run_ms = std::atof(next());
     else if (!std::strcmp(argv[i], "--time-cap")) s.protocol.time_cap_seconds = std::atof(next());
     else if (!std::strcmp(argv[i], "--threads")) s.threads = std::max(1, std::atoi(next()));
+    else if (!std::strcmp(argv[i], "--guard")) s.protocol.interference_threshold = std::atof(next());
     else filter = argv[i];
   }
   std::printf("# protocol: %s threads=%d repeats=%d\n", s.protocol.ToString().c_str(), s.threads,
               s.repeats);
-  std::printf("%-36s %12s %10s %10s %8s %9s\n", "module", "median_s", "max_dev_%", "min_dev_%",
-              "unstable", "samples");
+  std::printf("%-36s %12s %10s %10s %8s %9s %9s\n", "module", "median_s", "max_dev_%",
+              "min_dev_%", "unstable", "samples", "disturbed");
   void* mem = mmap(nullptr, sizeof(Tally), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) return 1;
   Tally* tally = new (mem) Tally();

@@ -1,5 +1,6 @@
 // Paired measurement on synthetic workloads with a fake clock: identical workloads give a ratio
 // interval containing 1; a 20% faster candidate is detected, with an interval around 0.8.
+#include <algorithm>
 #include <random>
 
 #include "cost/paired.h"
@@ -67,6 +68,34 @@ TEST(PairedTest, OrderIsRandomizedAndSeeded) {
   for (size_t i = 2; i + 1 < order1.size(); i += 2) (order1[i] == 'c' ? c_first : b_first)++;
   EXPECT_GT(c_first, 5);
   EXPECT_GT(b_first, 5);
+}
+
+TEST(PairedTest, GuardLeavesOutDisturbedRounds) {
+  // Identical workloads; in rounds 10..19 the candidate side runs 1.5x slower and the probe
+  // after the round is slowed too. With the guard those rounds are left out and every kept
+  // ratio is 1; without it the median still holds but the slow rounds stay in.
+  for (double threshold : {0.1, 0.0}) {
+    FakeClock clock;
+    int calls = 0;
+    auto disturbed = [&] { return calls / 2 >= 12 && calls / 2 < 22; };  // 2 warm-ups per side
+    auto base = [&] { ++calls; clock.Advance(1e-3); };
+    auto cand = [&] { ++calls; clock.Advance(disturbed() ? 1.5e-3 : 1e-3); };
+    auto probe = [&] { clock.Advance(disturbed() ? 6e-5 : 4e-5); };
+    TimingProtocol p = NoisyProtocol();
+    p.target_rel_error = -1;  // run all rounds
+    p.interference_threshold = threshold;
+    PairedResult r = MeasurePaired(base, cand, p, 3, std::ref(clock), probe);
+    double worst = *std::max_element(r.ratios.begin(), r.ratios.end());
+    if (threshold > 0) {
+      EXPECT_GT(r.candidate.disturbed, 0);
+      EXPECT_NEAR(worst, 1.0, 1e-9);
+      EXPECT_EQ(r.ratios.size(), 41u);
+    } else {
+      EXPECT_EQ(r.candidate.disturbed, 0);
+      EXPECT_NEAR(worst, 1.5, 1e-9);
+    }
+    EXPECT_NEAR(r.ratio, 1.0, 1e-9);
+  }
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 // Timing protocol on synthetic workloads driven by a fake clock, plus the robust statistics.
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -129,6 +130,59 @@ TEST(TimingTest, MaxSamplesWithoutTargetIsUnstable) {
   EXPECT_TRUE(d.unstable);
   EXPECT_EQ(d.samples.size(), 7u);
   EXPECT_DOUBLE_EQ(d.min, 1e-3);
+}
+
+// Calls [first, last) run 1.5x slower, and so does the probe right after such a call: an
+// outside disturbance that slows everything on the core for a while.
+struct Episode {
+  FakeClock* clock;
+  int first, last, calls = 0;
+  bool in() const { return calls > first && calls <= last; }
+  void Work() {
+    ++calls;
+    clock->Advance(in() ? 3e-3 : 2e-3);
+  }
+  void Probe() { clock->Advance(in() ? 6e-5 : 4e-5); }
+};
+
+TEST(TimingTest, GuardLeavesOutDisturbedSamples) {
+  for (double threshold : {0.1, 0.0}) {
+    FakeClock clock;
+    Episode e{&clock, 10, 20};
+    TimingProtocol p;
+    p.warmups = 2;
+    p.min_samples = 5;
+    p.max_samples = 30;
+    p.target_rel_error = -1;  // run to max_samples
+    p.time_cap_seconds = 1e9;
+    p.interference_threshold = threshold;
+    CostDistribution d = MeasureCost([&] { e.Work(); }, p, 1, std::ref(clock), [&] { e.Probe(); });
+    double worst = *std::max_element(d.samples.begin(), d.samples.end());
+    if (threshold > 0) {
+      // Calls 11..20 are slow; the sample after them is bracketed by a slow probe too.
+      EXPECT_EQ(d.disturbed, 11);
+      EXPECT_EQ(d.samples.size(), 30u);
+      EXPECT_NEAR(worst, 2e-3, 1e-12);
+    } else {
+      EXPECT_EQ(d.disturbed, 0);
+      EXPECT_NEAR(worst, 3e-3, 1e-12);
+    }
+  }
+}
+
+TEST(TimingTest, GuardSamplesPastTheCapUntilQuiet) {
+  // After the warm-ups and one quiet sample, 40 calls are disturbed (0.12 s at 3 ms), longer
+  // than the 0.05 s cap but within three times it: the protocol keeps sampling past the cap
+  // until it has min_samples quiet samples, and reports their median.
+  FakeClock clock;
+  Episode e{&clock, 3, 43};
+  TimingProtocol p;
+  p.time_cap_seconds = 0.05;
+  CostDistribution d = MeasureCost([&] { e.Work(); }, p, 1, std::ref(clock), [&] { e.Probe(); });
+  EXPECT_NEAR(d.median, 2e-3, 1e-12);
+  EXPECT_EQ(d.samples.size(), 5u);
+  EXPECT_GE(d.disturbed, 40);
+  EXPECT_GT(clock.now, p.time_cap_seconds);
 }
 
 TEST(TimingTest, ErrorsAbortMeasurement) {
