@@ -50,6 +50,47 @@ int64_t CallsPerSample(double call_seconds, double min_sample_seconds) {
   return static_cast<int64_t>(std::clamp(n, 1.0, 1e6));
 }
 
+SampleSeries::SampleSeries(const TimingProtocol& p, double start, const TimingClock& clock,
+                           const TimingProbe& probe)
+    : p_(p),
+      clock_(clock),
+      start_(start),
+      min_(static_cast<size_t>(std::max(1, p.min_samples))),
+      max_(std::max(min_, static_cast<size_t>(std::max(1, p.max_samples)))),
+      cap_floor_(std::min<size_t>(min_, 3)),
+      guard_(p.interference_threshold, clock, probe) {
+  guard_.Probe();
+}
+
+bool SampleSeries::Add(double value) {
+  values_.push_back(value);
+  guard_.Probe();
+  std::vector<double> clean = guard_.Keep(values_);
+  const size_t n = clean.size();
+  if (n >= min_ && MedianRelativeError(clean) <= p_.target_rel_error) {
+    converged_ = true;
+    return true;
+  }
+  if (n >= max_ || values_.size() >= 3 * max_) return true;
+  const double elapsed = clock_() - start_;
+  // With disturbed samples in the set, the cap waits for min_samples quiet ones, up to
+  // interference_cap_factor times the cap.
+  const size_t need = n == values_.size() ? cap_floor_ : min_;
+  if (n >= need && elapsed >= p_.time_cap_seconds) return true;
+  const double hard_cap = p_.time_cap_seconds * std::max(1.0, p_.interference_cap_factor);
+  return values_.size() >= cap_floor_ && elapsed >= hard_cap;
+}
+
+std::vector<double> SampleSeries::Kept(const std::vector<double>& series) const {
+  // Too few quiet samples to stand on their own: the machine never was quiet; keep them all.
+  if (guard_.Keep(values_).size() < std::min(min_, values_.size())) return series;
+  return guard_.Keep(series);
+}
+
+int64_t SampleSeries::disturbed() const {
+  return static_cast<int64_t>(values_.size() - Kept(values_).size());
+}
+
 absl::StatusOr<CostDistribution> MeasureCostOrError(const std::function<absl::Status()>& fn,
                                                     const TimingProtocol& p, uint64_t seed,
                                                     const TimingClock& clock,
@@ -68,42 +109,18 @@ absl::StatusOr<CostDistribution> MeasureCostOrError(const std::function<absl::St
     if (clock() - start >= 0.5 * p.time_cap_seconds) break;
   }
   d.calls_per_sample = CallsPerSample(last_call, p.min_sample_seconds);
-  const size_t min_samples = static_cast<size_t>(std::max(1, p.min_samples));
-  const size_t max_samples = std::max(min_samples, static_cast<size_t>(std::max(1, p.max_samples)));
-  const size_t cap_floor = std::min<size_t>(min_samples, 3);
-  // Disturbed samples (see cost/interference.h) do not count; while too few undisturbed ones
-  // exist, sampling may run past the time cap, up to interference_cap_factor times it.
-  InterferenceGuard guard(p.interference_threshold, clock, probe);
-  const double hard_cap = p.time_cap_seconds * std::max(1.0, p.interference_cap_factor);
-  std::vector<double> all;
-  guard.Probe();
-  bool converged = false;
+  SampleSeries series(p, start, clock, probe);
   while (true) {
     double t0 = clock();
     for (int64_t c = 0; c < d.calls_per_sample; ++c) {
       absl::Status st = fn();
       if (!st.ok()) return st;
     }
-    all.push_back((clock() - t0) / static_cast<double>(d.calls_per_sample));
-    guard.Probe();
-    std::vector<double> clean = guard.Keep(all);
-    size_t n = clean.size();
-    if (n >= min_samples && MedianRelativeError(clean) <= p.target_rel_error) {
-      converged = true;
-      break;
-    }
-    if (n >= max_samples || all.size() >= 3 * max_samples) break;
-    double elapsed = clock() - start;
-    // With disturbed samples in the set, the cap waits for min_samples quiet ones.
-    const size_t need = n == all.size() ? cap_floor : min_samples;
-    if (n >= need && elapsed >= p.time_cap_seconds) break;
-    if (all.size() >= cap_floor && elapsed >= hard_cap) break;
+    if (series.Add((clock() - t0) / static_cast<double>(d.calls_per_sample))) break;
   }
-  d.samples = guard.Keep(all);
-  // Too few quiet samples to stand on their own: the machine never was quiet; keep them all.
-  if (d.samples.size() < std::min(min_samples, all.size())) d.samples = all;
-  d.disturbed = static_cast<int64_t>(all.size() - d.samples.size());
-  d.unstable = !converged;
+  d.samples = series.Kept(series.values());
+  d.disturbed = series.disturbed();
+  d.unstable = !series.converged();
   Summarize(d, seed);
   return d;
 }

@@ -22,6 +22,33 @@ double SteadySeconds();
 // call); keeps calls_per_sample and unstable as given.
 void Summarize(CostDistribution& dist, uint64_t seed);
 
+// The sampling loop's bookkeeping, shared by MeasureCostOrError and MeasurePairedOrError: the
+// interference guard, the stopping rule and which values are kept. One value per sample (a
+// time per call, or a paired round's ratio).
+class SampleSeries {
+ public:
+  // `start` is when the measurement began (its warm-ups count against the time cap).
+  SampleSeries(const TimingProtocol& protocol, double start, const TimingClock& clock,
+               const TimingProbe& probe);
+  // Records the value of the sample just taken (and probes); true when sampling should stop.
+  bool Add(double value);
+  bool converged() const { return converged_; }
+  // The entries of `series` (one per sample, e.g. this series' values or a parallel one) that
+  // are kept: the undisturbed ones, or all when too few samples were undisturbed.
+  std::vector<double> Kept(const std::vector<double>& series) const;
+  const std::vector<double>& values() const { return values_; }
+  int64_t disturbed() const;
+
+ private:
+  const TimingProtocol& p_;
+  const TimingClock& clock_;
+  double start_;
+  size_t min_, max_, cap_floor_;
+  InterferenceGuard guard_;
+  std::vector<double> values_;
+  bool converged_ = false;
+};
+
 // Measures `fn` under `protocol`. The first error `fn` returns aborts the measurement and is
 // returned. Warm-ups after the first stop early once they used half the time cap. The time
 // cap stops sampling once at least min(min_samples, 3) undisturbed samples exist (or, without
