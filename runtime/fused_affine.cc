@@ -1,5 +1,7 @@
 // Affine index maps of the block evaluator (broadcast, transpose, slice, reverse,
-// dynamic-slice): a node's set becomes its operand's. A contiguous set (or an index set that
+// dynamic-slice): a node's set becomes its operand's. Maps are walked over their collapsed
+// dims (FusedNode::map_dims: size-1 dims dropped, runs-on dims merged), so e.g. a broadcast
+// that only adds unit dims is a contiguous range. A contiguous set (or an index set that
 // carries contiguous-range hints) is walked in runs along the minor dim, each an arithmetic
 // sequence of operand indices; runs that join up stay one contiguous range, parameters and
 // constants are copied run by run with no index list, and contiguous runs are handed to the
@@ -25,13 +27,15 @@ constexpr int64_t kMaxHoisted = 16384;
 
 const void* BlockEval::EvalAffine(const FusedNode& nd, const IndexSet& set, int64_t offset) {
   const int64_t n = set.n;
-  if (n > 0 && !nd.dims.empty()) {
+  if (n > 0 && !nd.map_dims.empty()) {
     if (set.idx == nullptr) return EvalAffineRuns(nd, &set.start, &set.n, 1, n, offset);
     if (set.runs > 0) return EvalAffineRuns(nd, set.run_start, set.run_len, set.runs, n, offset);
   }
   int64_t* idx = static_cast<int64_t*>(arena_.Alloc(8 * n + 8));
   int64_t coords[16];
-  CoordWalker walk(nd.dims, nd.strides, coords, nd.coef.data());
+  const bool mapped = !nd.map_dims.empty();
+  CoordWalker walk(mapped ? nd.map_dims : nd.dims, mapped ? nd.map_strides : nd.strides, coords,
+                   mapped ? nd.map_coef.data() : nd.coef.data());
   for (int64_t j = 0; j < n; ++j) {
     walk.MoveTo(set.at(j));
     idx[j] = offset + walk.acc();
@@ -59,8 +63,10 @@ const void* BlockEval::EvalAffineRuns(const FusedNode& nd, const int64_t* rstart
                                       int64_t offset) {
   // Each contiguous range walks the minor dim in runs, each an arithmetic sequence of operand
   // indices (step = the minor coefficient), with one carry per run.
-  const size_t last = nd.dims.size() - 1;
-  const int64_t c = nd.coef[last], dim = nd.dims[last];
+  const std::vector<int64_t>& dims = nd.map_dims;
+  const std::vector<int64_t>& coef = nd.map_coef;
+  const size_t last = dims.size() - 1;
+  const int64_t c = coef[last], dim = dims[last];
   int64_t* run_lin = static_cast<int64_t*>(arena_.Alloc(16 * n + 8));
   int64_t* run_len = run_lin + n;
   int64_t runs = 0;
@@ -69,9 +75,9 @@ const void* BlockEval::EvalAffineRuns(const FusedNode& nd, const int64_t* rstart
   for (int64_t q = 0; q < count; ++q) {
     const int64_t rn = rlen[q];
     if (rn <= 0) continue;
-    Decompose(rstart[q], nd.strides, coords);
+    Decompose(rstart[q], nd.map_strides, coords);
     int64_t lin = offset;
-    for (size_t d = 0; d <= last; ++d) lin += coords[d] * nd.coef[d];
+    for (size_t d = 0; d <= last; ++d) lin += coords[d] * coef[d];
     for (int64_t j = 0;;) {
       const int64_t len = std::min(rn - j, dim - coords[last]);
       if (len > 1 && c != 1) contiguous = false;
@@ -84,9 +90,9 @@ const void* BlockEval::EvalAffineRuns(const FusedNode& nd, const int64_t* rstart
       coords[last] = 0;
       for (size_t d = last; d-- > 0;) {
         ++coords[d];
-        lin += nd.coef[d];
-        if (coords[d] < nd.dims[d] || d == 0) break;
-        lin -= nd.coef[d] * coords[d];
+        lin += coef[d];
+        if (coords[d] < dims[d] || d == 0) break;
+        lin -= coef[d] * coords[d];
         coords[d] = 0;
       }
     }

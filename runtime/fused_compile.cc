@@ -207,6 +207,29 @@ absl::Status CompileNode(const Instruction& instr, FusedNode& nd, std::vector<Fu
   return Unsupported(instr, "not supported in fused loops");
 }
 
+// Fills nd.map_*: nd.dims/coef with size-1 dims dropped and each dim merged into the one
+// before it when the operand index runs on across them (coef[d] == coef[d+1] * dims[d+1]).
+// Row-major linear indices are unchanged, so sets of the node's indices apply as they are.
+void CollapseMap(FusedNode& nd) {
+  nd.map_dims.clear();
+  nd.map_coef.clear();
+  for (size_t d = 0; d < nd.dims.size(); ++d) {
+    if (nd.dims[d] == 1) continue;
+    if (!nd.map_dims.empty() && nd.map_coef.back() == nd.coef[d] * nd.dims[d]) {
+      nd.map_dims.back() *= nd.dims[d];
+      nd.map_coef.back() = nd.coef[d];
+      continue;
+    }
+    nd.map_dims.push_back(nd.dims[d]);
+    nd.map_coef.push_back(nd.coef[d]);
+  }
+  if (nd.map_dims.empty()) {
+    nd.map_dims.push_back(1);
+    nd.map_coef.push_back(0);
+  }
+  nd.map_strides = RowMajorStrides(nd.map_dims);
+}
+
 absl::Status CompileReduce(const Instruction& instr, FusedNode& nd, const std::vector<FusedNode>& nodes) {
   if (instr.operand_count() != 2 || !instr.shape().IsArray()) return Unsupported(instr, "variadic reduce");
   ScalarOp op = ClassifyBinary(instr.to_apply());
@@ -222,8 +245,27 @@ absl::Status CompileReduce(const Instruction& instr, FusedNode& nd, const std::v
   }
   nd.op = NodeOp::kReduce;
   nd.reduce_op = static_cast<int>(op);
-  nd.reduce_dims = instr.dimensions();
-  nd.op_dims = instr.operand(0)->shape().dims();
+  // The operand's dims collapsed: size-1 dims dropped, neighbours both reduced or both kept
+  // merged (same output order and reduction order, fewer and longer runs for the reducer).
+  const std::vector<int64_t>& dims = instr.operand(0)->shape().dims();
+  std::vector<bool> reduced(dims.size(), false);
+  for (int64_t d : instr.dimensions()) {
+    if (d < 0 || d >= static_cast<int64_t>(dims.size()) || reduced[d]) return Unsupported(instr, "bad dimensions");
+    reduced[d] = true;
+  }
+  nd.op_dims.clear();
+  nd.reduce_dims.clear();
+  bool last_reduced = false;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d] == 1) continue;
+    if (!nd.op_dims.empty() && reduced[d] == last_reduced) {
+      nd.op_dims.back() *= dims[d];
+      continue;
+    }
+    if (reduced[d]) nd.reduce_dims.push_back(static_cast<int64_t>(nd.op_dims.size()));
+    nd.op_dims.push_back(dims[d]);
+    last_reduced = reduced[d];
+  }
   nd.op_strides = RowMajorStrides(nd.op_dims);
   return absl::OkStatus();
 }
@@ -275,6 +317,9 @@ absl::StatusOr<std::unique_ptr<FusedProgram>> FusedProgram::Compile(const Comput
       if (absl::Status s = CompileReduce(*instr, nd, im.nodes); !s.ok()) return s;
     } else if (absl::Status s = CompileNode(*instr, nd, im.nodes, seed); !s.ok()) {
       return s;
+    }
+    if ((nd.op == NodeOp::kAffine || nd.op == NodeOp::kDynamicSlice) && !nd.dims.empty()) {
+      CollapseMap(nd);
     }
     id[instr] = static_cast<int>(im.nodes.size());
     im.nodes.push_back(std::move(nd));

@@ -8,6 +8,7 @@
 #include "runtime/fused_node.h"
 #include "runtime/fused_ops.h"
 #include "runtime/fused_stream.h"
+#include "runtime/fused_walk.h"
 
 namespace hlox::rt {
 namespace {
@@ -151,13 +152,25 @@ const void* BlockEval::Compute(int node, const IndexSet& set) {
     }
     case NodeOp::kIota: {
       void* out = alloc(nd.kind);
-      int64_t stride = nd.strides[nd.iota_dim], size = nd.dims[nd.iota_dim];
-      for (int64_t j = 0; j < n; ++j) {
-        int64_t c = (set.at(j) / stride) % size;
-        if (nd.kind == VKind::kF32) static_cast<float*>(out)[j] = static_cast<float>(c);
-        else if (nd.kind == VKind::kF64) static_cast<double*>(out)[j] = static_cast<double>(c);
-        else static_cast<int64_t*>(out)[j] = c;
-      }
+      const int64_t stride = nd.strides[nd.iota_dim], size = nd.dims[nd.iota_dim];
+      fused_walk::WithKind(nd.kind, [&](auto tag) {
+        using T = decltype(tag);
+        T* o = static_cast<T*>(out);
+        if (n == 0 || stride <= 0 || size <= 0) return;  // empty shapes
+        if (set.idx != nullptr) {
+          for (int64_t j = 0; j < n; ++j) o[j] = static_cast<T>((set.idx[j] / stride) % size);
+          return;
+        }
+        // Contiguous set: step the coordinate (no division per element).
+        int64_t c = (set.start / stride) % size, r = set.start % stride;
+        for (int64_t j = 0; j < n; ++j) {
+          o[j] = static_cast<T>(c);
+          if (++r == stride) {
+            r = 0;
+            if (++c == size) c = 0;
+          }
+        }
+      });
       if (nd.kind == VKind::kF32) fused::RoundToType(nd.type, static_cast<float*>(out), n);
       if (nd.kind == VKind::kI64) fused::WrapToType(nd.type, static_cast<int64_t*>(out), n);
       return out;

@@ -38,6 +38,9 @@ struct FusedNode {
   // kAffine / kDynamicSlice: operand linear index = offset + sum_d coord[d] * coef[d].
   std::vector<int64_t> coef;
   int64_t offset = 0;
+  // kAffine / kDynamicSlice: the same map over collapsed dims (size-1 dims dropped, neighbours
+  // along which the operand index runs on merged; rank >= 1), what the evaluator walks.
+  std::vector<int64_t> map_dims, map_strides, map_coef;
   std::vector<int64_t> op_dims;              // dims of operand 0
   std::vector<int64_t> op_strides;           // row-major strides of operand 0
   int64_t iota_dim = 0;
@@ -48,7 +51,9 @@ struct FusedNode {
   std::vector<int64_t> out_phys_strides;     // kLayoutBitcast: physical strides of the result
   std::vector<int64_t> op_minor_to_major;    // kLayoutBitcast: operand layout
   int reduce_op = 0;                         // kReduce: ScalarOp as int
-  std::vector<int64_t> reduce_dims;          // kReduce: dimensions={...}
+  // kReduce: dimensions={...} over op_dims, both collapsed (size-1 dims dropped, neighbouring
+  // reduced or kept dims merged).
+  std::vector<int64_t> reduce_dims;
 };
 
 class BlockPrefetcher;  // fused_stream.h

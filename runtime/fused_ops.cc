@@ -22,18 +22,6 @@ bool IsUnsignedIntOrPred(PrimitiveType t) {
 }
 
 namespace {
-inline int64_t Wrap1(PrimitiveType t, int64_t v) {
-  switch (t) {
-    case PrimitiveType::kPred: return v != 0;
-    case PrimitiveType::kS8: return static_cast<int8_t>(v);
-    case PrimitiveType::kS16: return static_cast<int16_t>(v);
-    case PrimitiveType::kS32: return static_cast<int32_t>(v);
-    case PrimitiveType::kU8: return static_cast<uint8_t>(v);
-    case PrimitiveType::kU16: return static_cast<uint16_t>(v);
-    case PrimitiveType::kU32: return static_cast<uint32_t>(v);
-    default: return v;
-  }
-}
 inline int64_t TypeMin(PrimitiveType t) {
   int bits = IntBits(t);
   if (IsUnsignedIntOrPred(t)) return 0;
@@ -42,8 +30,21 @@ inline int64_t TypeMin(PrimitiveType t) {
 }  // namespace
 
 void WrapToType(PrimitiveType t, int64_t* x, int64_t n) {
-  if (t == PrimitiveType::kS64) return;
-  for (int64_t i = 0; i < n; ++i) x[i] = Wrap1(t, x[i]);
+  // One loop per type (the switch outside, so each loop vectorizes).
+  auto wrap = [&](auto tag) {
+    using W = decltype(tag);
+    for (int64_t i = 0; i < n; ++i) x[i] = static_cast<W>(x[i]);
+  };
+  switch (t) {
+    case PrimitiveType::kPred: for (int64_t i = 0; i < n; ++i) x[i] = x[i] != 0; break;
+    case PrimitiveType::kS8: wrap(int8_t{}); break;
+    case PrimitiveType::kS16: wrap(int16_t{}); break;
+    case PrimitiveType::kS32: wrap(int32_t{}); break;
+    case PrimitiveType::kU8: wrap(uint8_t{}); break;
+    case PrimitiveType::kU16: wrap(uint16_t{}); break;
+    case PrimitiveType::kU32: wrap(uint32_t{}); break;
+    default: break;
+  }
 }
 
 void RoundToType(PrimitiveType t, float* x, int64_t n) {

@@ -1,6 +1,7 @@
 // Block math for the fused loop: elementwise operations over contiguous blocks of float,
 // double or int64 values, written as plain loops (or Eigen array expressions for the
-// transcendental functions, which Eigen vectorizes) so a block stays in registers and L1.
+// transcendental functions, which Eigen vectorizes; f32 exp, tanh and logistic use
+// runtime/vmath.h) so a block stays in registers and L1.
 // Each function returns false for an opcode it does not implement; called with n == 0 it
 // touches no memory, which is how the compiler asks what is supported.
 #pragma once
@@ -8,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 // GCC 12 reports false maybe-uninitialized warnings inside Eigen's AVX-512 exp/tanh.
 #pragma GCC diagnostic push
@@ -18,6 +20,7 @@
 #include "ir/literal.h"
 #include "ir/opcode.h"
 #include "ir/primitive_type.h"
+#include "runtime/vmath.h"
 
 namespace hlox::rt::fused {
 
@@ -40,6 +43,15 @@ template <typename T> inline T MinNan(T a, T b) {
 
 template <typename T>
 bool UnaryFloat(Opcode op, const T* a, T* o, int64_t n) {
+  // f32 exp and logistic: runtime/vmath.h (faster than Eigen's exp here; Eigen's tanh is
+  // faster than vmath's on AVX-512, so tanh stays Eigen's).
+  if constexpr (std::is_same_v<T, float>) {
+    switch (op) {
+      case Opcode::kExp: vmath::ExpF32(a, o, n); return true;
+      case Opcode::kLogistic: vmath::LogisticF32(a, o, n); return true;
+      default: break;
+    }
+  }
   ConstMap<T> x(a, n);
   Map<T> y(o, n);
   switch (op) {

@@ -66,24 +66,26 @@ void BlockPrefetcher::Queue(const std::vector<const Buffer*>& params,
 
 void BlockPrefetcher::Step() {
 #if defined(__x86_64__)
-  int64_t budget = per_step_;
-  while (budget > 0 && count_ > 0) {
-    bool any = false;
-    for (int i = 0; i < count_ && budget > 0; ++i) {
-      Range& r = ranges_[i];
-      if (r.off >= r.end) continue;
-      _mm_prefetch(r.base + r.off, _MM_HINT_T0);
-      r.off += 64;
-      --budget;
-      any = true;
+  // Each range gets its share of the step's lines (ranges advance together), issued in a
+  // tight loop; ranges that run out drop off the end of the list.
+  if (count_ == 0) return;
+  const int64_t share = std::max<int64_t>(1, per_step_ / count_);
+  for (int i = 0; i < count_;) {
+    Range& r = ranges_[i];
+    const int64_t end = std::min(r.end, r.off + share * 64);
+    for (int64_t off = r.off; off < end; off += 64) _mm_prefetch(r.base + off, _MM_HINT_T0);
+    r.off = end;
+    if (r.off >= r.end) {
+      ranges_[i] = ranges_[--count_];
+    } else {
+      ++i;
     }
-    if (!any) count_ = 0;
   }
 #endif
 }
 
 void BlockPrefetcher::Flush() {
-  per_step_ = INT64_MAX / 2;
+  per_step_ = int64_t{1} << 40;  // every queued line (no overflow in Step)
   Step();
 }
 

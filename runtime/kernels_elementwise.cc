@@ -1,13 +1,15 @@
 // Elementwise kernels: every unary, binary and ternary elementwise opcode for the element
 // types it applies to. f16/bf16 are loaded to f32, computed, and rounded back (as XLA's CPU
 // backend does). Operands have the output's dimensions, except that select's predicate and
-// clamp's bounds may be scalars. Large arrays are split across the pool.
+// clamp's bounds may be scalars. Large arrays are split across the pool. f32 exp, tanh and
+// logistic use runtime/vmath.h, as fused loops do, so fused and unfused results agree.
 #include <cmath>
 
 #include "common/status_macros.h"
 #include "runtime/elementwise_scalar.h"
 #include "runtime/kernel.h"
 #include "runtime/kernel_util.h"
+#include "runtime/vmath.h"
 
 namespace hlox::rt {
 namespace {
@@ -112,6 +114,19 @@ absl::Status Unary(const Instruction& instr, const Buffer& a, Buffer& o, ThreadP
       break;
     default:
       break;
+  }
+  if constexpr (std::is_same_v<typename Tr::Storage, float> && std::is_same_v<T, float>) {
+    // f32 exp/tanh/logistic: the vector math the fused loop uses (runtime/vmath.h).
+    void (*vf)(const float*, float*, int64_t) =
+        instr.opcode() == Opcode::kExp ? vmath::ExpF32
+        : instr.opcode() == Opcode::kTanh ? vmath::TanhF32
+        : instr.opcode() == Opcode::kLogistic ? vmath::LogisticF32 : nullptr;
+    if (vf != nullptr) {
+      const float* in = a.as<float>();
+      float* out = o.as<float>();
+      Run(pool, o.element_count(), [&](int64_t lo, int64_t hi) { vf(in + lo, out + lo, hi - lo); });
+      return absl::OkStatus();
+    }
   }
   if constexpr (kIsFloat<T> || kIsComplex<T>) {
     switch (instr.opcode()) {

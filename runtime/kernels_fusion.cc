@@ -3,6 +3,7 @@
 // cached under a fingerprint of the computation's content (pointers alone could be reused by a
 // later module), guarded by a mutex. A fusion whose body the block evaluator cannot handle
 // runs unfused through Executor::RunComputation; such fallbacks are counted.
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <memory>
@@ -48,10 +49,17 @@ void MixVec(uint64_t& h, const std::vector<int64_t>& v) {
 // Content fingerprint of a fused computation: everything the compiled program depends on.
 uint64_t Fingerprint(const Computation& comp, uint64_t seed) {
   uint64_t h = seed ^ 0x6a09e667f3bcc909ull;
-  std::map<const Instruction*, int64_t> pos;
-  int64_t k = 0;
-  for (const auto& i : comp.instructions()) pos[i.get()] = k++;
-  Mix(h, pos.count(comp.root()) ? pos[comp.root()] : -1);
+  // Position of each instruction, found by binary search (one allocation per call: this runs
+  // on every fusion execution).
+  std::vector<std::pair<const Instruction*, int64_t>> order;
+  order.reserve(comp.instructions().size());
+  for (const auto& i : comp.instructions()) order.emplace_back(i.get(), static_cast<int64_t>(order.size()));
+  std::sort(order.begin(), order.end());
+  auto pos = [&](const Instruction* p) -> int64_t {
+    auto it = std::lower_bound(order.begin(), order.end(), std::make_pair(p, int64_t{-1}));
+    return it != order.end() && it->first == p ? it->second : -1;
+  };
+  Mix(h, pos(comp.root()));
   for (const auto& ip : comp.instructions()) {
     const Instruction& i = *ip;
     const Attributes& a = i.attrs();
@@ -59,14 +67,14 @@ uint64_t Fingerprint(const Computation& comp, uint64_t seed) {
     Mix(h, static_cast<uint64_t>(i.shape().element_type()));
     MixVec(h, i.shape().dims());
     if (i.shape().has_layout()) MixVec(h, i.shape().layout()->minor_to_major);
-    for (const Instruction* op : i.operands()) Mix(h, pos.count(op) ? pos[op] : -1);
+    for (const Instruction* op : i.operands()) Mix(h, pos(op));
     MixVec(h, a.dimensions);
     for (const SliceDim& s : a.slice) { Mix(h, s.start); Mix(h, s.limit); Mix(h, s.stride); }
     for (const PaddingDim& p : a.padding) { Mix(h, p.low); Mix(h, p.high); Mix(h, p.interior); }
     Mix(h, a.iota_dimension);
     Mix(h, a.parameter_number);
     Mix(h, a.comparison ? static_cast<uint64_t>(*a.comparison) + 1 : 0);
-    Mix(h, std::hash<std::string>()(a.comparison_type));
+    if (!a.comparison_type.empty()) Mix(h, std::hash<std::string>()(a.comparison_type));
     if (i.opcode() == Opcode::kReduce) Mix(h, static_cast<uint64_t>(ClassifyBinary(i.to_apply())));
     if (i.has_literal()) {
       const Literal& l = i.literal();
