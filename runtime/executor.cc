@@ -175,6 +175,7 @@ struct Executor::Impl {
         slots[i] = *std::move(r);
       }
       if (stats) track(slots[i], +1);
+      if (stats && stats->on_value) stats->on_value(*s.instr, slots[i]);
       for (int dead : s.release) {
         if (stats) track(slots[dead], -1);
         slots[dead] = Value();

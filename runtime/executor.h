@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -28,6 +29,9 @@ struct RunStats {
   int64_t peak_bytes = 0;  // peak live buffer bytes during the run
   bool profile = false;    // set by the caller: fill `profile_times`
   std::vector<InstrTime> profile_times;  // entry-computation kernels in execution order
+  // Set by the caller: sees every entry-computation value (parameters and constants included)
+  // in execution order, right after it is made (used by `hlox run --check-finite`).
+  std::function<void(const Instruction&, const Value&)> on_value;
 };
 
 class Executor {

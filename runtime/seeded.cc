@@ -1,8 +1,10 @@
 // Seeded values for entry parameters and elided constants. Counter-based (splitmix64 of the
 // seed and the element index), so the bits depend only on (shape, seed) on every machine and
-// library: no std::*_distribution anywhere. Floats are uniform in [-1, 1) (f16/bf16 rounded),
-// integers in [0, 8) so they are valid indices most of the time, u32/u64 use the full range
-// (they are mostly rng keys), pred is a random bit.
+// library: no std::*_distribution anywhere. Floats are uniform in [-1, 1) (bf16 rounded), f16
+// in [-1/8, 1/8): its range ends at 65504, which random [-1, 1) weights overflow within two
+// layers of an 8-layer f16 Llama decoder (entangle_llama_decode_tp1_l8); integers in [0, 8) so
+// they are valid indices most of the time, u32/u64 use the full range (they are mostly rng
+// keys), pred is a random bit.
 #include <string>
 
 #include "runtime/executor.h"
@@ -25,6 +27,7 @@ uint64_t Fnv1a(const std::string& s) {
 }
 
 inline float UnitF32(uint64_t x) { return static_cast<float>(x >> 40) * 0x1p-24f * 2.0f - 1.0f; }
+constexpr float kF16Scale = 0.125f;  // see the top comment
 inline double UnitF64(uint64_t x) { return static_cast<double>(x >> 11) * 0x1p-53 * 2.0 - 1.0; }
 
 template <typename T, typename Gen>
@@ -61,7 +64,7 @@ Value MakeSeededValue(const Shape& shape, uint64_t seed) {
     case PrimitiveType::kU16: Fill<uint16_t>(b, key, small_int); break;
     case PrimitiveType::kU32: Fill<uint32_t>(b, key, [](uint64_t x, int64_t) { return uint32_t(x >> 32); }); break;
     case PrimitiveType::kU64: Fill<uint64_t>(b, key, [](uint64_t x, int64_t) { return x; }); break;
-    case PrimitiveType::kF16: Fill<uint16_t>(b, key, [](uint64_t x, int64_t) { return StoreHalf(UnitF32(x)); }); break;
+    case PrimitiveType::kF16: Fill<uint16_t>(b, key, [](uint64_t x, int64_t) { return StoreHalf(kF16Scale * UnitF32(x)); }); break;
     case PrimitiveType::kBF16: Fill<uint16_t>(b, key, [](uint64_t x, int64_t) { return FloatToBf16(UnitF32(x)); }); break;
     case PrimitiveType::kF32: Fill<float>(b, key, [](uint64_t x, int64_t) { return UnitF32(x); }); break;
     case PrimitiveType::kF64: Fill<double>(b, key, [](uint64_t x, int64_t) { return UnitF64(x); }); break;

@@ -2,7 +2,8 @@
 // the CPU runtime, and prints per output leaf its shape, dtype and checksum (FNV-1a 64 of the
 // bytes, and the sum of finite values), the time per run (min and median over --repeat) and
 // the peak live buffer bytes. --save-outputs writes the leaves as 0.npy, 1.npy, ...; --profile
-// adds the time per opcode and the 15 slowest entry instructions of the last run.
+// adds the time per opcode and the 15 slowest entry instructions of the last run;
+// --check-finite reports the first entry instruction (execution order) whose value holds NaN/Inf.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -16,6 +17,7 @@
 #include "ir/verifier.h"
 #include "nlohmann/json.hpp"
 #include "runtime/executor.h"
+#include "runtime/kernel_util.h"
 #include "runtime/npy.h"
 #include "tools/commands.h"
 
@@ -31,6 +33,7 @@ struct RunOptions {
   std::string save_dir;
   bool json = false;
   bool profile = false;
+  bool check_finite = false;
 };
 
 uint64_t Fnv1a(const uint8_t* p, int64_t n) {
@@ -52,6 +55,150 @@ double FiniteSum(const rt::Buffer& b) {
   }
   return s;
 }
+
+// NaN and Inf counts of one array leaf (integer and pred leaves are always finite) and its
+// largest finite magnitude (shows overflow: f16 tops out at 65504).
+struct NonFinite {
+  int64_t nan = 0, inf = 0;
+  double max_abs = 0;
+  bool any() const { return nan + inf > 0; }
+};
+
+template <typename T>
+void CountNonFinite(const T* p, int64_t n, NonFinite* c) {
+  for (int64_t i = 0; i < n; ++i) {
+    c->nan += std::isnan(p[i]);
+    c->inf += std::isinf(p[i]);
+    if (std::isfinite(p[i])) c->max_abs = std::max(c->max_abs, static_cast<double>(std::fabs(p[i])));
+  }
+}
+
+NonFinite CountNonFinite(const rt::Buffer& b) {
+  NonFinite c;
+  PrimitiveType t = b.shape().element_type();
+  if (!IsFloatingPoint(t) && !IsComplex(t)) return c;
+  if (t == PrimitiveType::kF32 || t == PrimitiveType::kC64) {
+    CountNonFinite(b.as<float>(), b.byte_size() / 4, &c);
+  } else if (t == PrimitiveType::kF64 || t == PrimitiveType::kC128) {
+    CountNonFinite(b.as<double>(), b.byte_size() / 8, &c);
+  } else if (t == PrimitiveType::kF16 || t == PrimitiveType::kBF16) {  // all-ones exponent
+    const uint16_t exp = t == PrimitiveType::kF16 ? 0x7c00 : 0x7f80, man = t == PrimitiveType::kF16 ? 0x03ff : 0x007f;
+    const uint16_t* p = b.as<uint16_t>();
+    uint16_t top = 0;  // finite magnitudes order like their bits
+    for (int64_t i = 0; i < b.element_count(); ++i) {
+      if ((p[i] & exp) != exp) {
+        top = std::max<uint16_t>(top, p[i] & 0x7fff);
+      } else if (p[i] & man) {
+        ++c.nan;
+      } else {
+        ++c.inf;
+      }
+    }
+    c.max_abs = t == PrimitiveType::kF16 ? rt::LoadHalf(top) : rt::LoadBf16(top);
+  } else {  // f8 types: decode through a literal
+    Literal lit(b.shape());
+    if (lit.byte_size() != b.byte_size()) return c;
+    if (b.byte_size() > 0) std::memcpy(lit.data(), b.data(), b.byte_size());
+    for (int64_t i = 0; i < lit.element_count(); ++i) {
+      double v = lit.GetAsDouble(i);
+      c.nan += std::isnan(v);
+      c.inf += std::isinf(v);
+      if (std::isfinite(v)) c.max_abs = std::max(c.max_abs, std::fabs(v));
+    }
+  }
+  return c;
+}
+
+NonFinite CountNonFinite(const rt::Value& v) {
+  std::vector<rt::BufferPtr> leaves;
+  v.Flatten(&leaves);
+  NonFinite c;
+  for (const rt::BufferPtr& b : leaves) {
+    NonFinite l = CountNonFinite(*b);
+    c.nan += l.nan;
+    c.inf += l.inf;
+    c.max_abs = std::max(c.max_abs, l.max_abs);
+  }
+  return c;
+}
+
+bool MovesElements(Opcode op) {
+  switch (op) {
+    case Opcode::kTuple: case Opcode::kGetTupleElement: case Opcode::kReshape: case Opcode::kBitcast:
+    case Opcode::kBroadcast: case Opcode::kCopy: case Opcode::kTranspose: case Opcode::kSlice:
+    case Opcode::kConcatenate: case Opcode::kPad: case Opcode::kReverse: case Opcode::kDynamicSlice:
+    case Opcode::kDynamicUpdateSlice: case Opcode::kSelect: case Opcode::kOptimizationBarrier:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Watches the entry values of a run (RunStats::on_value) and keeps the first non-finite one,
+// with the finiteness of its operands, so the report says whether it made NaN/Inf from finite
+// values or passed them on. Written constants (e.g. the -inf of a max reduction) are not
+// reported: they are non-finite on purpose; nor are ops that only move a non-finite operand's
+// elements (tuple, reshape, broadcast, ...), which would otherwise blame the root tuple.
+struct FiniteWatch {
+  std::map<const Instruction*, NonFinite> seen;
+  const Instruction* first = nullptr;
+  NonFinite first_count;
+  int64_t index = 0, first_index = -1;
+
+  void Observe(const Instruction& instr, const rt::Value& v) {
+    ++index;
+    if (first != nullptr) return;
+    NonFinite c = CountNonFinite(v);
+    seen[&instr] = c;
+    const bool written = instr.opcode() == Opcode::kConstant && instr.has_literal() && !instr.literal().elided();
+    bool moved = false;  // a data-movement op with a non-finite operand
+    if (MovesElements(instr.opcode())) {
+      for (const Instruction* op : instr.operands()) {
+        auto it = seen.find(op);
+        moved = moved || (it != seen.end() && it->second.any());
+      }
+    }
+    if (c.any() && !written && !moved) {
+      first = &instr;
+      first_count = c;
+      first_index = index - 1;
+    }
+  }
+
+  nlohmann::json Json() const {
+    nlohmann::json j;
+    if (first == nullptr) return j;  // null: every entry value was finite
+    j["instruction"] = first->name();
+    j["opcode"] = std::string(OpcodeName(first->opcode()));
+    j["shape"] = first->shape().ToString(false);
+    j["step"] = first_index;
+    j["nan"] = first_count.nan;
+    j["inf"] = first_count.inf;
+    j["max_abs"] = first_count.max_abs;
+    j["operands"] = nlohmann::json::array();
+    for (const Instruction* op : first->operands()) {
+      auto it = seen.find(op);
+      bool finite = it == seen.end() || !it->second.any();
+      j["operands"].push_back(
+          {{"name", op->name()}, {"finite", finite}, {"max_abs", it == seen.end() ? 0.0 : it->second.max_abs}});
+    }
+    return j;
+  }
+
+  std::string Text() const {
+    if (first == nullptr) return "check-finite: no entry instruction made a NaN/Inf (written constants and moves of them excepted)\n";
+    std::string s = absl::StrFormat("check-finite: first non-finite value at step %d: %s = %s %s (%d NaN, %d Inf)\n",
+                                    first_index, first->name(), std::string(OpcodeName(first->opcode())),
+                                    first->shape().ToString(false), first_count.nan, first_count.inf);
+    for (const Instruction* op : first->operands()) {
+      auto it = seen.find(op);
+      bool finite = it == seen.end() || !it->second.any();
+      s += absl::StrFormat("  operand %s: %s, max |x| %g\n", op->name(), finite ? "finite" : "non-finite",
+                           it == seen.end() ? 0.0 : it->second.max_abs);
+    }
+    return s;
+  }
+};
 
 // Leaf shapes of the entry parameters, in flattened order.
 void LeafShapes(const Shape& s, std::vector<Shape>* out) {
@@ -128,8 +275,13 @@ int RunMain(const RunOptions& o) {
   rt::Value result;
   rt::RunStats stats;
   stats.profile = o.profile;
+  FiniteWatch watch;
+  if (o.check_finite) {
+    stats.on_value = [&watch](const Instruction& instr, const rt::Value& v) { watch.Observe(instr, v); };
+  }
   for (int r = 0; r < std::max(1, o.repeat); ++r) {
     auto t0 = std::chrono::steady_clock::now();
+    watch = FiniteWatch();
     auto out = (*exec)->Run(args, &stats);
     auto t1 = std::chrono::steady_clock::now();
     if (!out.ok()) return fail(out.status());
@@ -162,6 +314,13 @@ int RunMain(const RunOptions& o) {
                               {"finite_sum", sum}});
     } else {
       std::cout << absl::StrFormat("output %d: %s checksum=%s sum=%.9g\n", i, b.shape().ToString(false), checksum, sum);
+    }
+  }
+  if (o.check_finite) {
+    if (o.json) {
+      j["first_non_finite"] = watch.Json();
+    } else {
+      std::cout << watch.Text();
     }
   }
   if (o.profile) {
@@ -229,6 +388,8 @@ void RegisterRun(CLI::App& app) {
   cmd->add_option("--save-outputs", o->save_dir, "write output leaves to DIR/0.npy, 1.npy, ...");
   cmd->add_flag("--json", o->json, "print one JSON object");
   cmd->add_flag("--profile", o->profile, "print time per opcode and the 15 slowest instructions (last run)");
+  cmd->add_flag("--check-finite", o->check_finite,
+                "report the first entry instruction (execution order) whose value has NaN/Inf");
   cmd->callback([o] { ExitCode() = RunMain(*o); });
 }
 

@@ -1,9 +1,12 @@
 // Per-corpus-module time per run of the unoptimized module with 1 and 2 threads (seeded inputs,
-// one warm-up, then repeats up to a time budget; median reported) and peak live bytes.
+// one warm-up, then repeats up to a time budget; median reported), peak live bytes, and the
+// NaN/Inf elements among the outputs (seed 0; `hlox run --check-finite` finds their origin).
 // Usage: runtime_corpus_bench [CORPUS_DIR] [NAME_SUBSTRING]
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -11,18 +14,61 @@
 #include "ir/parser.h"
 #include "runtime/executor.h"
 
+namespace {
+
+// NaN/Inf elements of the float leaves of a value (f16/bf16 by their all-ones exponent).
+long long NonFinite(const hlox::rt::Value& v) {
+  std::vector<hlox::rt::BufferPtr> leaves;
+  v.Flatten(&leaves);
+  long long bad = 0;
+  for (const auto& b : leaves) {
+    const int64_t n = b->element_count();
+    switch (b->shape().element_type()) {
+      case hlox::PrimitiveType::kF32:
+        for (int64_t i = 0; i < n; ++i) bad += !std::isfinite(b->as<float>()[i]);
+        break;
+      case hlox::PrimitiveType::kF64:
+        for (int64_t i = 0; i < n; ++i) bad += !std::isfinite(b->as<double>()[i]);
+        break;
+      case hlox::PrimitiveType::kF16:
+        for (int64_t i = 0; i < n; ++i) bad += (b->as<uint16_t>()[i] & 0x7c00) == 0x7c00;
+        break;
+      case hlox::PrimitiveType::kBF16:
+        for (int64_t i = 0; i < n; ++i) bad += (b->as<uint16_t>()[i] & 0x7f80) == 0x7f80;
+        break;
+      default:
+        break;
+    }
+  }
+  return bad;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   namespace fs = std::filesystem;
+  if (argc > 1 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
+    std::printf("usage: runtime_corpus_bench [CORPUS_DIR] [NAME_SUBSTRING]\n"
+                "per module: median time per run (unoptimized, seeded inputs, seed 0) with 1 and 2 threads,\n"
+                "speedup, peak live bytes, NaN/Inf output elements\n");
+    return 0;
+  }
   std::string dir = argc > 1 ? argv[1] : std::string(HLOX_SOURCE_DIR) + "/../shared/hlo";
   std::string filter = argc > 2 ? argv[2] : "";
   std::vector<std::string> files;
-  for (const auto& e : fs::directory_iterator(dir)) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
     if (e.path().extension() == ".hlo" && e.path().filename().string().find(filter) != std::string::npos) {
       files.push_back(e.path().string());
     }
   }
+  if (ec) {
+    std::fprintf(stderr, "runtime_corpus_bench: cannot read %s: %s\n", dir.c_str(), ec.message().c_str());
+    return 1;
+  }
   std::sort(files.begin(), files.end());
-  std::printf("%-45s %12s %12s %8s %14s\n", "module", "1 thread s", "2 threads s", "speedup", "peak bytes");
+  std::printf("%-45s %12s %12s %8s %14s %10s\n", "module", "1 thread s", "2 threads s", "speedup", "peak bytes",
+              "nonfinite");
   for (const std::string& f : files) {
     auto m = hlox::ParseModuleFile(f);
     std::string name = fs::path(f).filename().string();
@@ -32,6 +78,7 @@ int main(int argc, char** argv) {
     }
     double med[2] = {0, 0};
     int64_t peak = 0;
+    long long nonfinite = 0;
     std::string err;
     for (int t = 1; t <= 2 && err.empty(); ++t) {
       hlox::rt::ExecOptions o;
@@ -48,6 +95,7 @@ int main(int argc, char** argv) {
         double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         if (!out.ok()) { err = std::string(out.status().message()); break; }
         peak = stats.peak_bytes;
+        if (rep == 0 && t == 1) nonfinite = NonFinite(*out);
         if (rep > 0) times.push_back(s);  // first run is the warm-up
         spent += s;
         if (s > 10) break;  // very slow module: one timed run is enough
@@ -61,8 +109,8 @@ int main(int argc, char** argv) {
     if (!err.empty()) {
       std::printf("%-45s error: %.100s\n", name.c_str(), err.c_str());
     } else {
-      std::printf("%-45s %12.6f %12.6f %8.2f %14lld\n", name.c_str(), med[0], med[1], med[1] > 0 ? med[0] / med[1] : 0.0,
-                  static_cast<long long>(peak));
+      std::printf("%-45s %12.6f %12.6f %8.2f %14lld %10lld\n", name.c_str(), med[0], med[1],
+                  med[1] > 0 ? med[0] / med[1] : 0.0, static_cast<long long>(peak), nonfinite);
     }
     std::fflush(stdout);
   }
