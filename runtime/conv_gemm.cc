@@ -152,6 +152,10 @@ void GemmConv(const ConvIndex& ix, const T* in, const T* k, T* out, ThreadPool* 
     }
     return;
   }
+  if (PreferWideK(ix)) {
+    WideKConv(ix, in, k, out, pool);
+    return;
+  }
   // Rows per tile: a patch of about 64K elements (256 KB in f32) stays in L2.
   const int64_t tile = std::min(P, std::max<int64_t>(16, 65536 / KC));
   const int64_t tiles = (P + tile - 1) / tile;

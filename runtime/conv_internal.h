@@ -58,4 +58,13 @@ void DepthwiseConv(const ConvIndex& ix, const T* in, const T* k, T* out, ThreadP
 template <typename T>
 void GemmConv(const ConvIndex& ix, const T* in, const T* k, T* out, ThreadPool* pool);
 
+// True when the output has few rows (images x positions) and the reduction (taps x features)
+// is long, e.g. a weight gradient: then WideKConv beats the tile path.
+bool PreferWideK(const ConvIndex& ix);
+
+// One GEMM per group over all output rows, reducing over fixed chunks of kernel taps in order
+// (conv_wide_k.cc). Writes every output element.
+template <typename T>
+void WideKConv(const ConvIndex& ix, const T* in, const T* k, T* out, ThreadPool* pool);
+
 }  // namespace hlox::rt

@@ -16,7 +16,7 @@ namespace {
 struct Operand {
   const uint8_t* data = nullptr;   // [batch, rows, cols] row-major, or transposed if trans
   bool trans = false;              // stored [batch, cols, rows]
-  std::vector<uint8_t> packed;     // owns data when a permutation had to be packed
+  BufferPtr packed;                // owns data when a permutation had to be packed (pooled)
 };
 
 // Arranges an operand as [batch, outer, inner] (or [batch, inner, outer] when that needs no
@@ -40,10 +40,10 @@ Operand Arrange(const Buffer& buf, const std::vector<int64_t>& batch, const std:
     op.data = buf.data();
     op.trans = true;
   } else {
-    op.packed.resize(buf.byte_size());
+    op.packed = ScratchBuffer(buf.byte_size());
     TransposeCopy(buf.shape().dims(), perm, PrimitiveByteSize(buf.shape().element_type()), buf.data(),
-                  op.packed.data(), pool);
-    op.data = op.packed.data();
+                  op.packed->data(), pool);
+    op.data = op.packed->data();
   }
   return op;
 }

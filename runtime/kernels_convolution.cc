@@ -39,22 +39,22 @@ bool IsIdentity(const std::vector<int64_t>& p) {
 }
 
 // The operand in compute type T with dims permuted (result dim j = operand dim perm[j]).
-// Returns a pointer into `b` itself when no conversion or permutation is needed.
+// Returns a pointer into `b` itself when no conversion or permutation is needed; otherwise
+// into `storage`, pooled scratch.
 template <typename T>
-const T* Canonical(const Buffer& b, const std::vector<int64_t>& perm, std::vector<T>& storage,
+const T* Canonical(const Buffer& b, const std::vector<int64_t>& perm, BufferPtr& storage,
                    ThreadPool* pool) {
   const bool same_type = b.shape().element_type() == StorageType<T>();
   if (same_type && IsIdentity(perm)) return b.template as<T>();
-  storage.resize(b.element_count());
+  storage = ScratchBuffer(static_cast<int64_t>(sizeof(T)) * b.element_count());
   if (same_type) {
-    TransposeCopy(b.shape().dims(), perm, sizeof(T), b.data(),
-                  reinterpret_cast<uint8_t*>(storage.data()), pool);
+    TransposeCopy(b.shape().dims(), perm, sizeof(T), b.data(), storage->data(), pool);
   } else {
     std::vector<T> v = Load<T>(b);
     TransposeCopy(b.shape().dims(), perm, sizeof(T), reinterpret_cast<const uint8_t*>(v.data()),
-                  reinterpret_cast<uint8_t*>(storage.data()), pool);
+                  storage->data(), pool);
   }
-  return storage.data();
+  return storage->template as<T>();
 }
 
 template <typename T>
@@ -69,7 +69,7 @@ absl::StatusOr<Value> Convolve(const Instruction& instr, const Buffer& lhs, cons
   for (int64_t d = 0; d < S; ++d) kperm.push_back(dn.kernel_spatial[d]);
   kperm.push_back(dn.kernel_input_feature);
   kperm.push_back(dn.kernel_output_feature);
-  std::vector<T> in_c, k_c;
+  BufferPtr in_c, k_c;
   const T* in_data = Canonical<T>(lhs, lperm, in_c, pool);
   const T* k_data = Canonical<T>(rhs, kperm, k_c, pool);
 
@@ -82,9 +82,10 @@ absl::StatusOr<Value> Convolve(const Instruction& instr, const Buffer& lhs, cons
   operm[dn.output_feature] = S + 1;
   const bool out_direct = IsIdentity(operm) && os.element_type() == StorageType<T>();
   Value out = NewArray(os);
-  std::vector<T> out_buf;
-  if (!out_direct) out_buf.assign(ix.nout * ix.P * g.o, T(0));
-  T* out_data = out_direct ? out.array->template as<T>() : out_buf.data();
+  // Every path writes every output element, so pooled scratch needs no clearing.
+  BufferPtr out_scratch;
+  if (!out_direct) out_scratch = ScratchBuffer(static_cast<int64_t>(sizeof(T)) * ix.nout * ix.P * g.o);
+  T* out_data = out_direct ? out.array->template as<T>() : out_scratch->template as<T>();
   if (g.ck == 1 && g.groups == g.c && g.groups > 1 && g.batch_groups == 1) {
     DepthwiseConv(ix, in_data, k_data, out_data, pool);
   } else {
@@ -95,11 +96,10 @@ absl::StatusOr<Value> Convolve(const Instruction& instr, const Buffer& lhs, cons
   for (int64_t d = 0; d < S; ++d) cdims.push_back(g.out[d]);
   cdims.push_back(g.o);
   if (os.element_type() == StorageType<T>()) {
-    TransposeCopy(cdims, operm, sizeof(T), reinterpret_cast<const uint8_t*>(out_buf.data()),
-                  out.array->data(), pool);
+    TransposeCopy(cdims, operm, sizeof(T), out_scratch->data(), out.array->data(), pool);
     return out;
   }
-  std::vector<T> res = Permute(out_buf, cdims, operm);
+  std::vector<T> res = Permute(std::vector<T>(out_data, out_data + ix.nout * ix.P * g.o), cdims, operm);
   if constexpr (std::is_same_v<T, float>) {
     FromFloats(res, *out.array);
   } else {

@@ -37,6 +37,12 @@ class Buffer {
 
 using BufferPtr = std::shared_ptr<Buffer>;
 
+// Uninitialized scratch memory of `bytes` bytes (64-byte aligned) from the buffer pool, so a
+// kernel's large temporaries reuse resident pages instead of page-faulting fresh ones per call.
+inline BufferPtr ScratchBuffer(int64_t bytes) {
+  return std::make_shared<Buffer>(Shape(PrimitiveType::kU8, {bytes}));
+}
+
 // An array buffer, a tuple of values, or a token (neither).
 struct Value {
   BufferPtr array;

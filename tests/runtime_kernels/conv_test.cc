@@ -271,6 +271,8 @@ WindowDimension Win(int64_t size, int64_t stride, int64_t lo, int64_t hi, int64_
 TEST(ConvolutionFastPaths, DepthwiseWithMultiplierAndPartialChannelBlock) {
   // 70 channels: one full 64-channel block plus a remainder; multiplier 2 -> 140 outputs.
   CheckFastPath(Canonical2D(2, 70, 140, 70, 1, {9, 8}, {Win(3, 2, 1, 1), Win(3, 1, 1, 1)}), 21);
+  // No multiplier: 70 channels = one register block of 64 plus a partial block.
+  CheckFastPath(Canonical2D(2, 70, 70, 70, 1, {9, 8}, {Win(3, 2, 1, 1), Win(5, 1, 2, 1)}), 23);
   // Exactly one block, 5x5 window with dilation 2 and reversal.
   CheckFastPath(Canonical2D(1, 64, 64, 64, 1, {11, 10}, {Win(5, 1, 2, 2, 1, 2), Win(5, 1, 4, 4, 1, 1, true)}), 22);
 }
@@ -292,6 +294,17 @@ TEST(ConvolutionFastPaths, DilatedGroupedAndBatchGroups) {
   CheckFastPath(Canonical2D(2, 32, 16, 4, 1, {10, 9}, {Win(3, 1, 1, 1), Win(3, 1, 1, 1)}), 43);
   // Batch groups (weight-gradient form), many tiles: 40x40 output positions with KC = 3*3*8.
   CheckFastPath(Canonical2D(4, 8, 6, 1, 2, {40, 40}, {Win(3, 1, 1, 1), Win(3, 1, 1, 1)}), 44);
+}
+
+TEST(ConvolutionFastPaths, WideReductionWeightGradientForm) {
+  // Few output rows, long reduction (window ~ image): the chunked wide-K GEMM path. Kernel
+  // windows split across chunks and last-dim rows, padding, stride, dilation, groups.
+  CheckFastPath(Canonical2D(6, 24, 10, 1, 1, {17, 19}, {Win(15, 1, 1, 1), Win(17, 1, 1, 1)}), 51);
+  CheckFastPath(Canonical2D(3, 60, 12, 2, 1, {21, 9}, {Win(9, 2, 2, 1), Win(9, 1, 0, 0, 1, 1, true)}), 52);
+  CheckFastPath(Canonical2D(4, 16, 8, 1, 1, {30, 30}, {Win(13, 2, 0, 2, 1, 2), Win(14, 1, 1, 1)}), 53);
+  // Batch groups (the depthwise weight-gradient form) and a 1-wide last window dim.
+  CheckFastPath(Canonical2D(8, 9, 12, 1, 4, {33, 40}, {Win(31, 1, 0, 0), Win(40, 1, 1, 1)}), 54);
+  CheckFastPath(Canonical2D(2, 700, 6, 1, 1, {5, 4}, {Win(4, 1, 0, 0), Win(1, 1, 0, 0)}), 55);
 }
 
 }  // namespace
