@@ -5,6 +5,7 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
+#include "broker/spin_poll.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
 
@@ -88,12 +89,13 @@ Broker::~Broker() {
 absl::Status Broker::Run() {
   int64_t next_timer = proto::NowMs() + opts_.heartbeat_ms;
   proto::Received in;
+  proto::SpinPoller poller(opts_.spin_us);
   while (!stop_.load() && !shutdown_) {
     std::vector<zmq::pollitem_t> items = {{static_cast<void*>(*front_), 0, ZMQ_POLLIN, 0}};
     if (control_) items.push_back({static_cast<void*>(*control_), 0, ZMQ_POLLIN, 0});
     int64_t wait = std::max<int64_t>(0, next_timer - proto::NowMs());
     try {
-      zmq::poll(items.data(), items.size(), std::chrono::milliseconds(wait));
+      poller.Poll(items.data(), items.size(), wait);
     } catch (const zmq::error_t& e) {
       if (e.num() == EINTR) continue;
       return absl::InternalError(absl::StrCat("poll: ", e.what()));
@@ -108,8 +110,12 @@ absl::Status Broker::Run() {
         for (int j = 0; j < 16 && proto::RecvMsg(*control_, true, &in); ++j) HandleMessage(in, true);
       }
     }
+    const int64_t job_sends_before = job_sends_;
     Dispatch();
     FlushCompletions();
+    // A job or a result just went out: its answer (DONE, the agent's next SUBMIT) may be back
+    // within microseconds, so spin briefly before sleeping in poll.
+    if (job_sends_ != job_sends_before) poller.Arm();
     int64_t now = proto::NowMs();
     if (now >= next_timer) {
       OnTimer(now);
@@ -168,7 +174,10 @@ void Broker::HandleMessage(proto::Received& in, bool control_socket) {
 void Broker::SendTo(const std::string& identity, Command c, const std::string& body,
                     bool to_worker) {
   proto::SendResult r = proto::SendMsg(*front_, identity, c, body);
-  if (r == proto::SendResult::kOk) return;
+  if (r == proto::SendResult::kOk) {
+    if (c == Command::kJob || c == Command::kResult) ++job_sends_;
+    return;
+  }
   if (to_worker && r == proto::SendResult::kUnreachable) {
     LoseWorker(identity, "unreachable");
     return;

@@ -34,6 +34,7 @@ inline constexpr uint32_t kDefaultRunTimeoutMs = 120000;
 inline constexpr int kLeaseGraceMs = 3000;         // worker reports its own timeouts first
 inline constexpr size_t kDefaultMaxPending = 1000000;  // above this SUBMIT gets FULL
 inline constexpr int kMaxRecvPerPoll = 4096;       // messages handled per socket per loop
+inline constexpr int kDefaultSpinUs = 100;         // busy-poll after job traffic (spin_poll.h)
 
 struct BrokerOptions {
   std::string bind = "tcp://127.0.0.1:5555";
@@ -44,6 +45,8 @@ struct BrokerOptions {
   int poison_crashes = kPoisonCrashes;
   size_t max_pending = kDefaultMaxPending;
   uint32_t default_run_timeout_ms = kDefaultRunTimeoutMs;
+  // Busy-poll up to this long after sending a job or a result before blocking (0 = never).
+  int spin_us = kDefaultSpinUs;
   // Security: with curve_secret_file (Z85 secret key) both sockets are CURVE servers and only
   // clients whose public key is a *.pub file in allow_dir get in. Without it, binding to a
   // non-loopback address fails unless `insecure` is set.
@@ -166,6 +169,7 @@ class Broker {
   std::vector<StoredResult> to_commit_;
   std::vector<Ack> acks_;
   size_t pending_count_ = 0, running_count_ = 0;
+  int64_t job_sends_ = 0;  // JOB and RESULT messages sent (arms the spin in Run)
 
   // Statistics for status.
   int64_t completed_total_ = 0, cache_hits_ = 0, rejected_ = 0, requeued_ = 0, lost_workers_ = 0;

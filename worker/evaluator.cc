@@ -1,14 +1,12 @@
 // Job evaluation with process isolation; see evaluator.h. The child inherits the parsed module
-// through fork, runs EvaluateCandidate, writes the msgpack record to a pipe and _exits; the
-// parent waits on the pipe with the run timeout and reaps the child.
+// (and the reference outputs that reference_prime.h keeps in this process) through fork, runs
+// EvaluateCandidate, writes the msgpack record to a pipe and _exits; the parent waits on the
+// pipe with the run timeout and reaps the child (child_process.h).
 #include "worker/evaluator.h"
 
-#include <poll.h>
-#include <signal.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
-#include <cerrno>
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -17,6 +15,8 @@
 #include "broker/protocol.h"
 #include "cost/evaluate.h"
 #include "cost/provenance.h"
+#include "worker/child_process.h"
+#include "worker/reference_prime.h"
 
 namespace hlox::worker {
 namespace {
@@ -32,62 +32,36 @@ ResultRecord RunInProcess(const EvalRequest& req, const EvalSettings& s) {
   return r;
 }
 
-bool WriteAll(int fd, const std::string& data) {
-  size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    off += static_cast<size_t>(n);
-  }
-  return true;
-}
-
 EvalOutcome RunForked(const EvalRequest& req, const EvalSettings& s) {
   EvalOutcome out;
+  // A reference-output child that crashed or hung already decided this job's fate.
+  uint32_t timeout_ms = req.run_timeout_ms ? req.run_timeout_ms : 120000;
   auto t0 = std::chrono::steady_clock::now();
-  int fds[2];
-  if (::pipe(fds) != 0) {
-    out.record = MakeRecord(JobStatus::kRunError, "pipe failed", req, s);
+  PrimeOutcome prime;
+  if (s.keep_reference) prime = PrimeReference(req, s.threads, timeout_ms);
+  if (prime.result == PrimeResult::kTimedOut) {
+    out.record = MakeRecord(JobStatus::kTimeout,
+                            absl::StrCat("evaluation exceeded ", req.run_timeout_ms, " ms"), req, s);
+  } else if (prime.result == PrimeResult::kCrashed) {
+    out.crashed = true;
+    out.record = MakeRecord(JobStatus::kRunError, prime.message, req, s);
+  }
+  if (prime.result == PrimeResult::kTimedOut || prime.result == PrimeResult::kCrashed) {
+    out.record.eval_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return out;
   }
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(fds[0]);
-    ::close(fds[1]);
-    out.record = MakeRecord(JobStatus::kRunError, "fork failed", req, s);
+  auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::steady_clock::now() - t0).count();
+  uint32_t left = static_cast<uint32_t>(std::max<int64_t>(1, int64_t{timeout_ms} - spent));
+  ChildOutput child = RunInChild(
+      [&] { return proto::EncodeRecord(RunInProcess(req, s)); }, left, proto::kMaxMessageBytes);
+  if (!child.started) {
+    out.record = MakeRecord(JobStatus::kRunError, child.error, req, s);
     return out;
   }
-  if (pid == 0) {  // child: evaluate, write, leave without running any destructor
-    ::close(fds[0]);
-    std::string bytes = proto::EncodeRecord(RunInProcess(req, s));
-    ::_exit(WriteAll(fds[1], bytes) ? 0 : 3);
-  }
-  ::close(fds[1]);
-  std::string bytes;
-  char buf[65536];
-  auto deadline = t0 + std::chrono::milliseconds(req.run_timeout_ms ? req.run_timeout_ms : 120000);
-  bool timed_out = false;
-  for (;;) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    deadline - std::chrono::steady_clock::now()).count();
-    if (left <= 0) { timed_out = true; break; }
-    pollfd p{fds[0], POLLIN, 0};
-    int rc = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 1000)));
-    if (rc < 0 && errno == EINTR) continue;
-    if (rc <= 0) continue;
-    ssize_t n = ::read(fds[0], buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // EOF: the child finished or died
-    bytes.append(buf, static_cast<size_t>(n));
-    if (bytes.size() > proto::kMaxMessageBytes) { timed_out = false; break; }
-  }
-  ::close(fds[0]);
-  if (timed_out) ::kill(pid, SIGKILL);
-  int wstatus = 0;
-  while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {}
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (timed_out) {
+  const int wstatus = child.wait_status;
+  if (child.timed_out) {
     out.record = MakeRecord(JobStatus::kTimeout,
                             absl::StrCat("evaluation exceeded ", req.run_timeout_ms, " ms"), req, s);
   } else if (WIFSIGNALED(wstatus)) {
@@ -96,8 +70,8 @@ EvalOutcome RunForked(const EvalRequest& req, const EvalSettings& s) {
                             absl::StrCat("evaluation crashed: signal ", WTERMSIG(wstatus), " (",
                                          strsignal(WTERMSIG(wstatus)), ")"), req, s);
   } else {
-    absl::StatusOr<ResultRecord> r = proto::DecodeRecord(bytes);
-    if (r.ok() && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) {
+    absl::StatusOr<ResultRecord> r = proto::DecodeRecord(child.bytes);
+    if (r.ok() && child.Clean()) {
       out.record = std::move(*r);
     } else {
       out.crashed = true;
@@ -107,7 +81,8 @@ EvalOutcome RunForked(const EvalRequest& req, const EvalSettings& s) {
                               req, s);
     }
   }
-  out.record.eval_seconds = secs;
+  out.record.eval_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;
 }
 

@@ -27,6 +27,7 @@ struct EvalSettings {
   bool fork = true;            // evaluate in a child process
   std::string worker_id, hardware_class;
   int sleep_ms = -1;           // >= 0: test mode, sleep this long and return OK
+  bool keep_reference = true;  // compute reference outputs once and keep them (reference_prime.h)
 };
 
 struct EvalOutcome {

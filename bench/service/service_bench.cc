@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "bench/service/bench_util.h"
+#include "broker/spin_poll.h"
 #include "broker/zmq_util.h"
 
 using namespace hlox;
@@ -16,21 +17,23 @@ using namespace hlox::bench;
 
 namespace {
 
-constexpr int kRounds = 5;          // latency rounds, interleaved across the variants
-constexpr int kJobsPerRound = 600;
+int kRounds = 5;          // latency rounds, interleaved across the variants (--rounds)
+int kJobsPerRound = 600;  // --jobs
 
 // An echo ROUTER serving until killed; run in a forked child (its own process and context,
-// like the broker) or on a thread.
-void EchoServer(const std::string& addr, std::atomic<bool>* stop) {
+// like the broker) or on a thread. spin_us > 0: the broker's busy-poll after each reply.
+void EchoServer(const std::string& addr, std::atomic<bool>* stop, int spin_us = 0) {
   zmq::context_t ctx(1);
   auto r = proto::BindRouter(ctx, addr);
   if (!r.ok()) return;
   proto::Received in;
+  proto::SpinPoller poller(spin_us);
   while (!stop || !stop->load()) {
     zmq::pollitem_t it{static_cast<void*>(*r), 0, ZMQ_POLLIN, 0};
-    zmq::poll(&it, 1, std::chrono::milliseconds(50));
+    poller.Poll(&it, 1, 50);
     while (proto::RecvMsg(*r, true, &in)) {
       proto::SendMsg(*r, in.identity, proto::Command::kResult, "x");
+      poller.Arm();
     }
   }
 }
@@ -137,7 +140,8 @@ void RawProtocolRoundTrips(zmq::socket_t& d, const std::string& text, int n,
   m.use_cache = false;
   for (int i = 0; i < n; ++i) {
     m.job_id = "raw-" + std::to_string(next);
-    m.module_text = next++ == 0 ? text : std::string();
+    m.module_text = i == 0 ? text : std::string();  // each broker learns it on first use
+    ++next;
     auto t0 = Clock::now();
     while (proto::SendMsg(d, "", proto::Command::kSubmit, proto::Encode(m)) !=
            proto::SendResult::kOk) {
@@ -184,12 +188,27 @@ void PrintLatency(const char* what, std::vector<double>& lat, double direct_p50)
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  // service_bench [--rounds R] [--jobs N] [--latency-only]
+  bool latency_only = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--rounds" && i + 1 < argc) kRounds = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--jobs" && i + 1 < argc) kJobsPerRound = std::max(10, std::atoi(argv[++i]));
+    else if (a == "--latency-only") latency_only = true;
+  }
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   // The cross-process echo server is forked before this process creates any ZeroMQ context.
   const std::string echo_addr = "tcp://127.0.0.1:47812";
   pid_t echo = ::fork();
   if (echo == 0) {
     EchoServer(echo_addr, nullptr);
+    ::_exit(0);
+  }
+  const std::string spin_echo_addr = "tcp://127.0.0.1:47815";
+  pid_t spin_echo = ::fork();
+  if (spin_echo == 0) {
+    EchoServer(spin_echo_addr, nullptr, broker::kDefaultSpinUs);
     ::_exit(0);
   }
   const std::string relay_front = "tcp://127.0.0.1:47813", relay_back = "tcp://127.0.0.1:47814";
@@ -210,48 +229,64 @@ int main() {
   {
     std::string addr = "tcp://127.0.0.1:47821";
     auto fleet = StartFleet(addr, 2, "echo", 64);
+    broker::BrokerOptions nospin;
+    nospin.spin_us = 0;
+    std::string addr_nospin = "tcp://127.0.0.1:47823";
+    auto fleet_nospin = StartFleet(addr_nospin, 2, "echo", 64, nospin);
     zmq::context_t ctx(1);
     auto direct = proto::ConnectDealer(ctx, echo_addr, "bench-direct");
+    auto direct_spin = proto::ConnectDealer(ctx, spin_echo_addr, "bench-direct-spin");
+    auto raw_nospin = proto::ConnectDealer(ctx, addr_nospin, "bench-raw-nospin");
     auto direct_thread = proto::ConnectDealer(ctx, thread_addr, "bench-direct-thread");
     auto raw = proto::ConnectDealer(ctx, addr, "bench-raw");
     auto relayed = proto::ConnectDealer(ctx, relay_front, "bench-relay");
     auto c = std::move(*agent::Client::Connect(addr));
-    std::vector<double> l_direct, l_thread, l_relay, l_raw, l_client;
+    std::vector<double> l_direct, l_thread, l_relay, l_raw, l_client, l_dspin, l_nospin;
     DirectRoundTrips(*direct, 200, &l_thread);  // warm up every path once
+    DirectRoundTrips(*direct_spin, 200, &l_thread);
     DirectRoundTrips(*relayed, 200, &l_thread);
     RawProtocolRoundTrips(*raw, *text, 200, &l_thread);
+    RawProtocolRoundTrips(*raw_nospin, *text, 200, &l_thread);
     ClientRoundTrips(*c, text, 200, &l_thread);
     l_thread.clear();
     for (int r = 0; r < kRounds; ++r) {  // interleaved, so every variant sees the same load
       DirectRoundTrips(*direct, kJobsPerRound, &l_direct);
+      DirectRoundTrips(*direct_spin, kJobsPerRound, &l_dspin);
       DirectRoundTrips(*direct_thread, kJobsPerRound, &l_thread);
       DirectRoundTrips(*relayed, kJobsPerRound, &l_relay);
+      RawProtocolRoundTrips(*raw_nospin, *text, kJobsPerRound, &l_nospin);
       RawProtocolRoundTrips(*raw, *text, kJobsPerRound, &l_raw);
       ClientRoundTrips(*c, text, kJobsPerRound, &l_client);
     }
     double d50 = Quantile(l_direct, 0.5);
     std::printf("one job in flight (%d rounds x %d, interleaved):\n", kRounds, kJobsPerRound);
     PrintLatency("direct DEALER->ROUTER, echo in a process", l_direct, d50);
+    PrintLatency("direct, echo process with the broker's spin", l_dspin, d50);
     PrintLatency("direct DEALER->ROUTER, echo on a thread", l_thread, d50);
     PrintLatency("plain LB relay + 2 echo worker processes", l_relay, d50);
+    PrintLatency("hlox broker without spin, raw protocol DEALER", l_nospin, d50);
     PrintLatency("hlox broker + echo worker, raw protocol DEALER", l_raw, d50);
     PrintLatency("hlox broker + echo worker, agent::Client", l_client, d50);
     // Many in flight: best of 3 interleaved rounds each.
     double best_direct = 0, best_broker = 0;
-    for (int r = 0; r < 3; ++r) {
+    for (int r = 0; r < (latency_only ? 0 : 3); ++r) {
       best_direct = std::max(best_direct, DirectPipelined(*direct, 200000));
       best_broker = std::max(best_broker, ClientPipelined(*c, text, 60000));
     }
-    std::printf("many in flight (best of 3): direct pipelined %.0f msg/s; broker no-op jobs "
-                "%.0f jobs/s (%.3f of direct)\n", best_direct, best_broker,
-                best_broker / best_direct);
+    if (!latency_only) {
+      std::printf("many in flight (best of 3): direct pipelined %.0f msg/s; broker no-op jobs "
+                  "%.0f jobs/s (%.3f of direct)\n", best_direct, best_broker,
+                  best_broker / best_direct);
+    }
   }
   stop = true;
   echo_thread.join();
   relay.join();
   relay_workers.push_back(echo);
+  relay_workers.push_back(spin_echo);
   for (pid_t p : relay_workers) ::kill(p, SIGKILL);
   for (pid_t p : relay_workers) ::waitpid(p, nullptr, 0);
+  if (latency_only) return 0;
   {
     // The same through a durable broker (SQLite, WAL, synchronous=FULL): one commit per poll
     // pass, before the acknowledgements.
