@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "ir/parser.h"
 #include "runtime/executor.h"
+#include "runtime/finite.h"
 #include "tests/test_util.h"
 
 namespace hlox::rt {
@@ -57,28 +58,6 @@ TEST(CorpusRuntimeTest, SampleIsDeterministicAcrossThreadCounts) {
   }
 }
 
-// Non-finite elements of a float leaf (f16, bf16, f32, f64); 0 for other types.
-int64_t NonFinite(const Buffer& b) {
-  int64_t bad = 0;
-  const int64_t n = b.element_count();
-  switch (b.shape().element_type()) {
-    case PrimitiveType::kF32:
-      for (int64_t i = 0; i < n; ++i) bad += !std::isfinite(b.as<float>()[i]);
-      break;
-    case PrimitiveType::kF64:
-      for (int64_t i = 0; i < n; ++i) bad += !std::isfinite(b.as<double>()[i]);
-      break;
-    case PrimitiveType::kF16:
-      for (int64_t i = 0; i < n; ++i) bad += (b.as<uint16_t>()[i] & 0x7c00) == 0x7c00;
-      break;
-    case PrimitiveType::kBF16:
-      for (int64_t i = 0; i < n; ++i) bad += (b.as<uint16_t>()[i] & 0x7f80) == 0x7f80;
-      break;
-    default:
-      break;
-  }
-  return bad;
-}
 
 bool MatchesFilter(const std::string& name) {
   const char* f = std::getenv("HLOX_FULL_FILTER");
@@ -127,7 +106,8 @@ TEST(CorpusRuntimeTest, FullCorpusIsDeterministicAcrossThreadCounts) {
       const Buffer& b = *leaves[1][i];
       ASSERT_EQ(a.byte_size(), b.byte_size()) << name << " output " << i;
       EXPECT_EQ(std::memcmp(a.data(), b.data(), a.byte_size()), 0) << name << " output " << i;
-      bad += NonFinite(a);
+      const NonFinite nf = CountNonFinite(a);
+      bad += nf.nan + nf.inf;
       elems += a.element_count();
     }
     std::printf("[corpus] %-42s 1t %8.3f s  2t %8.3f s  leaves %3zu  non-finite %lld/%lld\n",
