@@ -47,21 +47,32 @@ constexpr float kTanhSat = 9.5f;  // tanh(9.5) rounds to 1 in f32
 #if defined(__AVX512F__)
 // The 16-lane forms, for loops that evaluate whole expressions per register. (GCC 12 gives
 // false -Wmaybe-uninitialized warnings in the inlined intrinsics: silence them per file.)
+// x = n*ln2 + r with integral n and |r| <= ln2/2 (ln2 split in two for precision).
+inline void ReduceLn2(__m512 x, __m512* n, __m512* r) {
+  using namespace coef;
+  *n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(kLog2e)),
+                            _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  *r = _mm512_fnmadd_ps(*n, _mm512_set1_ps(kLn2Hi), x);
+  *r = _mm512_fnmadd_ps(*n, _mm512_set1_ps(kLn2Lo), *r);
+}
+
+// P(r) with e^r - 1 ~ r + r^2 * P(r) on the reduced range.
+inline __m512 ExpPoly(__m512 r) {
+  using namespace coef;
+  __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(kExpP4), r, _mm512_set1_ps(kExpP3));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpP2));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpP1));
+  return _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpP0));
+}
+
 // exp of 16 lanes.
 inline __m512 Exp16(__m512 x) {
   using namespace coef;
   // min/max return their second operand when one is NaN: NaN lanes pass through.
   x = _mm512_max_ps(_mm512_set1_ps(kExpLo), _mm512_min_ps(_mm512_set1_ps(kExpHi), x));
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(kLog2e)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), x);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), r);
-  __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(kExpP4), r, _mm512_set1_ps(kExpP3));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpP2));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpP1));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpP0));
-  const __m512 r2 = _mm512_mul_ps(r, r);
-  p = _mm512_fmadd_ps(p, r2, r);
+  __m512 n, r;
+  ReduceLn2(x, &n, &r);
+  __m512 p = _mm512_fmadd_ps(ExpPoly(r), _mm512_mul_ps(r, r), r);
   p = _mm512_add_ps(p, _mm512_set1_ps(1.0f));
   return _mm512_scalef_ps(p, n);
 }
@@ -75,16 +86,10 @@ inline __m512 Tanh16(__m512 x) {
   const __m512 sign = _mm512_castsi512_ps(_mm512_set1_epi32(INT32_MIN));
   const __m512 c = _mm512_min_ps(_mm512_set1_ps(kTanhSat), _mm512_andnot_ps(sign, x));
   const __m512 u = _mm512_add_ps(c, c);
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(u, _mm512_set1_ps(kLog2e)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), u);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), r);
+  __m512 n, r;
+  ReduceLn2(u, &n, &r);
   // q = e^r - 1 = r + r^2 * P(r); e^u - 1 = 2^n * q + (2^n - 1), exact for r small.
-  __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(kExpP4), r, _mm512_set1_ps(kExpP3));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpP2));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpP1));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpP0));
-  const __m512 q = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r);
+  const __m512 q = _mm512_fmadd_ps(ExpPoly(r), _mm512_mul_ps(r, r), r);
   const __m512 s = _mm512_scalef_ps(one, n);
   const __m512 em = _mm512_fmadd_ps(s, q, _mm512_sub_ps(s, one));
   // tanh(x) = em / (em + 2): reciprocal estimate, then one residual correction of the quotient.
