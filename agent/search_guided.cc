@@ -1,20 +1,29 @@
-// Guided search with a learned local advantage function: predict, for the current
-// configuration, how much flipping each site would change the cost (negative: the flip is
-// predicted to make it faster); rank sites by predicted gain, those predicted to help first and
-// then by magnitude; pick a site among the top alpha fraction; flip it, mutate its k-hop
-// neighbourhood of sites, and with some proposals also flip further top-ranked sites that are
-// predicted to help (so a poor random start is repaired in few evaluations); keep the best
-// configuration seen.
+// Guided search with a learned local advantage function and an online surrogate. The offline
+// advantage model (trained on other modules' Gibbs logs) predicts, per site, how much changing
+// it would change the cost; it proposes moves (the top-k predicted gains flipped together,
+// neighbourhood mutations around top-ranked sites) and is one feature of the online surrogate
+// (guided_surrogate.h), a Bayesian linear model of log cost refit after every round on this
+// search's own evaluations. Each round draws a large candidate pool -- model moves and mutations
+// around the incumbent (the evaluated configuration with the best posterior mean, i.e. the best
+// so far with measurement noise averaged out), and whole random vectors, because on many
+// modules large jumps (unfusing many producers at once) are what pays -- and evaluates the
+// unseen candidate that a Thompson sample of the surrogate ranks best. Deterministic per seed.
 #include <algorithm>
 #include <cmath>
 #include <deque>
 #include <set>
 
 #include "agent/advantage_model.h"
+#include "agent/guided_surrogate.h"
 #include "agent/search_driver.h"
 
 namespace hlox {
 namespace {
+
+constexpr int kRandomCandidates = 64;
+constexpr int kMutationCandidates = 64;
+constexpr int kSubsetCandidates = 16;
+constexpr int kNeighbourCandidates = 16;
 
 // Sites whose anchor node is within `k` hops of `start` in the undirected graph.
 std::vector<int64_t> NeighbourSites(const GraphFeatures& f, const std::vector<std::vector<int64_t>>& adj,
@@ -38,6 +47,91 @@ std::vector<int64_t> NeighbourSites(const GraphFeatures& f, const std::vector<st
   return out;
 }
 
+// The search's fixed context: the graph's adjacency and the sites anchored at each node.
+struct GuidedGraph {
+  const GraphFeatures* f;
+  std::vector<std::vector<int64_t>> adj, sites_at;
+};
+
+// Changes site `s` of `v` to a uniformly chosen other choice.
+void Flip(SearchDriver& d, DecisionVector& v, int64_t s) {
+  int c = std::uniform_int_distribution<int>(0, d.Choices(s) - 2)(d.rng());
+  v[s] = c >= v[s] ? c + 1 : c;
+}
+
+// Sites ranked by the advantage model at the incumbent: predicted gains (pred < 0) first,
+// largest first, then the rest by magnitude. `helping` gets the number of predicted gains.
+std::vector<int64_t> RankSites(SearchDriver& d, const GraphFeatures& f, const Eigen::VectorXf& pred, size_t& helping) {
+  std::vector<int64_t> ranked;
+  for (int64_t s = 0; s < d.space().size(); ++s) {
+    if (f.site_nodes[s] >= 0 && d.Choices(s) > 1) ranked.push_back(s);
+  }
+  std::stable_sort(ranked.begin(), ranked.end(), [&](int64_t a, int64_t b) {
+    float pa = pred(f.site_nodes[a]), pb = pred(f.site_nodes[b]);
+    if ((pa < 0) != (pb < 0)) return pa < 0;
+    return pa < 0 ? pa < pb : std::fabs(pa) > std::fabs(pb);
+  });
+  helping = 0;
+  while (helping < ranked.size() && pred(f.site_nodes[ranked[helping]]) < 0) ++helping;
+  return ranked;
+}
+
+// The candidate pool of one round around `inc` (see the file comment).
+std::vector<DecisionVector> Candidates(SearchDriver& d, const GuidedGraph& g, const DecisionVector& inc,
+                                       const Eigen::VectorXf& pred) {
+  const int64_t n = d.space().size();
+  std::vector<int64_t> flippable;
+  for (int64_t s = 0; s < n; ++s) {
+    if (d.Choices(s) > 1) flippable.push_back(s);
+  }
+  std::vector<DecisionVector> pool;
+  if (flippable.empty()) return pool;
+  std::uniform_real_distribution<double> u(0, 1);
+  for (int i = 0; i < kRandomCandidates; ++i) pool.push_back(d.RandomVector());
+  const double rates[] = {1.0, 2.0, 4.0, 0.25 * n, 0.5 * n};
+  for (int i = 0; i < kMutationCandidates; ++i) {
+    double rate = std::min(1.0, rates[i % 5] / n);
+    DecisionVector v = inc;
+    bool changed = false;
+    for (int64_t s : flippable) {
+      if (u(d.rng()) < rate) {
+        Flip(d, v, s);
+        changed = true;
+      }
+    }
+    if (!changed) Flip(d, v, flippable[std::uniform_int_distribution<size_t>(0, flippable.size() - 1)(d.rng())]);
+    pool.push_back(v);
+  }
+  size_t helping = 0;
+  std::vector<int64_t> ranked = RankSites(d, *g.f, pred, helping);
+  if (ranked.empty()) return pool;
+  // The top-k predicted gains flipped together, k = 1, 2, 4, ...; random subsets of them.
+  for (size_t k = 1; k <= helping; k *= 2) {
+    DecisionVector v = inc;
+    for (size_t j = 0; j < k; ++j) Flip(d, v, ranked[j]);
+    pool.push_back(v);
+  }
+  for (int i = 0; i < kSubsetCandidates && helping > 1; ++i) {
+    DecisionVector v = inc;
+    for (size_t j = 0; j < helping; ++j) {
+      if (u(d.rng()) < 0.5) Flip(d, v, ranked[j]);
+    }
+    pool.push_back(v);
+  }
+  // One top-ranked site (among the top alpha) with its k-hop neighbourhood mutated.
+  size_t top = std::max<size_t>(1, static_cast<size_t>(std::ceil(d.options().top_fraction * ranked.size())));
+  for (int i = 0; i < kNeighbourCandidates; ++i) {
+    int64_t s = ranked[std::uniform_int_distribution<size_t>(0, top - 1)(d.rng())];
+    DecisionVector v = inc;
+    Flip(d, v, s);
+    for (int64_t t : NeighbourSites(*g.f, g.adj, g.sites_at, g.f->site_nodes[s], d.options().neighbourhood)) {
+      if (t != s && u(d.rng()) < 0.5) v[t] = std::uniform_int_distribution<int>(0, d.Choices(t) - 1)(d.rng());
+    }
+    pool.push_back(v);
+  }
+  return pool;
+}
+
 }  // namespace
 
 absl::Status RunGuided(SearchDriver& d) {
@@ -45,69 +139,78 @@ absl::Status RunGuided(SearchDriver& d) {
   if (!model.ok()) return model.status();
   const SearchSpace& space = d.space();
   const GraphFeatures& f = space.features;
-  std::vector<std::vector<int64_t>> adj(f.node_count()), sites_at(f.node_count());
+  if (static_cast<int64_t>(f.site_nodes.size()) != space.size()) {
+    return absl::InvalidArgumentError("guided search: the graph features do not match the decision sites");
+  }
+  GuidedGraph g{&f, std::vector<std::vector<int64_t>>(f.node_count()),
+                std::vector<std::vector<int64_t>>(f.node_count())};
   for (int64_t e = 0; e < f.edge_count(); ++e) {
     int64_t a = f.edge_index[e], b = f.edge_index[f.edge_count() + e];
-    adj[a].push_back(b);
-    adj[b].push_back(a);
+    g.adj[a].push_back(b);
+    g.adj[b].push_back(a);
   }
+  std::vector<int> choices;
   for (int64_t s = 0; s < space.size(); ++s) {
-    if (f.site_nodes[s] >= 0) sites_at[f.site_nodes[s]].push_back(s);
+    if (f.site_nodes[s] >= 0) g.sites_at[f.site_nodes[s]].push_back(s);
+    choices.push_back(d.Choices(s));
   }
-  DecisionVector cur = d.Start();
-  double cur_cost = d.Evaluate(cur);
-  GraphInput input = MakeGraphInput(f, cur);
-  std::uniform_real_distribution<double> u(0, 1);
-  double alpha = d.options().top_fraction;
-  int64_t evaluated = -1;
+  GraphInput input = MakeGraphInput(f, space.defaults);
+  Eigen::VectorXf pred = model->Predict(input);
+  std::vector<float> site_gain(space.size(), 0.0f);
+  for (int64_t s = 0; s < space.size(); ++s) {
+    if (f.site_nodes[s] >= 0) site_gain[s] = pred(f.site_nodes[s]);
+  }
+  GuidedSurrogate surrogate(choices, space.defaults, site_gain);
+  const double base = d.baseline_cost();
+  std::vector<DecisionVector> evaluated;  // finite-cost configurations, in order
+  std::set<DecisionVector> recorded;
+  auto record = [&](const DecisionVector& v, double cost) {
+    if (!std::isfinite(cost) || !(cost > 0) || !(base > 0) || !recorded.insert(v).second) return;
+    surrogate.Add(v, std::log(cost / base));
+    evaluated.push_back(v);
+  };
+  record(space.defaults, base);
+  DecisionVector start = d.Start();
+  record(start, d.Evaluate(start));
+  surrogate.Fit();
+  DecisionVector predicted_at = space.defaults;
   while (!d.exhausted()) {
-    SetDecisions(input, cur);
-    Eigen::VectorXf pred = model->Predict(input);
-    std::vector<int64_t> ranked;
-    for (int64_t s = 0; s < space.size(); ++s) {
-      if (f.site_nodes[s] >= 0 && d.Choices(s) > 1) ranked.push_back(s);
-    }
-    if (ranked.empty()) break;
-    // Predicted gains (pred < 0) first, largest gain first; then the rest by magnitude (a
-    // large predicted change is the model's least certain region worth probing).
-    std::stable_sort(ranked.begin(), ranked.end(), [&](int64_t a, int64_t b) {
-      float pa = pred(f.site_nodes[a]), pb = pred(f.site_nodes[b]);
-      if ((pa < 0) != (pb < 0)) return pa < 0;
-      return pa < 0 ? pa < pb : std::fabs(pa) > std::fabs(pb);
-    });
-    size_t helping = 0;
-    while (helping < ranked.size() && pred(f.site_nodes[ranked[helping]]) < 0) ++helping;
-    // When every proposal from the top alpha was seen already, widen alpha (up to all sites).
-    int64_t now = d.remaining();
-    if (now == evaluated) alpha = std::min(1.0, alpha * 2);
-    evaluated = now;
-    size_t top = std::max<size_t>(1, static_cast<size_t>(std::ceil(alpha * ranked.size())));
-    std::vector<DecisionVector> props;
-    for (int i = 0; i < d.batch_size(); ++i) {
-      int64_t s = ranked[std::uniform_int_distribution<size_t>(0, top - 1)(d.rng())];
-      DecisionVector v = cur;
-      int c = std::uniform_int_distribution<int>(0, d.Choices(s) - 2)(d.rng());
-      v[s] = c >= v[s] ? c + 1 : c;
-      for (int64_t t : NeighbourSites(f, adj, sites_at, f.site_nodes[s], d.options().neighbourhood)) {
-        if (t != s && u(d.rng()) < 0.5) v[t] = std::uniform_int_distribution<int>(0, d.Choices(t) - 1)(d.rng());
+    // The incumbent: the evaluated configuration the surrogate's posterior mean ranks best.
+    DecisionVector inc = start;
+    double inc_score = INFINITY;
+    for (const DecisionVector& v : evaluated) {
+      double sc = surrogate.Score(surrogate.mean(), v);
+      if (sc < inc_score) {
+        inc_score = sc;
+        inc = v;
       }
-      // Every other proposal also takes a geometric number of further predicted gains.
-      if (i % 2 == 1 && helping > 1) {
-        for (size_t extra = 0; extra < helping && u(d.rng()) < 0.7; ++extra) {
-          int64_t t = ranked[std::uniform_int_distribution<size_t>(0, helping - 1)(d.rng())];
-          int ct = std::uniform_int_distribution<int>(0, d.Choices(t) - 2)(d.rng());
-          v[t] = ct >= cur[t] ? ct + 1 : ct;
+    }
+    if (inc != predicted_at) {
+      SetDecisions(input, inc);
+      pred = model->Predict(input);
+      predicted_at = inc;
+    }
+    std::vector<DecisionVector> pool = Candidates(d, g, inc, pred);
+    std::vector<DecisionVector> batch;
+    std::set<DecisionVector> chosen;
+    for (int i = 0; i < d.batch_size(); ++i) {
+      Eigen::VectorXd w = surrogate.Sample(d.rng());
+      int64_t pick = -1;
+      double pick_score = INFINITY;
+      for (size_t c = 0; c < pool.size(); ++c) {
+        if (d.Known(pool[c]) >= 0 || chosen.count(pool[c])) continue;
+        double sc = surrogate.Score(w, pool[c]);
+        if (pick < 0 || sc < pick_score) {
+          pick = static_cast<int64_t>(c);
+          pick_score = sc;
         }
       }
-      props.push_back(v);
+      batch.push_back(pick >= 0 ? pool[pick] : d.RandomVector());
+      chosen.insert(batch.back());
     }
-    std::vector<double> costs = d.Evaluate(props);
-    for (size_t i = 0; i < props.size(); ++i) {
-      if (costs[i] < cur_cost) {
-        cur = props[i];
-        cur_cost = costs[i];
-      }
-    }
+    std::vector<double> costs = d.Evaluate(batch);
+    for (size_t i = 0; i < batch.size(); ++i) record(batch[i], costs[i]);
+    surrogate.Fit();
   }
   return absl::OkStatus();
 }

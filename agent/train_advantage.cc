@@ -1,6 +1,7 @@
 // Building labelled examples from logs and the prioritized training loop.
 #include "agent/train_advantage.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <random>
@@ -100,7 +101,72 @@ double Epoch(std::vector<Example>& examples, AdvantageModel& model, const TrainO
   return examples.empty() ? 0 : total / examples.size();
 }
 
+// Ranks with ties averaged.
+std::vector<double> Ranks(const std::vector<double>& v) {
+  std::vector<size_t> order(v.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
+  std::vector<double> r(v.size());
+  for (size_t i = 0; i < order.size();) {
+    size_t j = i;
+    while (j < order.size() && v[order[j]] == v[order[i]]) ++j;
+    for (size_t k = i; k < j; ++k) r[order[k]] = 0.5 * (i + j - 1);
+    i = j;
+  }
+  return r;
+}
+
+double Pearson(const std::vector<double>& a, const std::vector<double>& b) {
+  double n = static_cast<double>(a.size()), ma = 0, mb = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    ma += a[i] / n;
+    mb += b[i] / n;
+  }
+  double sab = 0, saa = 0, sbb = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    sab += (a[i] - ma) * (b[i] - mb);
+    saa += (a[i] - ma) * (a[i] - ma);
+    sbb += (b[i] - mb) * (b[i] - mb);
+  }
+  return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : 0;
+}
+
 }  // namespace
+
+absl::StatusOr<std::vector<RankReport>> EvaluateAdvantageModel(const std::vector<std::string>& log_paths,
+                                                               const AdvantageModel& model) {
+  std::vector<RankReport> out;
+  for (const std::string& p : log_paths) {
+    std::vector<Example> examples;
+    RankReport r;
+    r.log = p;
+    HLOX_RETURN_IF_ERROR(AddExamples(p, examples, r.samples));
+    std::vector<double> pred, label;
+    for (const Example& ex : examples) {
+      Eigen::VectorXf y = model.Predict(ex.input);
+      for (size_t k = 0; k < ex.nodes.size(); ++k) {
+        pred.push_back(y(ex.nodes[k]));
+        label.push_back(ex.labels[k]);
+      }
+    }
+    if (!label.empty()) {
+      r.spearman = Pearson(Ranks(pred), Ranks(label));
+      std::vector<double> mags;
+      for (double l : label) mags.push_back(std::fabs(l));
+      std::nth_element(mags.begin(), mags.begin() + mags.size() / 2, mags.end());
+      double cut = mags[mags.size() / 2];
+      int64_t big = 0, right = 0;
+      for (size_t i = 0; i < label.size(); ++i) {
+        if (std::fabs(label[i]) < cut || label[i] == 0) continue;
+        ++big;
+        right += (pred[i] < 0) == (label[i] < 0);
+      }
+      r.sign_agreement = big > 0 ? static_cast<double>(right) / big : 0;
+    }
+    out.push_back(r);
+  }
+  return out;
+}
 
 absl::StatusOr<TrainReport> TrainAdvantageModel(const std::vector<std::string>& log_paths,
                                                 const TrainOptions& options, AdvantageModel& model) {

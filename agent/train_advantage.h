@@ -30,4 +30,16 @@ struct TrainReport {
 absl::StatusOr<TrainReport> TrainAdvantageModel(const std::vector<std::string>& log_paths,
                                                 const TrainOptions& options, AdvantageModel& model);
 
+// How well `model` ranks one log's labelled samples (typically a held-out module's Gibbs log).
+struct RankReport {
+  std::string log;
+  int64_t samples = 0;
+  double spearman = 0;          // rank correlation of predicted vs measured advantage
+  double sign_agreement = 0;    // fraction of the larger half of |measured| with the right sign
+};
+
+// One report per log, on the same labels training uses. Errors as for TrainAdvantageModel.
+absl::StatusOr<std::vector<RankReport>> EvaluateAdvantageModel(const std::vector<std::string>& log_paths,
+                                                               const AdvantageModel& model);
+
 }  // namespace hlox

@@ -1,4 +1,5 @@
 // hlox train-advantage --logs DIR -o MODEL: train the local-advantage model on search logs.
+// With --evaluate, load MODEL instead and print its rank correlation on each log (held-out check).
 #include <filesystem>
 #include <iostream>
 
@@ -13,11 +14,13 @@ void RegisterTrainAdvantage(CLI::App& app) {
   auto out = std::make_shared<std::string>();
   auto opts = std::make_shared<TrainOptions>();
   cmd->add_option("--logs", *logs, "folders or .jsonl files written by hlox search --out")->required();
-  cmd->add_option("-o,--output", *out, "model file to write")->required();
+  cmd->add_option("-o,--output", *out, "model file to write (with --evaluate: to read)")->required();
+  auto evaluate = std::make_shared<bool>(false);
+  cmd->add_flag("--evaluate", *evaluate, "rank-correlate the model's predictions with each log's measured advantages");
   cmd->add_option("--epochs", opts->epochs)->capture_default_str();
   cmd->add_option("--lr", opts->learning_rate)->capture_default_str();
   cmd->add_option("--seed", opts->seed)->capture_default_str();
-  cmd->callback([logs, out, opts] {
+  cmd->callback([logs, out, opts, evaluate] {
     namespace fs = std::filesystem;
     std::vector<std::string> files;
     for (const std::string& p : *logs) {
@@ -30,6 +33,21 @@ void RegisterTrainAdvantage(CLI::App& app) {
       }
     }
     std::sort(files.begin(), files.end());
+    if (*evaluate) {
+      absl::StatusOr<AdvantageModel> loaded = AdvantageModel::Load(*out);
+      absl::StatusOr<std::vector<RankReport>> reports =
+          loaded.ok() ? EvaluateAdvantageModel(files, *loaded) : loaded.status();
+      if (!reports.ok()) {
+        std::cerr << "hlox train-advantage: " << reports.status().message() << "\n";
+        ExitCode() = 1;
+        return;
+      }
+      for (const RankReport& r : *reports) {
+        std::cout << r.log << ": " << r.samples << " samples, spearman " << r.spearman << ", sign agreement "
+                  << r.sign_agreement << "\n";
+      }
+      return;
+    }
     AdvantageModel model(opts->seed);
     absl::StatusOr<TrainReport> r = TrainAdvantageModel(files, *opts, model);
     absl::Status saved = r.ok() ? model.Save(*out) : r.status();

@@ -46,6 +46,12 @@ TEST(SearchCli, GibbsTrainGuidedAndOpt) {
   }
   CliRun t = Hlox("train-advantage --logs " + dir + "/gibbs -o " + dir + "/adv.model --epochs 10");
   ASSERT_EQ(t.code, 0) << t.out;
+  // The rank report on the training log itself: the fitted model orders its own labels.
+  CliRun ev = Hlox("train-advantage --evaluate --logs " + dir + "/gibbs -o " + dir + "/adv.model");
+  ASSERT_EQ(ev.code, 0) << ev.out;
+  size_t at = ev.out.find("spearman ");
+  ASSERT_NE(at, std::string::npos) << ev.out;
+  EXPECT_GT(std::stod(ev.out.substr(at + 9)), 0.0) << ev.out;
   CliRun gd = Hlox("search " + Example() + " --algo guided --model " + dir + "/adv.model --budget 12 --in-process --objective roofline --json");
   ASSERT_EQ(gd.code, 0) << gd.out;
   EXPECT_EQ(nlohmann::json::parse(gd.out)["evaluations"].get<int>(), 12);
@@ -59,6 +65,7 @@ TEST(SearchCli, BadArgumentsAreClearErrors) {
   EXPECT_EQ(Hlox("search /nonexistent.hlo --algo random --budget 3 --in-process").code, 1);
   EXPECT_EQ(Hlox("search " + Example() + " --algo guided --budget 3 --in-process").code, 1);  // no model
   EXPECT_EQ(Hlox("train-advantage --logs /nonexistent -o /tmp/x.model").code, 1);
+  EXPECT_EQ(Hlox("train-advantage --evaluate --logs /nonexistent -o /nonexistent.model").code, 1);
 }
 
 TEST(SearchCli, PassOrderDoesNotGrowTheModule) {

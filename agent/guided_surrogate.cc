@@ -1,0 +1,110 @@
+// Bayesian linear regression with per-group Gaussian priors, a Huber reweighting and Thompson
+// sampling, sized for search budgets (a few hundred features, a few hundred observations).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12 + Eigen AVX-512 (see runtime/gemm.cc)
+
+#include "agent/guided_surrogate.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace hlox {
+namespace {
+
+// Prior (mean, standard deviation) of each feature group, in units of log(cost ratio).
+constexpr double kInterceptStd = 0.5;
+constexpr double kChangedStd = 0.5;       // all sites changed: within about x1.6 either way
+constexpr double kModelMean = 0.3;        // trust the advantage model a little a priori
+constexpr double kModelStd = 0.3;
+constexpr double kSiteStd = 0.1;          // one site: about 10% either way
+constexpr double kNoiseStd = 0.15;        // before there are residuals to estimate it from
+constexpr double kHuber = 1.5;
+
+}  // namespace
+
+GuidedSurrogate::GuidedSurrogate(const std::vector<int>& choices, const DecisionVector& defaults,
+                                 const std::vector<float>& site_gain)
+    : defaults_(defaults), site_gain_(site_gain) {
+  width_ = 3;
+  for (int c : choices) {
+    offset_.push_back(width_);
+    width_ += std::max(0, c - 1);
+  }
+  prior_mean_ = Eigen::VectorXd::Zero(width_);
+  prior_precision_ = Eigen::VectorXd::Constant(width_, 1 / (kSiteStd * kSiteStd));
+  prior_precision_(0) = 1 / (kInterceptStd * kInterceptStd);
+  prior_precision_(1) = 1 / (kChangedStd * kChangedStd);
+  prior_precision_(2) = 1 / (kModelStd * kModelStd);
+  prior_mean_(2) = kModelMean;
+  Fit();
+}
+
+Eigen::VectorXd GuidedSurrogate::Features(const DecisionVector& v) const {
+  Eigen::VectorXd x = Eigen::VectorXd::Zero(width_);
+  x(0) = 1;
+  const size_t n = std::min(v.size(), defaults_.size());
+  if (n == 0) return x;
+  for (size_t s = 0; s < n; ++s) {
+    if (v[s] == defaults_[s]) continue;
+    x(1) += 1;
+    if (s < site_gain_.size()) x(2) += site_gain_[s];
+    int64_t idx = v[s] < defaults_[s] ? v[s] : v[s] - 1;
+    int64_t col = offset_[s] + idx;
+    bool in_range = idx >= 0 && (s + 1 < offset_.size() ? col < offset_[s + 1] : col < width_);
+    if (in_range) x(col) = 1;
+  }
+  x(1) /= static_cast<double>(n);
+  x(2) /= static_cast<double>(n);
+  return x;
+}
+
+void GuidedSurrogate::Add(const DecisionVector& v, double log_ratio) {
+  if (!std::isfinite(log_ratio)) return;
+  xs_.push_back(Features(v));
+  ys_.push_back(std::clamp(log_ratio, -3.0, 3.0));
+}
+
+void GuidedSurrogate::Fit() {
+  const size_t n = ys_.size();
+  std::vector<double> weight(n, 1.0);
+  double noise = kNoiseStd;
+  Eigen::LLT<Eigen::MatrixXd> llt;
+  for (int pass = 0; pass < 2; ++pass) {
+    Eigen::MatrixXd a = prior_precision_.asDiagonal();
+    Eigen::VectorXd b = prior_precision_.cwiseProduct(prior_mean_);
+    const double inv = 1 / (noise * noise);
+    for (size_t i = 0; i < n; ++i) {
+      a.selfadjointView<Eigen::Lower>().rankUpdate(xs_[i], weight[i] * inv);
+      b += xs_[i] * (weight[i] * inv * ys_[i]);
+    }
+    a = a.selfadjointView<Eigen::Lower>();
+    llt.compute(a);
+    mean_ = llt.solve(b);
+    if (n < 6 || pass == 1) break;
+    // Robust noise scale from the residuals (MAD), then Huber weights for the second pass.
+    std::vector<double> r(n), mag(n);
+    for (size_t i = 0; i < n; ++i) {
+      r[i] = ys_[i] - xs_[i].dot(mean_);
+      mag[i] = std::fabs(r[i]);
+    }
+    std::nth_element(mag.begin(), mag.begin() + n / 2, mag.end());
+    noise = std::clamp(1.4826 * mag[n / 2], 0.02, 0.5);
+    for (size_t i = 0; i < n; ++i) {
+      weight[i] = std::fabs(r[i]) <= kHuber * noise ? 1.0 : kHuber * noise / std::fabs(r[i]);
+    }
+  }
+  chol_upper_ = llt.matrixU();
+}
+
+Eigen::VectorXd GuidedSurrogate::Sample(std::mt19937_64& rng) const {
+  std::normal_distribution<double> normal(0, 1);
+  Eigen::VectorXd z(width_);
+  for (int64_t i = 0; i < width_; ++i) z(i) = normal(rng);
+  // Precision = U^T U, so U^{-1} z has covariance U^{-1} U^{-T} = precision^{-1}.
+  return mean_ + chol_upper_.triangularView<Eigen::Upper>().solve(z);
+}
+
+double GuidedSurrogate::Score(const Eigen::VectorXd& w, const DecisionVector& v) const {
+  return Features(v).dot(w);
+}
+
+}  // namespace hlox
