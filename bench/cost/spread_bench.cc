@@ -2,9 +2,10 @@
 // with the standard protocol; reports each module's median run time and the largest deviation
 // of the ten medians from their median, and how many modules stay within 2%.
 //   cost_spread_bench [--repeats N] [--max-run-ms MS] [--time-cap S] [--threads T] [--guard G]
-//                     [filter]
+//                     [--verbose] [filter]
 // --guard sets the interference threshold (cost/interference.h; 0 turns the guard off); the
-// `disturbed` column is the mean number of samples per measurement it left out.
+// `disturbed` column is the mean number of samples per measurement it left out. --verbose
+// prints every measurement.
 // Modules whose single run exceeds --max-run-ms (default 200) are skipped to keep the bench
 // inside a few minutes on a 2-core machine. Each module runs in a forked child, so a crashing
 // kernel costs one line, not the bench.
@@ -29,6 +30,7 @@ namespace {
 
 struct Settings {
   int repeats = 10, threads = 1;
+  bool verbose = false;
   double max_run_ms = 200;
   TimingProtocol protocol;
 };
@@ -70,6 +72,11 @@ void MeasureOne(const std::string& path, const std::string& name, const Settings
     CostDistribution d = bench::MeasureModule(**opt, s.protocol, 0, s.threads, &ok);
     medians.push_back(d.median);
     mins.push_back(d.min);
+    if (s.verbose) {
+      std::printf("  %-34s #%d median %.6g min %.6g samples %zu disturbed %lld%s\n", name.c_str(), r,
+                  d.median, d.min, d.samples.size(), static_cast<long long>(d.disturbed),
+                  d.unstable ? " unstable" : "");
+    }
     unstable += d.unstable;
     samples += d.samples.size();
     disturbed += static_cast<size_t>(d.disturbed);
@@ -101,6 +108,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--time-cap")) s.protocol.time_cap_seconds = std::atof(next());
     else if (!std::strcmp(argv[i], "--threads")) s.threads = std::max(1, std::atoi(next()));
     else if (!std::strcmp(argv[i], "--guard")) s.protocol.interference_threshold = std::atof(next());
+    else if (!std::strcmp(argv[i], "--verbose")) s.verbose = true;
     else filter = argv[i];
   }
   std::printf("# protocol: %s threads=%d repeats=%d\n", s.protocol.ToString().c_str(), s.threads,

@@ -178,6 +178,7 @@ TEST(TimingTest, GuardSamplesPastTheCapUntilQuiet) {
   Episode e{&clock, 3, 43};
   TimingProtocol p;
   p.time_cap_seconds = 0.05;
+  p.interference_threshold = 0.1;
   CostDistribution d = MeasureCost([&] { e.Work(); }, p, 1, std::ref(clock), [&] { e.Probe(); });
   EXPECT_NEAR(d.median, 2e-3, 1e-12);
   EXPECT_EQ(d.samples.size(), 5u);
