@@ -11,19 +11,13 @@
 #include "runtime/fused_program.h"
 #include "runtime/thread_pool.h"
 #include "runtime/value.h"
+#include "tests/fusion/fused_test_util.h"
 
 namespace hlox::rt {
 namespace {
 
-Value Rand(std::vector<int64_t> dims, uint32_t seed) {
-  auto b = std::make_shared<Buffer>(Shape(PrimitiveType::kF32, dims));
-  uint32_t s = seed * 2654435761u + 3;
-  for (int64_t i = 0; i < b->element_count(); ++i) {
-    s = s * 1664525u + 1013904223u;
-    b->as<float>()[i] = -2.f + 4.f * static_cast<float>(s >> 8) / 16777216.0f;
-  }
-  return Value::Array(b);
-}
+// Seeded inputs in [-2, 2) (tests/fusion/fused_test_util.h).
+Value Rand(std::vector<int64_t> dims, uint32_t seed) { return testing::F32(std::move(dims), seed); }
 
 // Compiles computation "fused" of `text`, runs it on 1 and 2 threads with several block
 // sizes, checks all runs agree bit for bit, and returns the first result's floats.
