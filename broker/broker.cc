@@ -3,11 +3,13 @@
 #include "broker/broker.h"
 
 #include <random>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "broker/spin_poll.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
+#include "cost/provenance.h"
 
 namespace hlox::broker {
 
@@ -45,6 +47,8 @@ absl::StatusOr<std::unique_ptr<Broker>> Broker::Create(const BrokerOptions& opti
     if (b->zap_) HLOX_RETURN_IF_ERROR(b->zap_->Watch(*b->control_, "control"));
   }
   b->latencies_.reserve(4096);
+  b->host_ = HostName();
+  b->cores_ = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   log::broker().info("broker {} on {} (control {}), store '{}': {} results, {} modules reloaded",
                      b->instance_, options.bind, b->control_addr_, options.db_path,
                      b->done_.size(), b->modules_.size());
@@ -115,7 +119,10 @@ absl::Status Broker::Run() {
     FlushCompletions();
     // A job or a result just went out: its answer (DONE, the agent's next SUBMIT) may be back
     // within microseconds, so spin briefly before sleeping in poll.
-    if (job_sends_ != job_sends_before) poller.Arm();
+    if (job_sends_ != job_sends_before &&
+        (!opts_.spin_needs_spare_core || local_workers_ + 2 <= cores_)) {
+      poller.Arm();
+    }
     int64_t now = proto::NowMs();
     if (now >= next_timer) {
       OnTimer(now);
@@ -237,7 +244,11 @@ void Broker::OnTimer(int64_t now_ms) {
   for (const std::string& id : lost) LoseWorker(id, "silent");
   std::vector<std::string> ids;
   ids.reserve(workers_.size());
-  for (auto& [id, w] : workers_) ids.push_back(id);
+  local_workers_ = 0;
+  for (auto& [id, w] : workers_) {
+    ids.push_back(id);
+    local_workers_ += w.caps.host == host_;
+  }
   for (const std::string& id : ids) SendTo(id, Command::kHeartbeat, hb, true);
   ExpireJobs(now_ms);
 }

@@ -47,6 +47,9 @@ struct BrokerOptions {
   uint32_t default_run_timeout_ms = kDefaultRunTimeoutMs;
   // Busy-poll up to this long after sending a job or a result before blocking (0 = never).
   int spin_us = kDefaultSpinUs;
+  // Spin only while this host has a core to spare beyond its registered local workers, the
+  // broker and one agent; otherwise the spin takes CPU from the workers (false: always spin).
+  bool spin_needs_spare_core = true;
   // Security: with curve_secret_file (Z85 secret key) both sockets are CURVE servers and only
   // clients whose public key is a *.pub file in allow_dir get in. Without it, binding to a
   // non-loopback address fails unless `insecure` is set.
@@ -170,6 +173,9 @@ class Broker {
   std::vector<Ack> acks_;
   size_t pending_count_ = 0, running_count_ = 0;
   int64_t job_sends_ = 0;  // JOB and RESULT messages sent (arms the spin in Run)
+  std::string host_;       // this host's name, to count local workers
+  int cores_ = 1;          // online CPUs of this host
+  int local_workers_ = 0;  // registered workers on this host (recounted on the timer)
 
   // Statistics for status.
   int64_t completed_total_ = 0, cache_hits_ = 0, rejected_ = 0, requeued_ = 0, lost_workers_ = 0;

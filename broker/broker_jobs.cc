@@ -295,6 +295,7 @@ void Broker::OnReady(const std::string& identity, std::string_view body) {
   w.identity = identity;
   w.caps = std::move(*m);
   w.last_seen_ms = w.registered_ms = proto::NowMs();
+  local_workers_ += w.caps.host == host_;  // exact again at the next timer
   for (uint32_t i = 0; i < w.caps.credit; ++i) ready_[w.caps.hardware_class].push_back(identity);
   log::broker().info("worker {} registered: host {} class {} credit {} version {}",
                      w.caps.worker_id, w.caps.host, w.caps.hardware_class, w.caps.credit,

@@ -30,6 +30,7 @@ void RegisterWorker(CLI::App& app) {
   cmd->add_option("--curve-key", opts->curve_key_file, "own CURVE secret key file (for a secured broker)");
   cmd->add_option("--broker-key", opts->broker_key_file, "the broker's CURVE public key file (.pub)");
   cmd->add_flag("--no-fork", *no_fork, "evaluate in this process (a crash takes the worker down)");
+  cmd->add_flag("--fresh-child", opts->fresh_child, "fork a new child per job, not a warm one per module");
   cmd->add_flag("--supervise", *supervise, "restart the worker when it crashes");
   cmd->callback([opts, supervise, no_fork] {
     if (*supervise) {
@@ -48,6 +49,7 @@ void RegisterWorker(CLI::App& app) {
       if (!opts->worker_id.empty()) { argv.push_back("--id"); argv.push_back(opts->worker_id); }
       if (!opts->test_mode.empty()) { argv.push_back("--test-mode"); argv.push_back(opts->test_mode); }
       if (*no_fork) argv.push_back("--no-fork");
+      if (opts->fresh_child) argv.push_back("--fresh-child");
       if (!opts->curve_key_file.empty()) { argv.push_back("--curve-key"); argv.push_back(opts->curve_key_file); }
       if (!opts->broker_key_file.empty()) { argv.push_back("--broker-key"); argv.push_back(opts->broker_key_file); }
       ExitCode() = worker::RunSupervised(argv);

@@ -1,7 +1,8 @@
 // Job evaluation with process isolation; see evaluator.h. The child inherits the parsed module
 // (and the reference outputs that reference_prime.h keeps in this process) through fork, runs
-// EvaluateCandidate, writes the msgpack record to a pipe and _exits; the parent waits on the
-// pipe with the run timeout and reaps the child (child_process.h).
+// EvaluateCandidate and writes the msgpack record back; the parent waits with the run timeout
+// and reaps a child that died or was killed. The child is the module's warm child
+// (warm_child.h) or, with warm_child off, a fresh one per job (child_process.h).
 #include "worker/evaluator.h"
 
 #include <sys/wait.h>
@@ -17,11 +18,11 @@
 #include "cost/provenance.h"
 #include "worker/child_process.h"
 #include "worker/reference_prime.h"
+#include "worker/warm_child.h"
 
 namespace hlox::worker {
-namespace {
 
-ResultRecord RunInProcess(const EvalRequest& req, const EvalSettings& s) {
+ResultRecord EvaluateInThisProcess(const EvalRequest& req, const EvalSettings& s) {
   if (!req.module) return MakeRecord(JobStatus::kRunError, req.parse_error, req, s);
   EvalOptions opts;
   opts.threads = s.threads;
@@ -31,6 +32,8 @@ ResultRecord RunInProcess(const EvalRequest& req, const EvalSettings& s) {
   r.module_hash = req.module_hash;  // the service addresses modules by their text's hash
   return r;
 }
+
+namespace {
 
 EvalOutcome RunForked(const EvalRequest& req, const EvalSettings& s) {
   EvalOutcome out;
@@ -54,8 +57,11 @@ EvalOutcome RunForked(const EvalRequest& req, const EvalSettings& s) {
   auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
                    std::chrono::steady_clock::now() - t0).count();
   uint32_t left = static_cast<uint32_t>(std::max<int64_t>(1, int64_t{timeout_ms} - spent));
-  ChildOutput child = RunInChild(
-      [&] { return proto::EncodeRecord(RunInProcess(req, s)); }, left, proto::kMaxMessageBytes);
+  ChildOutput child =
+      s.warm_child
+          ? ExecutorWarmChildren().Run(req, s, left)
+          : RunInChild([&] { return proto::EncodeRecord(EvaluateInThisProcess(req, s)); }, left,
+                       proto::kMaxMessageBytes);
   if (!child.started) {
     out.record = MakeRecord(JobStatus::kRunError, child.error, req, s);
     return out;
@@ -128,7 +134,7 @@ EvalOutcome EvaluateJob(const EvalRequest& req, const EvalSettings& s) {
   }
   if (s.fork) return RunForked(req, s);
   EvalOutcome out;
-  out.record = RunInProcess(req, s);
+  out.record = EvaluateInThisProcess(req, s);
   return out;
 }
 

@@ -1,6 +1,8 @@
 // How a worker evaluates one job: in a forked child process (default), so a kernel that aborts
 // or hangs costs that job only: a crash comes back as crashed=true, a hang is killed at the run
-// timeout and comes back as TIMEOUT. Test modes (echo, sleep) skip evaluation for benchmarks.
+// timeout and comes back as TIMEOUT. By default the child is a warm one that serves several jobs
+// of the same module (warm_child.h); with warm_child off, a fresh child per job. Test modes
+// (echo, sleep) skip evaluation for benchmarks.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +30,7 @@ struct EvalSettings {
   std::string worker_id, hardware_class;
   int sleep_ms = -1;           // >= 0: test mode, sleep this long and return OK
   bool keep_reference = true;  // compute reference outputs once and keep them (reference_prime.h)
+  bool warm_child = true;      // fork mode: reuse a pre-forked child per module (warm_child.h)
 };
 
 struct EvalOutcome {
@@ -37,6 +40,9 @@ struct EvalOutcome {
 
 // Evaluates `req` per `settings`; never throws, never crashes the caller in fork mode.
 EvalOutcome EvaluateJob(const EvalRequest& req, const EvalSettings& settings);
+
+// EvaluateCandidate for `req` in the calling process (no isolation); what a job's child runs.
+ResultRecord EvaluateInThisProcess(const EvalRequest& req, const EvalSettings& settings);
 
 // The record a worker sends for a job whose module did not parse, or an echo job.
 ResultRecord MakeRecord(JobStatus status, const std::string& message, const EvalRequest& req,

@@ -51,6 +51,7 @@ class WorkerLoop {
   WorkerLoop(const WorkerOptions& o, proto::CurveClientKeys curve) : opts_(o), curve_(std::move(curve)) {
     settings_.threads = o.threads;
     settings_.fork = o.fork;
+    settings_.warm_child = !o.fresh_child;
     settings_.hardware_class = o.hardware_class;
     if (o.test_mode.rfind("sleep-", 0) == 0) settings_.sleep_ms = std::atoi(o.test_mode.c_str() + 6);
     echo_ = o.test_mode == "echo";
@@ -181,9 +182,10 @@ void WorkerLoop::OnJob(std::string_view body) {
 }
 
 void WorkerLoop::ExecutorMain() {
+  Task t;
+  bool have = false;
   for (;;) {
-    Task t;
-    {
+    if (!have) {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [&] { return quit_ || !tasks_.empty(); });
       if (quit_) return;
@@ -192,8 +194,15 @@ void WorkerLoop::ExecutorMain() {
     }
     EvalOutcome out = EvaluateJob(t.req, settings_);
     {
+      // Hand the result over and take the next waiting job under one lock, so the job that
+      // waited (credit > 1) starts without a second lock round after the wake-up below.
       std::lock_guard<std::mutex> lock(mu_);
       finished_.push_back({std::move(t.job_id), t.attempt, std::move(out)});
+      have = !quit_ && !tasks_.empty();
+      if (have) {
+        t = std::move(tasks_.front());
+        tasks_.pop_front();
+      }
     }
     uint64_t one = 1;
     if (::write(event_fd_, &one, sizeof(one)) < 0) {}

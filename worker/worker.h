@@ -24,6 +24,7 @@ struct WorkerOptions {
   int threads = 1;                    // runtime threads per evaluation
   int credit = 2;                     // jobs outstanding at once (one runs, one waits)
   bool fork = true;                   // evaluate in a child process
+  bool fresh_child = false;           // a new child per job instead of a warm one per module
   std::string test_mode;              // "" | "echo" | "sleep-<ms>"
   int heartbeat_ms = kWorkerHeartbeatMs;
   int liveness = kWorkerLiveness;

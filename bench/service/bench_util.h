@@ -73,10 +73,11 @@ struct Fleet {
 };
 
 // Broker at `addr` with `workers` workers in test mode `mode` ("" = real evaluations) and
-// `credit`; waits until they have registered (polls the status).
+// `credit` (and `extra` worker flags); waits until they have registered (polls the status).
 inline std::unique_ptr<Fleet> StartFleet(const std::string& addr, int workers,
                                          const std::string& mode, int credit,
-                                         broker::BrokerOptions o = {}) {
+                                         broker::BrokerOptions o = {},
+                                         const std::vector<std::string>& extra = {}) {
   auto f = std::make_unique<Fleet>();
   o.bind = addr;
   f->b = std::move(*broker::Broker::Create(o));
@@ -85,6 +86,7 @@ inline std::unique_ptr<Fleet> StartFleet(const std::string& addr, int workers,
     std::vector<std::string> args = {"--id", "bw" + std::to_string(i), "--credit",
                                      std::to_string(credit)};
     if (!mode.empty()) args.insert(args.end(), {"--test-mode", mode});
+    args.insert(args.end(), extra.begin(), extra.end());
     f->pids.push_back(SpawnWorker(addr, args));
   }
   auto deadline = Clock::now() + std::chrono::seconds(20);

@@ -30,10 +30,32 @@ std::string DefaultModule() {
   return "examples/mlp_train_small.hlo";
 }
 
+// Where a job's evaluation time goes: the timing protocol's samples (adaptive: a noisier
+// machine takes more of them, up to its time cap) against everything else (fork, pipeline,
+// executor build, validation, warm-ups).
+struct Breakdown {
+  int n = 0;
+  double eval_s = 0, sampling_s = 0, samples = 0;
+  void Add(const ResultRecord& r) {
+    ++n;
+    eval_s += r.eval_seconds;
+    samples += double(r.cost.samples.size());
+    for (double v : r.cost.samples) sampling_s += v * double(r.cost.calls_per_sample);
+  }
+  std::string Str() const {
+    if (!n) return "no jobs";
+    char buf[160];
+    std::snprintf(buf, sizeof(buf), "per job %.1f ms: %.1f samples taking %.1f ms, %.1f ms else",
+                  1e3 * eval_s / n, samples / n, 1e3 * sampling_s / n,
+                  1e3 * (eval_s - sampling_s) / n);
+    return buf;
+  }
+};
+
 // Submits `n` evaluations (default pipeline, cache off) and waits for all; evaluations/s.
 // *eval_s: the mean evaluation time per job as the workers timed it (fork to reap).
 double Throughput(agent::Client& c, std::shared_ptr<const std::string> text, int n, int* ok,
-                  double* eval_s) {
+                  double* eval_s, Breakdown* bd) {
   auto t0 = Clock::now();
   for (int i = 0; i < n; ++i) {
     agent::JobSpec j = NoopJob(text);
@@ -49,43 +71,52 @@ double Throughput(agent::Client& c, std::shared_ptr<const std::string> text, int
     ++got;
     *ok += r->record.status == JobStatus::kOk;
     busy += r->record.eval_seconds;
+    bd->Add(r->record);
   }
   *eval_s = got ? busy / got : 0;
   return got / std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// The worker's evaluation path (worker/evaluator.h: a forked child per job) in this process,
-// interleaved over 3 rounds with the in-process loop: with the reference outputs kept in this
-// process (what workers do) and recomputed in every child (the cache evicted first, as before).
+// The worker's evaluation path (worker/evaluator.h) in this process, interleaved over 3 rounds
+// with the in-process loop: the warm child per module (the default), a fresh child per job with
+// the reference outputs kept in this process, and a fresh child per job recomputing them.
 void WorkerPathComparison(const std::string& text, std::shared_ptr<const Module> module, int n,
                           double direct_rate) {
   worker::EvalRequest req;
   req.module = std::move(module);
   req.module_hash = proto::ModuleHash(text);
   req.pipeline = "default";
-  worker::EvalSettings kept, recomputed;
+  worker::EvalSettings warm, fresh, recomputed;
+  fresh.warm_child = false;
+  recomputed.warm_child = false;
   recomputed.keep_reference = false;
-  double best_kept = 0, best_recomputed = 0, best_direct = direct_rate;
+  double best_warm = 0, best_fresh = 0, best_recomputed = 0, best_direct = direct_rate;
+  Breakdown bd_warm, bd_fresh, bd_direct;
+  auto rate = [&](auto&& one) {
+    auto t0 = Clock::now();
+    for (int i = 0; i < n; ++i) one();
+    return n / std::chrono::duration<double>(Clock::now() - t0).count();
+  };
   for (int round = 0; round < 3; ++round) {
     for (int i = 0; i < 64; ++i) {  // evict: fill the LRU with empty entries
       GlobalReferenceCache().Insert("evict-" + std::to_string(i), 0,
                                     std::make_shared<ReferenceOutputs>());
     }
-    auto t0 = Clock::now();
-    for (int i = 0; i < n; ++i) (void)worker::EvaluateJob(req, recomputed);
-    best_recomputed =
-        std::max(best_recomputed, n / std::chrono::duration<double>(Clock::now() - t0).count());
-    t0 = Clock::now();
-    for (int i = 0; i < n; ++i) (void)worker::EvaluateJob(req, kept);
-    best_kept = std::max(best_kept, n / std::chrono::duration<double>(Clock::now() - t0).count());
-    t0 = Clock::now();
-    for (int i = 0; i < n; ++i) (void)EvaluateCandidate(*req.module, "default", {}, {});
-    best_direct =
-        std::max(best_direct, n / std::chrono::duration<double>(Clock::now() - t0).count());
+    best_recomputed = std::max(best_recomputed,
+                               rate([&] { (void)worker::EvaluateJob(req, recomputed); }));
+    best_fresh =
+        std::max(best_fresh, rate([&] { bd_fresh.Add(worker::EvaluateJob(req, fresh).record); }));
+    best_warm =
+        std::max(best_warm, rate([&] { bd_warm.Add(worker::EvaluateJob(req, warm).record); }));
+    best_direct = std::max(best_direct, rate([&] {
+      bd_direct.Add(EvaluateCandidate(*req.module, "default", {}, {}));
+    }));
   }
-  std::printf("worker path in this process (best of 3 interleaved): forked, reference kept %.1f ms "
-              "per job; forked, reference recomputed per job %.1f ms; in-process %.1f ms\n",
-              1e3 / best_kept, 1e3 / best_recomputed, 1e3 / best_direct);
+  std::printf("worker path in this process (best of 3 interleaved), ms per job: warm child %.1f; "
+              "fresh child per job, reference kept %.1f; fresh child, reference recomputed %.1f; "
+              "in-process %.1f\n    warm child: %s\n    fresh child: %s\n    in-process: %s\n",
+              1e3 / best_warm, 1e3 / best_fresh, 1e3 / best_recomputed, 1e3 / best_direct,
+              bd_warm.Str().c_str(), bd_fresh.Str().c_str(), bd_direct.Str().c_str());
 }
 
 }  // namespace
@@ -114,21 +145,30 @@ int main(int argc, char** argv) {
   // Baseline: the same evaluations in this process, one after another.
   auto t0 = Clock::now();
   int ok = 0;
+  Breakdown bd;
   for (int i = 0; i < n; ++i) {
-    ok += EvaluateCandidate(**module, "default", {}, EvalOptions{}).status == JobStatus::kOk;
+    ResultRecord r = EvaluateCandidate(**module, "default", {}, EvalOptions{});
+    ok += r.status == JobStatus::kOk;
+    bd.Add(r);
   }
   double direct = n / std::chrono::duration<double>(Clock::now() - t0).count();
-  std::printf("in-process EvaluateCandidate loop: %.2f evaluations/s (%d/%d OK), %.1f ms each\n",
-              direct, ok, n, 1e3 / direct);
+  std::printf("in-process EvaluateCandidate loop: %.2f evaluations/s (%d/%d OK), %.1f ms each\n"
+              "    %s\n", direct, ok, n, 1e3 / direct, bd.Str().c_str());
   WorkerPathComparison(*text, std::shared_ptr<const Module>(std::move(*module)), n, direct);
   for (int workers : {1, 2}) {
-    std::string addr = "tcp://127.0.0.1:" + std::to_string(47940 + workers * 2);
-    auto fleet = StartFleet(addr, workers, "", 2);
-    auto c = std::move(*agent::Client::Connect(addr));
-    double eval_s = 0, rate = Throughput(*c, text, n, &ok, &eval_s);
-    std::printf("TCP broker, %d hlox worker(s): %.2f evaluations/s (%.2fx in-process, %d/%d OK); "
-                "per job a worker spent %.1f ms evaluating, %.1f ms else\n", workers, rate,
-                rate / direct, ok, n, 1e3 * eval_s, 1e3 * (workers / rate - eval_s));
+    for (bool fresh : {true, false}) {  // a fresh child per job (before) next to the warm child
+      std::string addr = "tcp://127.0.0.1:" + std::to_string(47940 + workers * 2 + fresh * 10);
+      auto fleet = StartFleet(addr, workers, "", 2, {},
+                              fresh ? std::vector<std::string>{"--fresh-child"}
+                                    : std::vector<std::string>{});
+      auto c = std::move(*agent::Client::Connect(addr));
+      Breakdown bd;
+      double eval_s = 0, rate = Throughput(*c, text, n, &ok, &eval_s, &bd);
+      std::printf("TCP broker, %d hlox worker(s), %s: %.2f evaluations/s (%.2fx in-process, %d/%d "
+                  "OK); per job a worker spent %.1f ms evaluating, %.1f ms else\n    %s\n",
+                  workers, fresh ? "fresh child per job" : "warm child", rate, rate / direct, ok,
+                  n, 1e3 * eval_s, 1e3 * (workers / rate - eval_s), bd.Str().c_str());
+    }
   }
   for (int workers : {1, 2}) {
     agent::EmbeddedOptions eo;
@@ -139,10 +179,12 @@ int main(int argc, char** argv) {
       return 1;
     }
     auto c = std::move(*agent::Client::Connect(fleet->address));
-    double eval_s = 0, rate = Throughput(*c, text, n, &ok, &eval_s);  // start-up included
+    Breakdown bd;
+    double eval_s = 0, rate = Throughput(*c, text, n, &ok, &eval_s, &bd);  // start-up included
     std::printf("embedded fleet, %d worker(s): %.2f evaluations/s (%.2fx in-process, %d/%d OK, "
-                "worker start-up included); per job %.1f ms evaluating, %.1f ms else\n", workers,
-                rate, rate / direct, ok, n, 1e3 * eval_s, 1e3 * (workers / rate - eval_s));
+                "worker start-up included); per job %.1f ms evaluating, %.1f ms else\n    %s\n",
+                workers, rate, rate / direct, ok, n, 1e3 * eval_s, 1e3 * (workers / rate - eval_s),
+                bd.Str().c_str());
   }
   return 0;
 }

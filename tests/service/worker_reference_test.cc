@@ -49,6 +49,7 @@ TEST(ServiceWorkerReference, ComputedOnceReusedByJobChildren) {
 
   EvalSettings s;
   s.threads = 1;
+  s.warm_child = false;  // a fresh child per job reads the parent's cache as it is now
   EvalOutcome ok = EvaluateJob(req, s);
   EXPECT_FALSE(ok.crashed);
   EXPECT_EQ(ok.record.status, JobStatus::kOk) << ok.record.message;
