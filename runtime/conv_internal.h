@@ -67,4 +67,26 @@ bool PreferWideK(const ConvIndex& ix);
 template <typename T>
 void WideKConv(const ConvIndex& ix, const T* in, const T* k, T* out, ThreadPool* pool);
 
+// True when PlaneConv handles the convolution: 2 spatial dims that are the last two dims of
+// input and output, output extents equal to the input's, stride 1, no base dilation, no groups
+// (any dilation, padding and reversal of the window); AVX-512 builds only.
+bool PlaneConvApplies(const ConvDimensionNumbers& dn, const ConvGeometry& g, int64_t rank);
+
+// f32 convolution straight on the operands' layouts (conv_planes.cc): one GEMM per image with
+// B packed from shifted input planes. Requires PlaneConvApplies. Writes every output element.
+void PlaneConv(const ConvDimensionNumbers& dn, const ConvGeometry& g, const float* lhs,
+               const std::vector<int64_t>& lhs_dims, const float* rhs, const std::vector<int64_t>& rhs_dims,
+               float* out, const std::vector<int64_t>& out_dims, ThreadPool* pool);
+
+// True when PlaneFilterConv handles the convolution: the weight-gradient form of PlaneConv (2
+// spatial dims last in input and kernel, window extents equal to the input's, stride 1, no
+// dilation or reversal, no groups; any output layout); AVX-512 builds only.
+bool PlaneFilterConvApplies(const ConvDimensionNumbers& dn, const ConvGeometry& g, int64_t rank);
+
+// f32 weight-gradient-form convolution straight on the operands' layouts
+// (conv_plane_filter.cc). Requires PlaneFilterConvApplies. Writes every output element.
+void PlaneFilterConv(const ConvDimensionNumbers& dn, const ConvGeometry& g, const float* lhs,
+                     const std::vector<int64_t>& lhs_dims, const float* rhs, const std::vector<int64_t>& rhs_dims,
+                     float* out, const std::vector<int64_t>& out_dims, ThreadPool* pool);
+
 }  // namespace hlox::rt

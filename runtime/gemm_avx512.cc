@@ -8,6 +8,8 @@
 // of rows reads B in place. Work is split over m/n only, never over k, and each C element adds
 // its k-blocks in order with the same FMA sequence, so any split or thread count gives the same
 // bits.
+// SgemmPanels runs the same schedules with both operands packed by a PanelSource (operands that
+// exist only implicitly, such as a convolution's shifted input planes).
 #include "runtime/gemm_avx512.h"
 
 #ifdef __AVX512F__
@@ -21,7 +23,7 @@
 namespace hlox::rt::gemm {
 namespace {
 
-constexpr int64_t kMcPanels = 16;           // A panels packed together (224 rows, ~350 KiB)
+constexpr int64_t kMcPanels = 16;           // A panels packed together (224 rows, ~470 KiB)
 constexpr int64_t kNcPanels = 8;            // B panels swept per A panel (256 columns, ~400 KiB)
 constexpr int64_t kBBufferFloats = 2 << 20;  // cap on packed B per pass (8 MiB)
 constexpr int64_t kParallelMinMnk = 1 << 20;  // below this m*n*k, no fork/join
@@ -131,9 +133,20 @@ struct Problem {
   int64_t ldc;
   int64_t kcb;  // k-block size (k split into equal blocks of at most kKc)
   int64_t mp, np;  // panels of kMr rows / kNr columns
+  const PanelSource* src = nullptr;  // packs both operands when set (a, b unused)
+  bool a_pmajor = false;             // layout of packed A panels
   int64_t KcOf(int64_t kb) const { return std::min(kcb, k - kb * kcb); }
   int MrOf(int64_t ip) const { return static_cast<int>(std::min<int64_t>(kMr, m - ip * kMr)); }
   int NrOf(int64_t jp) const { return static_cast<int>(std::min<int64_t>(kNr, n - jp * kNr)); }
+  // Packs A panel ip / B panel jp of k-block kb into dst.
+  void PackAPanel(int64_t ip, int64_t kb, float* dst) const {
+    if (src != nullptr) src->PackA(ip * kMr, MrOf(ip), kb * kcb, KcOf(kb), dst);
+    else PackA(ta, a, lda, ip * kMr, MrOf(ip), kb * kcb, KcOf(kb), dst);
+  }
+  void PackBPanel(int64_t kb, int64_t jp, float* dst) const {
+    if (src != nullptr) src->PackB(kb * kcb, KcOf(kb), jp * kNr, NrOf(jp), dst);
+    else PackB(tb, b, ldb, kb * kcb, KcOf(kb), jp * kNr, NrOf(jp), dst);
+  }
 };
 
 // Runs the micro-kernel on C panels [ip0, ip1) x [jp0, jp1) for k-block kb: A panel ip at
@@ -152,7 +165,7 @@ void Tiles(const Problem& pr, int64_t kb, int64_t ip0, int64_t ip1, int64_t jp0,
       for (int64_t jp = jc; jp < je; ++jp) {
         float* ct = pr.c + ip * kMr * pr.ldc + jp * kNr;
         int nr = pr.NrOf(jp);
-        KernelFn kernel = PickKernel(pr.ta, pr.pack_b, mr, nr);
+        KernelFn kernel = PickKernel(pr.a_pmajor, pr.pack_b, mr, nr);
         if (pr.pack_b) kernel(kc, ap, bpanel(jp), kNr, ct, pr.ldc, mr, nr, load_c);
         else kernel(kc, ap, pr.b + pc * pr.ldb + jp * kNr, pr.ldb, ct, pr.ldc, mr, nr, load_c);
       }
@@ -171,7 +184,7 @@ void RowUnit(const Problem& pr, int64_t ip0, int64_t ip1, int64_t jp0, int64_t j
     int64_t ib = ip0 + (ip1 - ip0) * sb / subs, ie = ip0 + (ip1 - ip0) * (sb + 1) / subs;
     for (int64_t kb = kb0; kb < kb1; ++kb) {
       for (int64_t ip = ib; ip < ie; ++ip) {
-        PackA(pr.ta, pr.a, pr.lda, ip * kMr, pr.MrOf(ip), kb * pr.kcb, pr.KcOf(kb), apack + (ip - ib) * kAPanel);
+        pr.PackAPanel(ip, kb, apack + (ip - ib) * kAPanel);
       }
       Tiles(pr, kb, ib, ie, jp0, jp1, [&](int64_t ip) { return apack + (ip - ib) * kAPanel; },
             [&](int64_t jp) { return bpack + ((kb - kb0) * jbn + (jp - jb0)) * pr.kcb * kNr; });
@@ -195,7 +208,7 @@ void RowMode(const Problem& pr, bool parallel, ThreadPool* pool) {
         auto pack = [&](int64_t lo, int64_t hi) {
           for (int64_t u = lo; u < hi; ++u) {
             int64_t kb = kb0 + u / jbn, jp = jb0 + u % jbn;
-            PackB(pr.tb, pr.b, pr.ldb, kb * pr.kcb, pr.KcOf(kb), jp * kNr, pr.NrOf(jp), bpack + u * panel_floats);
+            pr.PackBPanel(kb, jp, bpack + u * panel_floats);
           }
         };
         int64_t units = (kb1 - kb0) * jbn;
@@ -229,7 +242,7 @@ void ColumnMode(const Problem& pr, bool parallel, ThreadPool* pool) {
     auto pack = [&](int64_t lo, int64_t hi) {
       for (int64_t u = lo; u < hi; ++u) {
         int64_t kb = kb0 + u / mp, ip = u % mp;
-        PackA(pr.ta, pr.a, pr.lda, ip * kMr, pr.MrOf(ip), kb * pr.kcb, pr.KcOf(kb), apack + u * kAPanel);
+        pr.PackAPanel(ip, kb, apack + u * kAPanel);
       }
     };
     int64_t units = (kb1 - kb0) * mp;
@@ -241,7 +254,7 @@ void ColumnMode(const Problem& pr, bool parallel, ThreadPool* pool) {
         int64_t je = std::min(hi, jc + kNcPanels);
         for (int64_t kb = kb0; kb < kb1; ++kb) {
           for (int64_t jp = jc; jp < je; ++jp) {
-            PackB(pr.tb, pr.b, pr.ldb, kb * pr.kcb, pr.KcOf(kb), jp * kNr, pr.NrOf(jp), bchunk + (jp - jc) * panel_floats);
+            pr.PackBPanel(kb, jp, bchunk + (jp - jc) * panel_floats);
           }
           Tiles(pr, kb, 0, mp, jc, je, [&](int64_t ip) { return apack + ((kb - kb0) * mp + ip) * kAPanel; },
                 [&](int64_t jp) { return bchunk + (jp - jc) * panel_floats; });
@@ -251,6 +264,16 @@ void ColumnMode(const Problem& pr, bool parallel, ThreadPool* pool) {
     if (parallel) pool->ParallelFor(pr.np, 1, compute);
     else compute(0, pr.np);
   }
+}
+
+// Picks the schedule for a filled-in problem and runs it.
+void Run(const Problem& pr, ThreadPool* pool) {
+  bool parallel = pool != nullptr && pool->threads() > 1 && double(pr.m) * double(pr.n) * double(pr.k) >= kParallelMinMnk;
+  // Column mode when rows are few, or when C is wide (its B chunks are packed just in time) and
+  // all of A for a k-block fits the shared buffer; row mode when it would leave threads idle.
+  bool columns = pr.mp <= kMcPanels || (pr.n >= 2 * pr.m && pr.mp * kAPanel <= kBBufferFloats);
+  if (pr.pack_b && columns && !(parallel && pr.np < 4)) ColumnMode(pr, parallel, pool);
+  else RowMode(pr, parallel, pool);
 }
 
 }  // namespace
@@ -263,12 +286,18 @@ void SgemmPacked(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float*
   // would cost more than it saves.
   bool pack_b = tb || mp > kMaxUnpackedBPanels;
   Problem pr{ta, tb, accumulate, pack_b, m, n, k, a, lda, b, ldb, c, ldc, (k + kblocks - 1) / kblocks, mp, np};
-  bool parallel = pool != nullptr && pool->threads() > 1 && double(m) * double(n) * double(k) >= kParallelMinMnk;
-  // Column mode when rows are few, or when C is wide (its B chunks are packed just in time) and
-  // all of A for a k-block fits the shared buffer; row mode when it would leave threads idle.
-  bool columns = mp <= kMcPanels || (n >= 2 * m && mp * kAPanel <= kBBufferFloats);
-  if (pack_b && columns && !(parallel && np < 4)) ColumnMode(pr, parallel, pool);
-  else RowMode(pr, parallel, pool);
+  pr.a_pmajor = ta;
+  Run(pr, pool);
+}
+
+void SgemmPanels(int64_t m, int64_t n, int64_t k, const PanelSource& src, float* c, int64_t ldc,
+                 bool accumulate, ThreadPool* pool) {
+  int64_t kblocks = (k + kKc - 1) / kKc;
+  int64_t mp = (m + kMr - 1) / kMr, np = (n + kNr - 1) / kNr;
+  Problem pr{false, false, accumulate, true, m, n, k, nullptr, 0, nullptr, 0, c, ldc, (k + kblocks - 1) / kblocks, mp, np};
+  pr.src = &src;
+  pr.a_pmajor = src.a_pmajor();
+  Run(pr, pool);
 }
 
 }  // namespace hlox::rt::gemm

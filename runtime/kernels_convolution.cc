@@ -5,7 +5,9 @@
 // This file validates the instruction and brings operands to the canonical dense layouts of
 // conv_internal.h (NHWC input used in place when it already is; others transposed by the
 // strided copy engine), then runs the depthwise direct loop (conv_depthwise.cc) or the
-// im2col/pointwise GEMM path (conv_gemm.cc). f16/bf16/f32 compute in f32, f64 and integers in
+// im2col/pointwise GEMM path (conv_gemm.cc); NCHW-style stride-1 convolutions skip all of that
+// and run on their own layouts (conv_planes.cc, and conv_plane_filter.cc for their weight
+// gradients). f16/bf16/f32 compute in f32, f64 and integers in
 // f64. Work splits depend only on the shapes, so results are identical for any thread count.
 #include <algorithm>
 #include <vector>
@@ -63,6 +65,24 @@ absl::StatusOr<Value> Convolve(const Instruction& instr, const Buffer& lhs, cons
   const ConvDimensionNumbers& dn = *instr.attrs().conv;
   const int64_t S = g.spatial;
   ThreadPool* pool = ctx.pool;
+  if constexpr (std::is_same_v<T, float>) {
+    const Shape& os = instr.shape();
+    if (lhs.shape().element_type() == PrimitiveType::kF32 && rhs.shape().element_type() == PrimitiveType::kF32 &&
+        os.element_type() == PrimitiveType::kF32) {
+      if (PlaneConvApplies(dn, g, os.rank())) {
+        Value out = NewArray(os);
+        PlaneConv(dn, g, lhs.template as<float>(), lhs.shape().dims(), rhs.template as<float>(), rhs.shape().dims(),
+                  out.array->template as<float>(), os.dims(), pool);
+        return out;
+      }
+      if (PlaneFilterConvApplies(dn, g, os.rank())) {
+        Value out = NewArray(os);
+        PlaneFilterConv(dn, g, lhs.template as<float>(), lhs.shape().dims(), rhs.template as<float>(),
+                        rhs.shape().dims(), out.array->template as<float>(), os.dims(), pool);
+        return out;
+      }
+    }
+  }
   std::vector<int64_t> lperm{dn.input_batch}, kperm;
   for (int64_t d = 0; d < S; ++d) lperm.push_back(dn.input_spatial[d]);
   lperm.push_back(dn.input_feature);

@@ -2,7 +2,8 @@
 // 128..2048 and a few non-square model shapes (some with transposed B), 1 and 2 threads: GFLOP/s
 // and the ratio hlox/OpenBLAS, both measured in this run in alternating blocks (best-of,
 // HLOX_BENCH_BUDGET seconds per shape, default 1; HLOX_BENCH_CLOCK=thread times 1-thread rows on
-// CPU time, for loaded machines). Args: `n` (square) or `m n k [t]`. OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE force OpenBLAS onto a slower kernel: the bench
+// CPU time, for loaded machines). Args: `n` (square), `m n k [t|a|at]` (t: B transposed, a: A
+// transposed), or `encoder` (the dots of bench/models' encoder_layer_train at batch 8 x 128). OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE force OpenBLAS onto a slower kernel: the bench
 // prints their setting and re-executes itself with them unset so the baseline is the real one.
 #include <time.h>
 #include <unistd.h>
@@ -27,7 +28,8 @@ namespace {
 
 struct Shape {
   int m, n, k;
-  bool tb;  // B stored [n, k]
+  bool tb;          // B stored [n, k]
+  bool ta = false;  // A stored [k, m]
 };
 
 // Seconds on the wall clock, or (thread_cpu) on this thread's CPU-time clock, which leaves out
@@ -94,8 +96,17 @@ int main(int argc, char** argv) {
                                {1024, 1024, 1024, false}, {2048, 2048, 2048, false}, {256, 1024, 1024, false},
                                {2048, 512, 512, false},   {128, 4096, 1024, false}, {512, 512, 512, true},
                                {1024, 1024, 1024, true},  {2048, 512, 512, true}};
-  if (argc > 3) shapes = {{std::atoi(argv[1]), std::atoi(argv[2]), std::atoi(argv[3]), argc > 4 && argv[4][0] == 't'}};
-  else if (argc > 1) shapes = {{std::atoi(argv[1]), std::atoi(argv[1]), std::atoi(argv[1]), false}};
+  if (argc > 3) {
+    const char* tr = argc > 4 ? argv[4] : "";
+    shapes = {{std::atoi(argv[1]), std::atoi(argv[2]), std::atoi(argv[3]), std::strchr(tr, 't') != nullptr,
+               std::strchr(tr, 'a') != nullptr}};
+  } else if (argc > 1 && std::strcmp(argv[1], "encoder") == 0) {
+    // Forward (B transposed: x W^T), input gradient (plain), weight gradient (A transposed).
+    shapes = {{1024, 1536, 512, true},  {1024, 2048, 512, true},   {1024, 512, 2048, true},
+              {1024, 2048, 512, false}, {1024, 512, 2048, false},  {1024, 512, 512, false},
+              {1536, 512, 1024, false, true}, {512, 2048, 1024, false, true}, {2048, 512, 1024, false, true},
+              {128, 128, 64, true},     {128, 64, 128, false}};
+  } else if (argc > 1) shapes = {{std::atoi(argv[1]), std::atoi(argv[1]), std::atoi(argv[1]), false}};
   double budget = std::getenv("HLOX_BENCH_BUDGET") ? std::atof(std::getenv("HLOX_BENCH_BUDGET")) : 1.0;
   const char* clock_env = std::getenv("HLOX_BENCH_CLOCK");
   bool thread_cpu = clock_env != nullptr && std::strcmp(clock_env, "thread") == 0;
@@ -109,14 +120,14 @@ int main(int argc, char** argv) {
       std::vector<float> a(size_t(s.m) * s.k), b(size_t(s.k) * s.n), c(size_t(s.m) * s.n);
       for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>((i * 7919) % 1000) / 1000.0f - 0.5f;
       for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>((i * 104729) % 1000) / 1000.0f - 0.5f;
-      int ldb = s.tb ? s.k : s.n;
+      int ldb = s.tb ? s.k : s.n, lda = s.ta ? s.m : s.k;
       auto run_hlox = [&] {
-        hlox::rt::Sgemm(false, s.tb, s.m, s.n, s.k, a.data(), s.k, b.data(), ldb, c.data(), s.n, false, &pool);
+        hlox::rt::Sgemm(s.ta, s.tb, s.m, s.n, s.k, a.data(), lda, b.data(), ldb, c.data(), s.n, false, &pool);
       };
       auto run_blas = [&] {
 #ifdef HLOX_HAVE_OPENBLAS
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, s.tb ? CblasTrans : CblasNoTrans, s.m, s.n, s.k, 1.0f, a.data(),
-                    s.k, b.data(), ldb, 0.0f, c.data(), s.n);
+        cblas_sgemm(CblasRowMajor, s.ta ? CblasTrans : CblasNoTrans, s.tb ? CblasTrans : CblasNoTrans, s.m, s.n, s.k,
+                    1.0f, a.data(), lda, b.data(), ldb, 0.0f, c.data(), s.n);
 #endif
       };
 #ifdef HLOX_HAVE_OPENBLAS
@@ -134,7 +145,7 @@ int main(int argc, char** argv) {
       run_hlox();
       double diff = 0;
       for (size_t i = 0; i < c.size(); ++i) diff = std::max(diff, double(std::fabs(c[i] - c_blas[i])));
-      std::printf("%5d %5d %5d %3s %7d %10.1f %13.1f %7.3f %9.1e\n", s.m, s.n, s.k, s.tb ? "T" : "N", threads, gh, gb,
+      std::printf("%5d %5d %5d %3s %7d %10.1f %13.1f %7.3f %9.1e\n", s.m, s.n, s.k, s.ta ? (s.tb ? "AT" : "A") : s.tb ? "T" : "N", threads, gh, gb,
                   gb > 0 ? gh / gb : 0.0, gb > 0 ? diff : 0.0);
       std::fflush(stdout);
     }

@@ -113,7 +113,7 @@ TEST(Sgemm, SeveralKBlocksAndParallelPath) {
   ThreadPool one(1), two(2);
   for (int t = 0; t < 4; ++t) {
     bool ta = t & 1, tb = t & 2;
-    CheckCase({ta, tb, 211, 173, 601, 3, t == 1}, one, two, 10 + t);  // 3 k-blocks, parallel
+    CheckCase({ta, tb, 211, 173, 1201, 3, t == 1}, one, two, 10 + t);  // 3 k-blocks, parallel
     CheckCase({ta, tb, 128, 128, 128, 0, t == 2}, one, two, 20 + t);
   }
 }

@@ -309,3 +309,72 @@ TEST(ConvolutionFastPaths, WideReductionWeightGradientForm) {
 
 }  // namespace
 }  // namespace hlox::rt::testing
+
+// --- The plane paths (conv_planes.cc, conv_plane_filter.cc): stride-1 convolutions whose
+// spatial dims stay innermost (NCHW as PyTorch exports it), forward and weight-gradient form.
+namespace hlox::rt::testing {
+namespace {
+
+// Spatial dims last everywhere; `lhs_fb` / `ker_io` / `out_fb` put feature before batch,
+// input before output feature, feature before batch (else batch/output first).
+ConvCase Planes2D(int64_t n, int64_t c, int64_t o, std::vector<int64_t> in, std::vector<WindowDimension> win,
+                  bool lhs_fb, bool ker_io, bool out_fb) {
+  ConvCase cc;
+  cc.s = 2; cc.n = n; cc.c = c; cc.o = o;
+  cc.in = in;
+  cc.win.dims = win;
+  for (int d = 0; d < 2; ++d) {
+    const WindowDimension& w = win[d];
+    const int64_t padded = (in[d] - 1) * w.base_dilation + 1 + w.pad_low + w.pad_high;
+    const int64_t dk = (w.size - 1) * w.window_dilation + 1;
+    cc.k.push_back(w.size);
+    cc.out.push_back((padded - dk) / w.stride + 1);
+  }
+  cc.dn.input_batch = lhs_fb ? 1 : 0; cc.dn.input_feature = lhs_fb ? 0 : 1; cc.dn.input_spatial = {2, 3};
+  cc.dn.kernel_input_feature = ker_io ? 0 : 1; cc.dn.kernel_output_feature = ker_io ? 1 : 0;
+  cc.dn.kernel_spatial = {2, 3};
+  cc.dn.output_batch = out_fb ? 1 : 0; cc.dn.output_feature = out_fb ? 0 : 1; cc.dn.output_spatial = {2, 3};
+  cc.lhs_dims = lhs_fb ? std::vector<int64_t>{c, n, in[0], in[1]} : std::vector<int64_t>{n, c, in[0], in[1]};
+  cc.rhs_dims = ker_io ? std::vector<int64_t>{c, o, cc.k[0], cc.k[1]} : std::vector<int64_t>{o, c, cc.k[0], cc.k[1]};
+  cc.out_dims = out_fb ? std::vector<int64_t>{o, n, cc.out[0], cc.out[1]} : std::vector<int64_t>{n, o, cc.out[0], cc.out[1]};
+  return cc;
+}
+
+TEST(ConvolutionPlanePaths, ForwardSamePaddingLayoutsAndOddSizes) {
+  // 3x3 "same" (OIHW and IOHW kernels, both output orders), odd channels and positions that
+  // leave partial column panels (143 = 4 * 32 + 15) and partial row panels (o = 9, 17, 33).
+  CheckFastPath(Planes2D(2, 5, 17, {13, 11}, {Win(3, 1, 1, 1), Win(3, 1, 1, 1)}, false, false, false), 61);
+  CheckFastPath(Planes2D(3, 3, 9, {12, 20}, {Win(3, 1, 1, 1), Win(3, 1, 1, 1)}, false, true, true), 62);
+  // Window reversal (the input-gradient form), 5x3 with asymmetric padding, window dilation.
+  CheckFastPath(Planes2D(2, 7, 33, {16, 9}, {Win(5, 1, 2, 2, 1, 1, true), Win(3, 1, 0, 2, 1, 1, true)}, true, true,
+                         false), 63);
+  CheckFastPath(Planes2D(1, 4, 8, {10, 14}, {Win(3, 1, 2, 2, 1, 2), Win(3, 1, 1, 1)}, false, false, false), 64);
+  // 1x1 unpadded and a window larger than the image (only padding lanes for some taps).
+  CheckFastPath(Planes2D(2, 6, 16, {9, 16}, {Win(1, 1, 0, 0), Win(1, 1, 0, 0)}, false, false, false), 65);
+  CheckFastPath(Planes2D(1, 2, 8, {8, 17}, {Win(9, 1, 4, 4), Win(3, 1, 1, 1)}, false, false, false), 66);
+  // Enough channels for several k-blocks (k = 48 * 9 = 432 > 384).
+  CheckFastPath(Planes2D(1, 48, 24, {14, 14}, {Win(3, 1, 1, 1), Win(3, 1, 1, 1)}, false, false, false), 67);
+}
+
+TEST(ConvolutionPlanePaths, WeightGradientForm) {
+  // lhs fb01 (features = images), kernel io01 = the output gradient, window = whole plane.
+  CheckFastPath(Planes2D(6, 3, 20, {17, 19}, {Win(17, 1, 1, 1), Win(19, 1, 1, 1)}, true, true, true), 71);
+  // Other layouts, asymmetric padding (output 4x2), partial column panel (o = 37).
+  CheckFastPath(Planes2D(4, 2, 37, {16, 18}, {Win(16, 1, 2, 1), Win(18, 1, 0, 1)}, false, false, false), 72);
+  // No padding (1x1 output) and a long reduction spanning several k-blocks and planes.
+  CheckFastPath(Planes2D(3, 5, 16, {20, 24}, {Win(20, 1, 0, 0), Win(24, 1, 0, 0)}, true, true, false), 73);
+  // Padding with k-blocks that start mid-row and cross planes (k = 3 * 440 in blocks of 330).
+  CheckFastPath(Planes2D(4, 3, 16, {20, 22}, {Win(20, 1, 1, 1), Win(22, 1, 1, 1)}, true, true, true), 74);
+}
+
+TEST(ConvolutionPlanePaths, ResNetBlockShapesForwardAndGradients) {
+  // The basic block's three forms at 20x20 with 32 channels: forward (OIHW), input gradient
+  // (IOHW, reversed window), weight gradient (window = plane).
+  CheckFastPath(Planes2D(2, 32, 32, {20, 20}, {Win(3, 1, 1, 1), Win(3, 1, 1, 1)}, false, false, false), 81);
+  CheckFastPath(Planes2D(2, 32, 32, {20, 20}, {Win(3, 1, 1, 1, 1, 1, true), Win(3, 1, 1, 1, 1, 1, true)}, false,
+                         true, false), 82);
+  CheckFastPath(Planes2D(32, 2, 32, {20, 20}, {Win(20, 1, 1, 1), Win(20, 1, 1, 1)}, true, true, true), 83);
+}
+
+}  // namespace
+}  // namespace hlox::rt::testing
