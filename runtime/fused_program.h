@@ -5,7 +5,8 @@
 // Elementwise nodes run contiguous vector loops; broadcast/reshape/transpose/slice/reverse/
 // dynamic-slice/pad/concatenate/iota are index maps; a reduce root (kInput) reduces per block.
 // Values are held as float (f32, bf16, f16, rounded after each op), double (f64) or int64
-// (pred and integers up to 32 bits, plus s64, wrapped after each op).
+// (pred and integers up to 32 bits, plus s64, wrapped after each op). Programs whose outputs
+// are pure f32 elementwise math also get a register path (fused_vector.h), which Run prefers.
 #pragma once
 
 #include <cstdint>
@@ -23,11 +24,14 @@ namespace hlox::rt {
 struct FusedNode;  // defined in fused_node.h
 
 struct FusedRunOptions {
-  int64_t block = 4096;  // output elements per block
+  int64_t block = 4096;  // output elements per block (the register path has its own)
   int threads = 0;       // 0 = every pool thread, 1 = the calling thread only
   // Elementwise passes may use a smaller block, sized so one block's intermediates stay in
   // L1 (cleared when a backend_config names hlox_block).
   bool auto_block = true;
+  // Pure f32 elementwise programs run on the register path (fused_vector.h); false forces
+  // the block loop (for tests comparing the two).
+  bool vector_path = true;
 };
 
 class FusedProgram {
@@ -44,6 +48,8 @@ class FusedProgram {
                             const FusedRunOptions& options) const;
 
   int64_t node_count() const;
+  // Whether Run can take the register path (fused_vector.h) for this program.
+  bool has_vector_path() const;
 
  private:
   FusedProgram();

@@ -7,6 +7,7 @@
 
 #include "runtime/fused_node.h"
 #include "runtime/fused_program.h"
+#include "runtime/fused_vector.h"
 
 namespace hlox::rt {
 
@@ -19,6 +20,8 @@ struct FusedProgram::Impl {
   std::vector<int64_t> streamed;  // parameters read at the outputs' own indices (fused_stream.h)
   int64_t work_nodes = 0;         // f32 elementwise nodes (prefetch steps per work chunk)
   int64_t block_bytes_per_elem = 0;  // arena bytes one output element of a block needs
+  // The register path (fused_vector.h) when every output is f32 elementwise math; else null.
+  std::unique_ptr<VectorProgram> vec;
 };
 
 // The calling thread's block arena (reused across blocks and runs).

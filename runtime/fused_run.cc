@@ -148,6 +148,16 @@ absl::StatusOr<Value> FusedProgram::Run(const std::vector<const Value*>& operand
     const Shape& s = im.tuple_root ? im.result_shape.tuple_shape(k) : im.result_shape;
     out[k] = std::make_shared<Buffer>(s);
   }
+  auto result = [&]() -> Value {
+    if (!im.tuple_root) return Value::Array(out[0]);
+    std::vector<Value> elems;
+    for (auto& b : out) elems.push_back(Value::Array(b));
+    return Value::Tuple(std::move(elems));
+  };
+  // Pure f32 elementwise programs: the register path (it declines operands it does not fit).
+  if (options.vector_path && im.vec != nullptr && im.vec->Run(im.nodes, params, out, pool, options)) {
+    return result();
+  }
   // Elementwise outputs sharing the first one's dims run in one pass.
   std::vector<size_t> group, others;
   for (size_t k = 0; k < nout; ++k) {
@@ -166,10 +176,7 @@ absl::StatusOr<Value> FusedProgram::Run(const std::vector<const Value*>& operand
     }
     RunFusedReduce(im.nodes, nd, params, pool, options, *out[k]);
   }
-  if (!im.tuple_root) return Value::Array(out[0]);
-  std::vector<Value> elems;
-  for (auto& b : out) elems.push_back(Value::Array(b));
-  return Value::Tuple(std::move(elems));
+  return result();
 }
 
 }  // namespace hlox::rt

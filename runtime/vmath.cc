@@ -90,13 +90,7 @@ void TanhF32(const float* a, float* o, int64_t n) {
 
 void LogisticF32(const float* a, float* o, int64_t n) {
 #if defined(__AVX512F__)
-  Map16(a, o, n, [](__m512 v) {
-    const __m512 sign = _mm512_castsi512_ps(_mm512_set1_epi32(INT32_MIN));
-    const __m512 e = Exp16(_mm512_or_ps(v, sign));  // exp(-|v|)
-    const __m512 r = _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_add_ps(_mm512_set1_ps(1.0f), e));
-    const __mmask16 neg = _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ);
-    return _mm512_mask_mul_ps(r, neg, r, e);
-  });
+  Map16(a, o, n, [](__m512 v) { return Logistic16(v); });
 #else
   for (int64_t i = 0; i < n; ++i) o[i] = LogisticScalar(a[i]);
 #endif

@@ -100,6 +100,15 @@ inline __m512 Tanh16(__m512 x) {
   // t = tanh(|x|) >= 0: OR in x's sign.
   return _mm512_or_ps(t, _mm512_and_ps(sign, x));
 }
+
+// logistic of 16 lanes: r = 1 / (1 + e) with e = exp(-|x|), times e where x < 0.
+inline __m512 Logistic16(__m512 x) {
+  const __m512 sign = _mm512_castsi512_ps(_mm512_set1_epi32(INT32_MIN));
+  const __m512 e = Exp16(_mm512_or_ps(x, sign));  // exp(-|x|)
+  const __m512 r = _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_add_ps(_mm512_set1_ps(1.0f), e));
+  const __mmask16 neg = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ);
+  return _mm512_mask_mul_ps(r, neg, r, e);
+}
 #endif
 
 }  // namespace hlox::rt::vmath

@@ -3,10 +3,14 @@
 //   * the bandwidth floor: 4 arrays (3 read, 1 written) at the bandwidth of a triad loop
 //     a = b + s*c over arrays of the same size (STREAM byte counting);
 //   * the compute floor: tanh+exp over an in-cache 4096-element block with the functions the
-//     fused loop uses (Eigen's vectorized tanh, runtime/vmath.h's ExpF32), scaled to 16M;
-//   * the fused time (hlox's InstructionFusion output run by the executor, FusionKernel) and
-//     the unfused time (six whole-tensor kernels), for 1 and 2 threads.
-// Prints each figure and the ratio fused / max(floors) (goal <= 1.25) and unfused / fused.
+//     fused loop uses (Eigen's packet tanh, runtime/vmath.h's Exp16 through ExpF32), scaled
+//     to 16M;
+//   * the fused time (hlox's InstructionFusion output run by the executor, FusionKernel: the
+//     register path, runtime/fused_vector.h), the same fused program forced onto the block
+//     loop (the path before the register path), and the unfused time (six whole-tensor
+//     kernels), for 1 and 2 threads.
+// Prints each figure and the ratio fused / max(floors) (goal <= 1.25), block loop / fused and
+// unfused / fused.
 // Usage: fusion_chain_bench [elements] [repeats] [fused]   ("fused": skip the unfused runs,
 // for profiling the fused loop alone)
 #include <algorithm>
@@ -14,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <sys/resource.h>
 #include <string>
 #include <vector>
 
@@ -67,67 +72,54 @@ double CpuSeconds() {
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
-// Best wall time of `reps` runs of fn; *cpu (optional) gets the best process CPU time, which
-// a loaded machine inflates less than wall time when one thread runs (descheduled time is
-// not counted).
-template <typename F>
-double Best(int reps, F&& fn, double* cpu = nullptr) {
-  double best = 1e30, best_cpu = 1e30;
-  for (int r = 0; r < reps; ++r) {
+// Best wall and process CPU time of the runs of one variant (CPU time is inflated less than
+// wall time by a loaded machine when one thread runs: descheduled time is not counted).
+struct BestOf {
+  double wall = 1e30, cpu = 1e30;
+  int64_t faults = 0, runs = 0;  // minor page faults over all runs
+  template <typename F>
+  void Time(F&& fn) {
     auto t0 = Clock::now();
     double c0 = CpuSeconds();
+    const int64_t f0 = MinorFaults();
     fn();
-    best_cpu = std::min(best_cpu, CpuSeconds() - c0);
-    best = std::min(best, Seconds(t0, Clock::now()));
+    faults += MinorFaults() - f0;
+    ++runs;
+    cpu = std::min(cpu, CpuSeconds() - c0);
+    wall = std::min(wall, Seconds(t0, Clock::now()));
   }
-  if (cpu) *cpu = best_cpu;
-  return best;
-}
+  static int64_t MinorFaults() {
+    rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_minflt;
+  }
+};
 
-double TriadSeconds(int64_t n, int threads, int reps, double* cpu) {
-  std::vector<float> a(n, 0.f), b(n, 1.f), c(n, 2.f);
-  rt::ThreadPool pool(threads);
-  auto run = [&] {
-    pool.ParallelFor(n, 1 << 16, [&](int64_t lo, int64_t hi) {
-      float* pa = a.data();
-      const float* pb = b.data();
-      const float* pc = c.data();
-      for (int64_t i = lo; i < hi; ++i) pa[i] = pb[i] + 3.0f * pc[i];
-    });
-  };
-  run();
-  return Best(reps, run, cpu);
-}
-
-// Best of `reps` passes of tanh then exp over an in-cache block, scaled to n elements; *cpu
-// gets the same in process CPU time.
-double ComputeFloorSeconds(int64_t n, int reps, double* cpu) {
-  constexpr int64_t kBlock = 4096;
-  std::vector<float> x(kBlock), y(kBlock);
-  for (int64_t i = 0; i < kBlock; ++i) x[i] = -2.f + 4.f * static_cast<float>(i) / kBlock;
-  const int64_t iters = std::max<int64_t>(1, n / kBlock);
+// One pass of tanh then exp over an in-cache 4096-element block, `iters` times.
+struct ComputeFloor {
+  static constexpr int64_t kBlock = 4096;
+  std::vector<float> x = std::vector<float>(kBlock), y = std::vector<float>(kBlock);
   float sink = 0;
-  double s = Best(reps, [&] {
+  ComputeFloor() {
+    for (int64_t i = 0; i < kBlock; ++i) x[i] = -2.f + 4.f * static_cast<float>(i) / kBlock;
+  }
+  void Run(int64_t iters) {
     for (int64_t i = 0; i < iters; ++i) {
       Eigen::Map<Eigen::ArrayXf>(y.data(), kBlock) = Eigen::Map<const Eigen::ArrayXf>(x.data(), kBlock).tanh();
       rt::vmath::ExpF32(y.data(), x.data(), kBlock);
       sink += x[i % kBlock];
       for (float& v : x) v *= 1e-3f;
     }
-  }, cpu);
-  if (sink == 12345.f) std::printf(" ");
-  const double scale = static_cast<double>(n) / static_cast<double>(iters * kBlock);
-  *cpu *= scale;
-  return s * scale;
-}
+  }
+};
 
 int Main(int argc, char** argv) {
   int64_t n = argc > 1 ? std::atoll(argv[1]) : (int64_t{1} << 24);
   int reps = argc > 2 ? std::atoi(argv[2]) : 5;
   const bool fused_only = argc > 3 && std::string(argv[3]) == "fused";
   const char* ct = std::getenv("OPENBLAS_CORETYPE");
-  std::printf("fusion_chain_bench: n=%lld f32, best of %d (OPENBLAS_CORETYPE=%s; no BLAS used)\n",
-              static_cast<long long>(n), reps, ct ? ct : "unset");
+  std::printf("fusion_chain_bench: n=%lld f32, best of %d interleaved (OPENBLAS_CORETYPE=%s; no BLAS "
+              "used)\n", static_cast<long long>(n), reps, ct ? ct : "unset");
   auto unfused = ParseModule(ChainModule(n));
   if (!unfused.ok()) {
     std::fprintf(stderr, "%s\n", std::string(unfused.status().message()).c_str());
@@ -137,46 +129,91 @@ int Main(int argc, char** argv) {
   auto rep = CreateInstructionFusion()->Run(*fused);
   if (!rep.ok()) return 1;
   std::vector<rt::Value> args = rt::MakeSeededInputs(**unfused, 1);
+  // The fused computation compiled on its own, to time it on the block loop.
+  std::unique_ptr<rt::FusedProgram> program;
+  for (const auto& c : fused->computations()) {
+    if (c.get() == fused->entry()) continue;
+    auto p = rt::FusedProgram::Compile(*c, 1);
+    if (p.ok()) program = std::move(*p);
+  }
+  if (program == nullptr) return 1;
+  std::vector<const rt::Value*> arg_ptrs;
+  for (const rt::Value& v : args) arg_ptrs.push_back(&v);
   const double bytes = 4.0 * 4.0 * static_cast<double>(n);
-  double compute_cpu = 0;
-  const double compute_floor = ComputeFloorSeconds(n, reps, &compute_cpu);
-  std::printf("compute floor (tanh+exp in cache, 1 thread): %.2f ms\n", compute_floor * 1e3);
+  std::vector<float> ta(n, 0.f), tb(n, 1.f), tc(n, 2.f);
+  ComputeFloor cf;
+  const int64_t cf_iters = std::max<int64_t>(1, n / ComputeFloor::kBlock);
+  const double cf_scale = static_cast<double>(n) / static_cast<double>(cf_iters * ComputeFloor::kBlock);
   for (int threads : {1, 2}) {
-    double triad_cpu = 0;
-    double triad = TriadSeconds(n, threads, reps, &triad_cpu);
-    double bw = 3.0 * 4.0 * static_cast<double>(n) / triad;
-    double bw_floor = bytes / bw;
-    double cfloor = compute_floor / threads;
-    double floor = std::max(bw_floor, cfloor);
-    double times[2] = {0, 0}, cpu[2] = {0, 0};
-    for (int k = 0; k < (fused_only ? 1 : 2); ++k) {
-      const Module& m = k == 0 ? *fused : **unfused;
-      auto exec = rt::Executor::Create(m, rt::ExecOptions{threads, 1});
-      if (!exec.ok()) return 1;
-      auto warm = (*exec)->Run(args);
+    rt::ThreadPool pool(threads);
+    auto triad = [&] {
+      pool.ParallelFor(n, 1 << 16, [&](int64_t lo, int64_t hi) {
+        float* pa = ta.data();
+        const float* pb = tb.data();
+        const float* pc = tc.data();
+        for (int64_t i = lo; i < hi; ++i) pa[i] = pb[i] + 3.0f * pc[i];
+      });
+    };
+    auto fused_exec = rt::Executor::Create(*fused, rt::ExecOptions{threads, 1});
+    auto unfused_exec = rt::Executor::Create(**unfused, rt::ExecOptions{threads, 1});
+    if (!fused_exec.ok() || !unfused_exec.ok()) return 1;
+    rt::FusedRunOptions block_opt;
+    block_opt.vector_path = false;
+    for (auto* e : {&*fused_exec, &*unfused_exec}) {
+      auto warm = (**e).Run(args);
       if (!warm.ok()) {
         std::fprintf(stderr, "%s\n", std::string(warm.status().message()).c_str());
         return 1;
       }
-      times[k] = Best(reps, [&] { auto out = (*exec)->Run(args); }, &cpu[k]);
     }
+    if (!program->Run(arg_ptrs, &pool, block_opt).ok()) return 1;
+    triad();
+    // Every variant once per round, best of `reps` rounds.
+    BestOf t_triad, t_compute, t_fused, t_block, t_unfused;
+    for (int r = 0; r < reps; ++r) {
+      t_triad.Time(triad);
+      if (threads == 1) t_compute.Time([&] { cf.Run(cf_iters); });
+      t_fused.Time([&] { auto out = (*fused_exec)->Run(args); });
+      t_block.Time([&] { auto out = program->Run(arg_ptrs, &pool, block_opt); });
+      if (!fused_only) t_unfused.Time([&] { auto out = (*unfused_exec)->Run(args); });
+    }
+    static double compute_wall = 0, compute_cpu = 0;  // measured with threads=1
+    if (threads == 1) {
+      compute_wall = t_compute.wall * cf_scale;
+      compute_cpu = t_compute.cpu * cf_scale;
+      std::printf("compute floor (tanh+exp in cache, 1 thread): %.2f ms (cpu %.2f ms)\n",
+                  compute_wall * 1e3, compute_cpu * 1e3);
+    }
+    const double bw = 3.0 * 4.0 * static_cast<double>(n) / t_triad.wall;
+    const double bw_floor = bytes / bw;
+    const double cfloor = compute_wall / threads;
+    const double floor = std::max(bw_floor, cfloor);
+    const double fused_ms = t_fused.wall;
+    const double unfused_ms = fused_only ? 0 : t_unfused.wall;
     std::printf("threads=%d triad %.1f GB/s | floors: bandwidth %.2f ms, compute %.2f ms | "
-                "fused %.2f ms (%.2fx floor) | unfused %.2f ms (%.2fx fused)\n",
-                threads, bw / 1e9, bw_floor * 1e3, cfloor * 1e3, times[0] * 1e3, times[0] / floor,
-                times[1] * 1e3, times[1] / times[0]);
+                "fused %.2f ms (%.2fx floor) | block loop %.2f ms (%.2fx fused) | unfused %.2f ms "
+                "(%.2fx fused)\n",
+                threads, bw / 1e9, bw_floor * 1e3, cfloor * 1e3, fused_ms * 1e3, fused_ms / floor,
+                t_block.wall * 1e3, t_block.wall / fused_ms, unfused_ms * 1e3, unfused_ms / fused_ms);
+    std::printf("threads=%d page faults in %d runs: fused %lld, block loop %lld, unfused %lld\n", threads, reps,
+                static_cast<long long>(t_fused.faults), static_cast<long long>(t_block.faults),
+                static_cast<long long>(fused_only ? 0 : t_unfused.faults));
     if (threads == 1) {  // the same figures in CPU time (robust to a loaded machine)
-      double cbw_floor = bytes / (3.0 * 4.0 * static_cast<double>(n) / triad_cpu);
-      double cfloor_cpu = std::max(cbw_floor, compute_cpu);
+      const double cbw_floor = bytes / (3.0 * 4.0 * static_cast<double>(n) / t_triad.cpu);
+      const double cfloor_cpu = std::max(cbw_floor, compute_cpu);
       std::printf("threads=1 cpu-time: floors: bandwidth %.2f ms, compute %.2f ms | fused %.2f ms "
-                  "(%.2fx floor) | unfused %.2f ms\n",
-                  cbw_floor * 1e3, compute_cpu * 1e3, cpu[0] * 1e3, cpu[0] / cfloor_cpu, cpu[1] * 1e3);
+                  "(%.2fx floor) | block loop %.2f ms | unfused %.2f ms\n",
+                  cbw_floor * 1e3, compute_cpu * 1e3, t_fused.cpu * 1e3, t_fused.cpu / cfloor_cpu,
+                  t_block.cpu * 1e3, fused_only ? 0.0 : t_unfused.cpu * 1e3);
     }
   }
+  if (cf.sink == 12345.f) std::printf(" ");
   auto st = rt::GetFusionKernelStats();
   std::printf("fusion kernel: %lld fused runs, %lld fallbacks\n", static_cast<long long>(st.fused_runs),
               static_cast<long long>(st.fallback_runs));
   return 0;
 }
+
 
 }  // namespace
 }  // namespace hlox

@@ -1,0 +1,74 @@
+// The register path of the fused loop, for fused programs whose outputs are pure f32
+// elementwise math (kLoop fusions such as exp(tanh(2x+1)*y)-z). Build flattens the nodes into a
+// straight-line program of vector ops over slots (streamed inputs read in place, scalars
+// evaluated once per run, temporaries); Run walks the output in sub-blocks of kSubBlock
+// elements, running every op of the program over 16-lane registers before the next sub-block,
+// (index maps, such as row/column broadcasts, of a parameter, a constant or a small computed
+// value are gathered per sub-block),
+// so a sub-block's intermediates never leave L1 and the loads of one sub-block overlap the
+// math of the previous ones. Inputs are prefetched a fixed distance ahead and big outputs are
+// written with non-temporal stores. The math is the block loop's (vmath exp/logistic, Eigen's
+// packet tanh/log, IEEE add/mul/div/sqrt), so results are bit-identical to it and independent
+// of the thread count. Anything else (other types, index maps, compares) uses the block loop.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "runtime/fused_node.h"
+#include "runtime/fused_program.h"
+#include "runtime/value.h"
+
+namespace hlox::rt {
+
+class VectorProgram {
+ public:
+  // Elements per sub-block (all ops of the program run over one before the next).
+  static constexpr int64_t kSubBlock = 256;
+
+  // The register program computing `outputs` of `nodes`, or null when some node they need is
+  // not f32 elementwise math this path implements, the outputs differ in element count, or
+  // the build has no AVX-512.
+  static std::unique_ptr<VectorProgram> Build(const std::vector<FusedNode>& nodes,
+                                              const std::vector<int>& outputs);
+
+  // Computes every output into out[k] (f32 buffers of the outputs' shapes). Returns false,
+  // having written nothing, when the operands do not fit the program (a parameter of another
+  // size or type); the caller then runs the block loop.
+  bool Run(const std::vector<FusedNode>& nodes, const std::vector<const Buffer*>& params,
+           std::vector<BufferPtr>& out, ThreadPool* pool, const FusedRunOptions& options) const;
+
+  // Ops in the program (for tests).
+  int64_t op_count() const { return static_cast<int64_t>(ops_.size()); }
+
+  // Where an op reads an operand: a streamed input (parameter or constant array, read at the
+  // output's indices) or a sub-block temporary (scalars live in temporaries filled once).
+  struct Slot {
+    bool input = false;
+    int64_t index = 0;  // inputs_ entry or temporary number
+  };
+  struct Op {
+    uint8_t code = 0;  // VecCode (fused_vector.cc)
+    Slot a, b;
+    int64_t dst = 0;  // temporary number
+    int64_t out = -1;  // output it also goes to directly (in whole sub-blocks), or -1
+  };
+  struct Input {
+    int64_t param = -1;  // parameter number, or -1 for a constant array
+    int node = -1;       // the constant's node
+    int affine = -1;     // an index-map node (broadcast, slice, transpose) reading the input
+    bool computed = false;  // `node` is a small computed value (evaluated whole per run)
+  };
+
+ private:
+  std::vector<Op> ops_;
+  std::vector<Input> inputs_;
+  std::vector<int> scalar_nodes_;       // evaluated once per run by the block evaluator
+  std::vector<int64_t> scalar_temps_;   // temporary holding each scalar
+  std::vector<Slot> output_slots_;      // one per output
+  std::vector<char> direct_;            // per output: written by its op in whole sub-blocks
+  int64_t temps_ = 0;
+};
+
+}  // namespace hlox::rt

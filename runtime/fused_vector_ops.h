@@ -1,0 +1,139 @@
+// Register kernels of the fused loop's register path (fused_vector.h): the op codes a
+// VectorProgram is built from, and RunOp, which runs one op over a sub-block's 16-lane
+// registers with the block loop's exact math (vmath exp/logistic, Eigen's packet tanh/log,
+// IEEE arithmetic, NaN-propagating max/min), storing to a temporary or an output. Internal to
+// fused_vector.cc.
+#pragma once
+
+#include <cstdint>
+
+// GCC 12 reports false maybe-uninitialized warnings inside Eigen's AVX-512 tanh/log.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <Eigen/Core>
+
+#include "ir/opcode.h"
+#include "runtime/vmath.h"
+
+namespace hlox::rt::vecops {
+
+enum VecCode : uint8_t {
+  // unary
+  kExp, kTanh, kLogistic, kLog, kSqrt, kRsqrt, kAbs, kNeg, kFloor, kCeil, kRoundEven,
+  // binary
+  kAdd, kSub, kMul, kDiv, kMax, kMin,
+};
+
+// The code of a unary / binary opcode the register path implements; false otherwise.
+inline bool UnaryCode(Opcode op, uint8_t* code) {
+  switch (op) {
+    case Opcode::kExp: *code = kExp; return true;
+    case Opcode::kTanh: *code = kTanh; return true;
+    case Opcode::kLogistic: *code = kLogistic; return true;
+    case Opcode::kLog: *code = kLog; return true;
+    case Opcode::kSqrt: *code = kSqrt; return true;
+    case Opcode::kRsqrt: *code = kRsqrt; return true;
+    case Opcode::kAbs: *code = kAbs; return true;
+    case Opcode::kNegate: *code = kNeg; return true;
+    case Opcode::kFloor: *code = kFloor; return true;
+    case Opcode::kCeil: *code = kCeil; return true;
+    case Opcode::kRoundNearestEven: *code = kRoundEven; return true;
+    default: return false;
+  }
+}
+
+inline bool BinaryCode(Opcode op, uint8_t* code) {
+  switch (op) {
+    case Opcode::kAdd: *code = kAdd; return true;
+    case Opcode::kSubtract: *code = kSub; return true;
+    case Opcode::kMultiply: *code = kMul; return true;
+    case Opcode::kDivide: *code = kDiv; return true;
+    case Opcode::kMaximum: *code = kMax; return true;
+    case Opcode::kMinimum: *code = kMin; return true;
+    default: return false;
+  }
+}
+
+#if defined(__AVX512F__)
+// How an op stores its registers: to an aligned temporary, to an output buffer, or to a
+// 64-byte aligned output buffer with non-temporal stores.
+enum StoreMode { kTemp, kOut, kStream };
+
+template <int kMode>
+inline void Store(float* o, __m512 v) {
+  if constexpr (kMode == kTemp) _mm512_store_ps(o, v);
+  else if constexpr (kMode == kOut) _mm512_storeu_ps(o, v);
+  else _mm512_stream_ps(o, v);
+}
+
+template <int kMode, typename F>
+inline void Loop1(const float* a, float* o, int64_t nv, F f) {
+  for (int64_t v = 0; v < nv; ++v) Store<kMode>(o + 16 * v, f(_mm512_loadu_ps(a + 16 * v)));
+}
+
+template <int kMode, typename F>
+inline void Loop2(const float* a, const float* b, float* o, int64_t nv, F f) {
+  for (int64_t v = 0; v < nv; ++v) {
+    Store<kMode>(o + 16 * v, f(_mm512_loadu_ps(a + 16 * v), _mm512_loadu_ps(b + 16 * v)));
+  }
+}
+
+// NaN-propagating max/min exactly as fused::MaxNan/MinNan: pick by the comparison (b on
+// ties), then a where a is NaN, then b where b is NaN.
+inline __m512 MaxNan16(__m512 a, __m512 b) {
+  __m512 r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_GT_OQ), b, a);
+  r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q), a);
+  return _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(b, b, _CMP_UNORD_Q), b);
+}
+inline __m512 MinNan16(__m512 a, __m512 b) {
+  __m512 r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_LT_OQ), b, a);
+  r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q), a);
+  return _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(b, b, _CMP_UNORD_Q), b);
+}
+
+// Runs op `code` over nv registers.
+template <int kMode>
+inline void RunOpT(uint8_t code, const float* a, const float* b, float* o, int64_t nv) {
+  using Eigen::internal::Packet16f;
+  const __m512 sign = _mm512_castsi512_ps(_mm512_set1_epi32(INT32_MIN));
+  constexpr int kNear = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  constexpr int kDown = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
+  constexpr int kUp = _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC;
+  switch (code) {
+    case kExp: Loop1<kMode>(a, o, nv, [](__m512 x) { return vmath::Exp16(x); }); break;
+    case kTanh: Loop1<kMode>(a, o, nv, [](__m512 x) { return Eigen::internal::ptanh<Packet16f>(x); }); break;
+    case kLogistic: Loop1<kMode>(a, o, nv, [](__m512 x) { return vmath::Logistic16(x); }); break;
+    case kLog: Loop1<kMode>(a, o, nv, [](__m512 x) { return Eigen::internal::plog<Packet16f>(x); }); break;
+    case kSqrt: Loop1<kMode>(a, o, nv, [](__m512 x) { return _mm512_sqrt_ps(x); }); break;
+    case kRsqrt:
+      Loop1<kMode>(a, o, nv, [](__m512 x) { return _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_sqrt_ps(x)); });
+      break;
+    case kAbs: Loop1<kMode>(a, o, nv, [&](__m512 x) { return _mm512_andnot_ps(sign, x); }); break;
+    case kNeg: Loop1<kMode>(a, o, nv, [&](__m512 x) { return _mm512_xor_ps(sign, x); }); break;
+    case kFloor: Loop1<kMode>(a, o, nv, [](__m512 x) { return _mm512_roundscale_ps(x, kDown); }); break;
+    case kCeil: Loop1<kMode>(a, o, nv, [](__m512 x) { return _mm512_roundscale_ps(x, kUp); }); break;
+    case kRoundEven: Loop1<kMode>(a, o, nv, [](__m512 x) { return _mm512_roundscale_ps(x, kNear); }); break;
+    case kAdd: Loop2<kMode>(a, b, o, nv, [](__m512 x, __m512 y) { return _mm512_add_ps(x, y); }); break;
+    case kSub: Loop2<kMode>(a, b, o, nv, [](__m512 x, __m512 y) { return _mm512_sub_ps(x, y); }); break;
+    case kMul: Loop2<kMode>(a, b, o, nv, [](__m512 x, __m512 y) { return _mm512_mul_ps(x, y); }); break;
+    case kDiv: Loop2<kMode>(a, b, o, nv, [](__m512 x, __m512 y) { return _mm512_div_ps(x, y); }); break;
+    case kMax: Loop2<kMode>(a, b, o, nv, MaxNan16); break;
+    case kMin: Loop2<kMode>(a, b, o, nv, MinNan16); break;
+    default: break;
+  }
+}
+
+// Runs op `code` over nv registers of a and b (b unused by unary ops) into o.
+inline void RunOp(uint8_t code, const float* a, const float* b, float* o, int64_t nv, StoreMode mode) {
+  switch (mode) {
+    case kTemp: RunOpT<kTemp>(code, a, b, o, nv); break;
+    case kOut: RunOpT<kOut>(code, a, b, o, nv); break;
+    case kStream: RunOpT<kStream>(code, a, b, o, nv); break;
+  }
+}
+
+#endif
+
+}  // namespace hlox::rt::vecops
+
+#pragma GCC diagnostic pop
