@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <unordered_map>
 
 #include "absl/strings/str_cat.h"
@@ -71,6 +72,8 @@ struct Executor::Impl {
   std::unique_ptr<ThreadPool> pool;
   std::unordered_map<const Computation*, std::unique_ptr<CompPlan>> plans;
   std::atomic<uint64_t> rng_state{0};
+  std::mutex kernel_state_mu;
+  std::unordered_map<const Instruction*, std::shared_ptr<const void>> kernel_state;
 
   absl::StatusOr<std::unique_ptr<CompPlan>> BuildPlan(const Computation& comp) {
     auto plan = std::make_unique<CompPlan>();
@@ -233,5 +236,17 @@ absl::StatusOr<Value> Executor::RunComputation(const Computation& comp,
 
 ThreadPool& Executor::pool() { return *impl_->pool; }
 const ExecOptions& Executor::options() const { return impl_->options; }
+
+std::shared_ptr<const void> Executor::KernelState(const Instruction& instr,
+                                                  const std::function<std::shared_ptr<const void>()>& make) {
+  {
+    std::lock_guard<std::mutex> lock(impl_->kernel_state_mu);
+    auto it = impl_->kernel_state.find(&instr);
+    if (it != impl_->kernel_state.end()) return it->second;
+  }
+  std::shared_ptr<const void> state = make();  // outside the lock: may compile
+  std::lock_guard<std::mutex> lock(impl_->kernel_state_mu);
+  return impl_->kernel_state.emplace(&instr, std::move(state)).first->second;
+}
 
 }  // namespace hlox::rt

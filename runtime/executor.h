@@ -48,6 +48,11 @@ class Executor {
   ThreadPool& pool();
   const ExecOptions& options() const;
 
+  // State a kernel keeps per instruction for this executor's lifetime (a compiled fused
+  // program and its parsed options): the stored one, or `make()`'s, stored on first use.
+  std::shared_ptr<const void> KernelState(const Instruction& instr,
+                                          const std::function<std::shared_ptr<const void>()>& make);
+
  private:
   Executor();
   struct Impl;
