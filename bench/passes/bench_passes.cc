@@ -1,4 +1,5 @@
-// bench_passes [--corpus DIR] [--filter SUBSTR] [--max-bytes N] [--threads T] [--seconds S]
+// bench_passes [--corpus DIR] [--filter SUBSTR] [--skip A,B] [--max-bytes N] [--threads T] [--seconds S]
+//              [--min-samples N]
 // Per corpus module: instruction count, op count and median run time (hlox runtime, seeded
 // inputs) for the none, default, all-fuse and no-fuse pipelines, with the speedup of each over
 // `none` measured in the same run. Then, for every alpa_*_pre/_post pair, our default pipeline
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_split.h"
 #include "ir/parser.h"
 #include "passes/module_util.h"
 #include "passes/pipeline.h"
@@ -22,9 +24,11 @@ namespace {
 struct Options {
   std::string corpus = HLOX_SOURCE_DIR "/../shared/hlo";
   std::string filter;
+  std::vector<std::string> skip;   // modules whose name contains one of these are left out
   uint64_t max_bytes = 64 * 1024;  // skip larger files (use a big value for all)
   int threads = 1;
   double seconds = 0.3;            // measuring time per (module, pipeline)
+  int min_samples = 3;             // timed runs at least (after one untimed warm-up run)
 };
 
 struct Measure {
@@ -51,7 +55,7 @@ Measure Time(const Module& m, const Options& o) {
   }
   std::vector<double> samples;
   auto start = std::chrono::steady_clock::now();
-  while (samples.size() < 3 ||
+  while (static_cast<int>(samples.size()) < o.min_samples ||
          (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < o.seconds &&
           samples.size() < 200)) {
     auto t0 = std::chrono::steady_clock::now();
@@ -78,6 +82,11 @@ std::string Ratio(const Measure& base, const Measure& m) {
   return b;
 }
 
+bool Skipped(const Options& o, const std::string& path) {
+  const std::string name = std::filesystem::path(path).filename().string();
+  return std::any_of(o.skip.begin(), o.skip.end(), [&](const std::string& s) { return name.find(s) != std::string::npos; });
+}
+
 Measure RunAndTime(const Module& m, const std::string& pipeline, const Options& o) {
   auto out = RunPipeline(m, pipeline, {});
   if (!out.ok()) {
@@ -94,15 +103,17 @@ int Main(int argc, char** argv) {
     std::string a = argv[i], v = argv[i + 1];
     if (a == "--corpus") o.corpus = v;
     else if (a == "--filter") o.filter = v;
+    else if (a == "--skip") o.skip = absl::StrSplit(v, ',', absl::SkipEmpty());
     else if (a == "--max-bytes") o.max_bytes = std::stoull(v);
     else if (a == "--threads") o.threads = std::stoi(v);
     else if (a == "--seconds") o.seconds = std::stod(v);
+    else if (a == "--min-samples") o.min_samples = std::max(1, std::stoi(v));
   }
   std::vector<std::string> files;
   for (const auto& e : std::filesystem::directory_iterator(o.corpus)) {
     std::string p = e.path().string();
     if (e.path().extension() != ".hlo" || p.find(o.filter) == std::string::npos) continue;
-    if (std::filesystem::file_size(e.path()) > o.max_bytes) continue;
+    if (std::filesystem::file_size(e.path()) > o.max_bytes || Skipped(o, p)) continue;
     files.push_back(p);
   }
   std::sort(files.begin(), files.end());
@@ -137,6 +148,7 @@ int Main(int argc, char** argv) {
     if (stem.rfind("alpa_", 0) != 0 || stem.size() < 4 || stem.substr(stem.size() - 4) != "_pre") continue;
     std::string base = stem.substr(0, stem.size() - 4);
     if (base.find(o.filter) == std::string::npos && stem.find(o.filter) == std::string::npos) continue;
+    if (Skipped(o, e.path().string())) continue;
     auto pre = ParseModuleFile(e.path().string());
     auto post = ParseModuleFile((e.path().parent_path() / (base + "_post.hlo")).string());
     if (!pre.ok() || !post.ok()) continue;

@@ -7,16 +7,19 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <random>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "cost/peak_memory.h"
 #include "cost/validate.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "passes/decisions_io.h"
 #include "passes/pipeline.h"
+#include "runtime/buffer_pool.h"
 #include "runtime/value.h"
 
 namespace hlox::testing {
@@ -45,6 +48,44 @@ void DumpDecisions(const Module& module, const std::string& pipeline, uint64_t s
     if (file[i] == ':' || file[i] == '/') file[i] = '_';
   }
   std::ofstream(file) << DecisionsToCompact(DecisionsFile{pipeline, used}) << "\n";
+}
+
+// A field of /proc/self/status in bytes (VmRSS, VmHWM), 0 if unreadable.
+int64_t ProcStatusBytes(const std::string& field) {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind(field + ":", 0) == 0) return std::atoll(line.c_str() + field.size() + 1) * 1024;
+  }
+  return 0;
+}
+
+// With HLOX_PROPERTY_VERBOSE=1, one line per execution on stderr: what ran, its seconds, its
+// planned peak, the pool's state and the process's resident and peak resident bytes.
+void LogExecution(const std::string& what, double seconds, int64_t planned_peak) {
+  const char* v = std::getenv("HLOX_PROPERTY_VERBOSE");
+  if (!v || std::string(v) != "1") return;
+  const rt::BufferPoolStats pool = rt::GetBufferPoolStats();
+  const double gb = 1e-9;
+  std::cerr << absl::StrFormat(
+                   "[property-exec] %s: %.1f s, planned peak %.2f GB, pool live %.2f cached %.2f peak %.2f "
+                   "fresh %.2f GB, rss %.2f hwm %.2f GB\n",
+                   what, seconds, planned_peak * gb, pool.live_large_bytes * gb, pool.cached_large_bytes * gb,
+                   pool.peak_large_bytes * gb, pool.fresh_large_bytes * gb, ProcStatusBytes("VmRSS") * gb,
+                   ProcStatusBytes("VmHWM") * gb);
+}
+
+// The memory budget for one execution: options, then HLOX_PROPERTY_MAX_PEAK_GB, then
+// MemAvailable now.
+int64_t MemoryBudget(const PropertyOptions& options) {
+  if (options.max_planned_bytes > 0) return options.max_planned_bytes;
+  if (const char* gb = std::getenv("HLOX_PROPERTY_MAX_PEAK_GB")) return static_cast<int64_t>(std::atof(gb) * 1e9);
+  std::ifstream f("/proc/meminfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("MemAvailable:", 0) == 0) return std::atoll(line.c_str() + 13) * 1024;
+  }
+  return int64_t{8} << 30;
 }
 
 }  // namespace
@@ -77,13 +118,20 @@ absl::StatusOr<rt::Value> ExecuteModule(const Module& module, const std::vector<
 PropertyResult CheckModuleProperty(const Module& original, const PropertyOptions& options) {
   PropertyResult result;
   const Clock::time_point start = Clock::now();
+  rt::TrimBufferPool();  // an earlier module's cached buffers are no use here
+  const int64_t budget = MemoryBudget(options);
   std::vector<rt::Value> inputs;
   absl::StatusOr<rt::Value> reference = absl::UnknownError("not executed");
-  if (options.execute) {
+  const int64_t reference_peak = AnalyticalPeakMemory(*original.entry());
+  if (options.execute && reference_peak > budget) {
+    result.runtime_note = absl::StrFormat("planned peak %.3g GB exceeds the memory budget %.3g GB",
+                                          reference_peak * 1e-9, budget * 1e-9);
+  } else if (options.execute) {
     Clock::time_point t = Clock::now();
     inputs = rt::MakeSeededInputs(original, 1);
     reference = ExecuteModule(original, inputs, options.threads);
     result.reference_seconds = Since(t);
+    LogExecution("reference", result.reference_seconds, reference_peak);
     result.executed = reference.ok();
     if (!reference.ok()) result.runtime_note = std::string(reference.status().message());
   } else {
@@ -142,9 +190,16 @@ PropertyResult CheckModuleProperty(const Module& original, const PropertyOptions
         if (!cached->second.empty()) result.failures.push_back(where + cached->second);
         continue;
       }
+      const int64_t planned = AnalyticalPeakMemory(*(*out)->entry());
+      if (planned > budget) {
+        ++result.memory_skips;
+        LogExecution(where + absl::StrFormat("skipped, over the budget of %.2f GB", budget * 1e-9), 0, planned);
+        continue;
+      }
       t = Clock::now();
       absl::StatusOr<rt::Value> got = ExecuteModule(**out, inputs, options.threads);
       result.exec_seconds += Since(t);
+      LogExecution(where, Since(t), planned);
       ++result.executions;
       std::string verdict = got.ok() ? CompareValues(*reference, *got)
                                      : "rewritten module fails to run: " + std::string(got.status().ToString());
@@ -156,16 +211,17 @@ PropertyResult CheckModuleProperty(const Module& original, const PropertyOptions
     }
   }
   result.total_seconds = Since(start);
+  result.peak_rss_bytes = ProcStatusBytes("VmHWM");
   return result;
 }
 
 std::string FormatPropertyResult(const std::string& name, const PropertyResult& r) {
   return absl::StrFormat(
-      "[property] %s: %d pipelines, %d unchanged, %d executions, %d cache hits, %d failures, %s; "
-      "seconds: total %.1f reference %.1f passes %.1f exec %.1f",
-      name, r.pipelines_run, r.unchanged, r.executions, r.cache_hits, static_cast<int>(r.failures.size()),
-      r.executed ? "executed" : "verify-only", r.total_seconds, r.reference_seconds, r.pass_seconds,
-      r.exec_seconds);
+      "[property] %s: %d pipelines, %d unchanged, %d executions, %d cache hits, %d memory skips, "
+      "%d failures, %s; seconds: total %.1f reference %.1f passes %.1f exec %.1f; peak rss %.2f GB",
+      name, r.pipelines_run, r.unchanged, r.executions, r.cache_hits, r.memory_skips,
+      static_cast<int>(r.failures.size()), r.executed ? "executed" : "verify-only", r.total_seconds,
+      r.reference_seconds, r.pass_seconds, r.exec_seconds, r.peak_rss_bytes * 1e-9);
 }
 
 }  // namespace hlox::testing

@@ -2,7 +2,8 @@
 // default pipeline) with seeded random decision vectors, verify each result, and compare its
 // outputs with the original module's on seeded inputs. Executions are the expensive part, so a
 // result that prints exactly like the original is not executed (same module, same outputs) and
-// results are cached by printed text within one module.
+// results are cached by printed text within one module. Executions run one at a time, each
+// freed before the next; a module whose planned peak exceeds the memory budget is not executed.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +28,10 @@ struct PropertyOptions {
   int threads = 2;
   bool execute = true;  // false: verify and replay only (runtime-limited modules)
   std::vector<std::string> only_pipelines;  // non-empty: run just these (for reproducing a failure)
+  // A module whose analytical peak (cost/peak_memory.h) exceeds this is not executed (reported
+  // in memory_skips), so a check does not start what cannot fit. 0: MemAvailable when
+  // the check starts (after the buffer pool is trimmed); HLOX_PROPERTY_MAX_PEAK_GB overrides.
+  int64_t max_planned_bytes = 0;
 };
 
 // What one module's check did and found.
@@ -35,9 +40,11 @@ struct PropertyResult {
   int unchanged = 0;       // results printing exactly like the original (verified, not executed)
   int executions = 0;      // distinct rewritten modules executed
   int cache_hits = 0;      // results equal to an earlier one, reusing its verdict
+  int memory_skips = 0;    // rewritten modules not executed: planned peak over the memory budget
   bool executed = false;   // the reference ran (false: runtime-limited, verify-only)
   std::string runtime_note;  // why the reference did not run
   double reference_seconds = 0, pass_seconds = 0, exec_seconds = 0, total_seconds = 0;
+  int64_t peak_rss_bytes = 0;  // the process's peak resident bytes (VmHWM) when the check ended
   std::vector<std::string> failures;  // one line each: "<pipeline> seed <s>: <what>"
 };
 

@@ -4,20 +4,32 @@
 # own counts) to LOGDIR/summary.txt, the full output to LOGDIR/<module>.log.
 #
 # usage: tests/passes/property_corpus.sh BUILD_DIR LOGDIR [MODULE.hlo ...]
-# env:   PER_MODULE_TIMEOUT (seconds, default 1800), HLOX_PROPERTY_VERIFY_ONLY (default: the
-#        modules the runtime is still too slow for), HLOX_CORPUS (default ../shared/hlo).
+# env:   PER_MODULE_TIMEOUT (seconds, default 1800), HLOX_PROPERTY_SEEDS (default 3),
+#        HLOX_PROPERTY_SLOW (default hloenv_efficientnet_forward.hlo: minutes per execution, so
+#        SLOW_SEEDS seeds per pipeline, default 1, under SLOW_TIMEOUT seconds, default 5400),
+#        HLOX_PROPERTY_VERIFY_ONLY (default none), HLOX_CORPUS (default ../shared/hlo).
+#        Each run's planned peak (cost/peak_memory.h, about 20% above the real peak on
+#        efficientnet) must fit in MemAvailable (HLOX_PROPERTY_MAX_PEAK_GB
+#        overrides); a module that does not is verified only, a candidate is counted as skipped.
+#        Every process also runs under `ulimit -v` of HLOX_PROPERTY_VMEM_KB (default 95% of
+#        MemAvailable at start), so a run that still outgrows memory fails alone (bad_alloc).
 set -u
 build=${1:?usage: property_corpus.sh BUILD_DIR LOGDIR [MODULE.hlo ...]}
 log=${2:?usage: property_corpus.sh BUILD_DIR LOGDIR [MODULE.hlo ...]}
 shift 2
 corpus=${HLOX_CORPUS:-$(dirname "$0")/../../../shared/hlo}
-export HLOX_PROPERTY_VERIFY_ONLY=${HLOX_PROPERTY_VERIFY_ONLY:-hloenv_efficientnet_forward.hlo}
+export HLOX_PROPERTY_VERIFY_ONLY=${HLOX_PROPERTY_VERIFY_ONLY:-}
+slow=${HLOX_PROPERTY_SLOW:-hloenv_efficientnet_forward.hlo}
+vmem=${HLOX_PROPERTY_VMEM_KB:-$(awk '/^MemAvailable:/ {printf "%d", $2 * 0.95}' /proc/meminfo)}
 mkdir -p "$log"
 if [ $# -gt 0 ]; then modules=("$@"); else mapfile -t modules < <(ls -Sr "$corpus"/*.hlo | xargs -n1 basename); fi
 for m in "${modules[@]}"; do
   start=$(date +%s.%N)
-  HLOX_PROPERTY_FILTER=$m timeout "${PER_MODULE_TIMEOUT:-1800}" "$build/bin/passes_property_test" \
-    --gtest_filter='Corpus/*' > "$log/${m%.hlo}.log" 2>&1
+  seeds=${HLOX_PROPERTY_SEEDS:-3}
+  limit=${PER_MODULE_TIMEOUT:-1800}
+  case ",$slow," in *",$m,"*) seeds=${SLOW_SEEDS:-1}; limit=${SLOW_TIMEOUT:-5400} ;; esac
+  (ulimit -v "$vmem"; HLOX_PROPERTY_SEEDS=$seeds HLOX_PROPERTY_FILTER=$m exec timeout "$limit" \
+    "$build/bin/passes_property_test" --gtest_filter='Corpus/*') > "$log/${m%.hlo}.log" 2>&1
   rc=$?
   wall=$(echo "$(date +%s.%N) - $start" | bc)
   counts=$(grep '^\[property\]' "$log/${m%.hlo}.log" | sed 's/^[^:]*: //')

@@ -4,7 +4,9 @@
 // property_check.cc. Each module is its own test case. Samples the ten smallest modules;
 // HLOX_FULL=1 runs all of them, HLOX_PROPERTY_FILTER=a,b only modules whose name contains a or b,
 // HLOX_PROPERTY_VERIFY_ONLY=c,d verifies but does not execute modules matching c or d;
-// HLOX_PROPERTY_PIPELINES=only:cse,default runs just those pipelines, and HLOX_PROPERTY_DUMP=DIR
+// HLOX_PROPERTY_PIPELINES=only:cse,default runs just those pipelines, HLOX_PROPERTY_SEEDS=N runs N
+// seeds per pipeline (default 3), HLOX_PROPERTY_VERBOSE=1 logs every execution's time and memory,
+// HLOX_PROPERTY_MAX_PEAK_GB caps the planned peak of executed modules, and HLOX_PROPERTY_DUMP=DIR
 // writes the decisions of each failing run there (to reproduce with `hlox opt --decisions`).
 #include <algorithm>
 #include <cstdlib>
@@ -65,6 +67,7 @@ TEST_P(CorpusProperty, RandomDecisionsPreserveSemantics) {
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   testing::PropertyOptions options;
   options.execute = !NameMatches(GetParam(), EnvOr("HLOX_PROPERTY_VERIFY_ONLY", ""));
+  options.seeds_per_pipeline = std::max(1, std::atoi(EnvOr("HLOX_PROPERTY_SEEDS", "3").c_str()));
   options.only_pipelines = absl::StrSplit(EnvOr("HLOX_PROPERTY_PIPELINES", ""), ',', absl::SkipEmpty());
   testing::PropertyResult result = testing::CheckModuleProperty(**parsed, options);
   const std::string name = std::filesystem::path(GetParam()).stem().string();
