@@ -136,19 +136,20 @@ struct Executor::Impl {
     ctx.executor = self;
     std::vector<Value> slots(plan.steps.size());
     std::vector<const Value*> operands;
-    // Live-byte accounting (entry only): count each distinct buffer once.
-    std::unordered_map<const Buffer*, int> refs;
+    // Live-byte accounting (entry only): count each distinct allocation once (views share
+    // their base's bytes).
+    std::unordered_map<const uint8_t*, int> refs;
     int64_t live = 0, peak = 0;
     auto track = [&](const Value& v, int delta) {
       std::vector<BufferPtr> leaves;
       v.Flatten(&leaves);
       for (const BufferPtr& b : leaves) {
-        int& r = refs[b.get()];
+        int& r = refs[b->data()];
         if (r == 0 && delta > 0) live += b->byte_size();
         r += delta;
         if (r == 0 && delta < 0) {
           live -= b->byte_size();
-          refs.erase(b.get());
+          refs.erase(b->data());
         }
       }
       peak = std::max(peak, live);

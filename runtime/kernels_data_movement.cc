@@ -40,6 +40,14 @@ absl::StatusOr<Value> SameBytes(const Instruction& instr, const Buffer& in) {
   return out;
 }
 
+// Reshape-like ops on row-major bytes: the operand's bytes under the instruction's shape, no copy.
+absl::StatusOr<Value> ViewAs(const Instruction& instr, const BufferPtr& in) {
+  if (!instr.shape().IsArray() || instr.shape().ByteSize() != in->byte_size()) {
+    return KernelError(instr, "element count differs from operand");
+  }
+  return Value::Array(Buffer::View(in, instr.shape()));
+}
+
 absl::StatusOr<Value> Transpose(const Instruction& instr, const Buffer& in, ThreadPool* pool) {
   const auto& perm = instr.dimensions();
   if (static_cast<int64_t>(perm.size()) != in.shape().rank()) return KernelError(instr, "bad permutation");
@@ -215,18 +223,21 @@ std::vector<int64_t> MajorToMinor(const Shape& s) {
   return m2m;
 }
 
-absl::StatusOr<Value> Bitcast(const Instruction& instr, const Buffer& in, ThreadPool* pool) {
+absl::StatusOr<Value> Bitcast(const Instruction& instr, const BufferPtr& in_ptr, ThreadPool* pool) {
+  const Buffer& in = *in_ptr;
   const Shape& out_shape = instr.shape();
-  Value out = NewArray(out_shape);
-  if (out.array->byte_size() != in.byte_size()) return KernelError(instr, "bitcast changes the byte size");
-  if (in.byte_size() == 0) return out;
   const Shape& in_shape = instr.operand(0)->shape();  // carries the operand's layout
   bool in_default = !in_shape.has_layout() || in_shape.HasDefaultLayout();
   bool out_default = !out_shape.has_layout() || out_shape.HasDefaultLayout();
   if (in_default && out_default) {
-    std::memcpy(out.array->data(), in.data(), in.byte_size());
-    return out;
+    if (!out_shape.IsArray() || out_shape.ByteSize() != in.byte_size()) {
+      return KernelError(instr, "bitcast changes the byte size");
+    }
+    return ViewAs(instr, in_ptr);
   }
+  Value out = NewArray(out_shape);
+  if (out.array->byte_size() != in.byte_size()) return KernelError(instr, "bitcast changes the byte size");
+  if (in.byte_size() == 0) return out;
   int64_t es = ElemSize(in_shape);
   if (es != ElemSize(out_shape)) return KernelError(instr, "bitcast between element sizes with non-default layouts");
   // Physical bytes of the input: transpose logical into its layout's major-to-minor order.
@@ -285,7 +296,7 @@ absl::StatusOr<Value> DataMovementKernel(const Instruction& instr, const std::ve
   HLOX_ASSIGN_OR_RETURN(const Buffer* in, ArrayOperand(instr, operands, 0));
   switch (instr.opcode()) {
     case Opcode::kBroadcast: return Broadcast(instr, *in, pool);
-    case Opcode::kReshape:
+    case Opcode::kReshape: return ViewAs(instr, v0.array);
     case Opcode::kDynamicReshape:
     case Opcode::kCopy:
     case Opcode::kSetDimensionSize:
@@ -303,7 +314,7 @@ absl::StatusOr<Value> DataMovementKernel(const Instruction& instr, const std::ve
       HLOX_ASSIGN_OR_RETURN(const Buffer* pv, ArrayOperand(instr, operands, 1));
       return Pad(instr, *in, *pv);
     }
-    case Opcode::kBitcast: return Bitcast(instr, *in, pool);
+    case Opcode::kBitcast: return Bitcast(instr, v0.array, pool);
     default:
       return absl::UnimplementedError(absl::StrCat("data movement kernel does not handle ",
                                                    std::string(OpcodeName(instr.opcode()))));

@@ -11,7 +11,19 @@ Buffer::Buffer(Shape shape) : shape_(std::move(shape)) {
   data_ = PoolAllocate(bytes_);
 }
 
-Buffer::~Buffer() { PoolRelease(data_, bytes_); }
+Buffer::~Buffer() {
+  if (base_ == nullptr) PoolRelease(data_, bytes_);
+}
+
+BufferPtr Buffer::View(BufferPtr base, Shape shape) {
+  BufferPtr view(new Buffer());
+  view->shape_ = std::move(shape);
+  view->bytes_ = base->bytes_;
+  view->data_ = base->data_;
+  // A view of a view shares the original owner, so chains stay one level deep.
+  view->base_ = base->base_ != nullptr ? base->base_ : std::move(base);
+  return view;
+}
 
 void Value::Flatten(std::vector<BufferPtr>* out) const {
   if (is_tuple) {

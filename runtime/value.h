@@ -18,6 +18,10 @@ class Buffer {
   // Allocates uninitialized memory for an array shape (from the process-wide buffer pool).
   explicit Buffer(Shape shape);
   ~Buffer();
+  // A buffer of `shape` over `base`'s bytes (the byte sizes must match), keeping `base` alive:
+  // reshape and bitcast without a layout change copy nothing. Sharing is safe because no
+  // kernel writes into a value after making it.
+  static std::shared_ptr<Buffer> View(std::shared_ptr<Buffer> base, Shape shape);
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 
@@ -30,9 +34,12 @@ class Buffer {
   template <typename T> const T* as() const { return reinterpret_cast<const T*>(data_); }
 
  private:
+  Buffer() = default;
+
   Shape shape_;
   int64_t bytes_ = 0;
   uint8_t* data_ = nullptr;
+  std::shared_ptr<Buffer> base_;  // a view's owner of the bytes; null when this buffer owns them
 };
 
 using BufferPtr = std::shared_ptr<Buffer>;
