@@ -103,6 +103,17 @@ Eigen::VectorXd GuidedSurrogate::Sample(std::mt19937_64& rng) const {
   return mean_ + chol_upper_.triangularView<Eigen::Upper>().solve(z);
 }
 
+double GuidedSurrogate::SiteTerm(const Eigen::VectorXd& w, int64_t site, int choice) const {
+  const size_t n = defaults_.size();
+  if (site < 0 || static_cast<size_t>(site) >= n || choice == defaults_[site] || choice < 0) return 0;
+  int64_t idx = choice < defaults_[site] ? choice : choice - 1;
+  int64_t col = offset_[site] + idx;
+  int64_t end = static_cast<size_t>(site) + 1 < offset_.size() ? offset_[site + 1] : width_;
+  if (col >= end) return 0;
+  double gain = static_cast<size_t>(site) < site_gain_.size() ? site_gain_[site] : 0.0;
+  return (w(1) + w(2) * gain) / static_cast<double>(n) + w(col);
+}
+
 double GuidedSurrogate::Score(const Eigen::VectorXd& w, const DecisionVector& v) const {
   return Features(v).dot(w);
 }

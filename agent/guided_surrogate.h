@@ -32,6 +32,9 @@ class GuidedSurrogate {
   Eigen::VectorXd Sample(std::mt19937_64& rng) const;
   // Predicted log(cost / baseline) of `v` under weights `w` (a sample, or mean()).
   double Score(const Eigen::VectorXd& w, const DecisionVector& v) const;
+  // The model is additive over sites: Score(w, v) = w(0) + sum over sites of
+  // SiteTerm(w, s, v[s]). SiteTerm is 0 for the default choice (and for out-of-range input).
+  double SiteTerm(const Eigen::VectorXd& w, int64_t site, int choice) const;
   const Eigen::VectorXd& mean() const { return mean_; }
   // Weight of the advantage-model feature in the posterior mean (positive: the model helps).
   double model_weight() const { return mean_(2); }

@@ -6,8 +6,10 @@
 // search's own evaluations. Each round draws a large candidate pool -- model moves and mutations
 // around the incumbent (the evaluated configuration with the best posterior mean, i.e. the best
 // so far with measurement noise averaged out), and whole random vectors, because on many
-// modules large jumps (unfusing many producers at once) are what pays -- and evaluates the
-// unseen candidate that a Thompson sample of the surrogate ranks best. Deterministic per seed.
+// modules large jumps (unfusing many producers at once) are what pays -- plus, per Thompson
+// sample of the surrogate, the incumbent with the k single-site changes that sample scores best
+// (trust-region moves, exact because the surrogate is additive over sites), and evaluates the
+// unseen candidate that the sample ranks best. Deterministic per seed.
 #include <algorithm>
 #include <cmath>
 #include <deque>
@@ -24,6 +26,8 @@ constexpr int kRandomCandidates = 64;
 constexpr int kMutationCandidates = 64;
 constexpr int kSubsetCandidates = 16;
 constexpr int kNeighbourCandidates = 16;
+// Trust-region moves of each Thompson sample: the k sites it most wants changed, k = 1, 2, 4, ...
+constexpr size_t kMaxTrustFlips = 16;
 
 // Sites whose anchor node is within `k` hops of `start` in the undirected graph.
 std::vector<int64_t> NeighbourSites(const GraphFeatures& f, const std::vector<std::vector<int64_t>>& adj,
@@ -132,6 +136,36 @@ std::vector<DecisionVector> Candidates(SearchDriver& d, const GuidedGraph& g, co
   return pool;
 }
 
+// The surrogate is additive over sites, so a Thompson sample `w` says exactly which single-site
+// changes of `inc` it expects to pay: these moves flip the k most promising of them (each to
+// the sample's best choice), k = 1, 2, 4, ... up to kMaxTrustFlips. As the posterior narrows
+// they become the exploitation of the incumbent; early on they are local exploration.
+std::vector<DecisionVector> TrustMoves(SearchDriver& d, const GuidedSurrogate& sur, const Eigen::VectorXd& w,
+                                       const DecisionVector& inc) {
+  std::vector<std::pair<double, int64_t>> gain;  // (change of the score, site)
+  std::vector<int> best_choice(inc.size(), 0);
+  for (int64_t s = 0; s < static_cast<int64_t>(inc.size()); ++s) {
+    const double now = sur.SiteTerm(w, s, inc[s]);
+    double best = now;
+    for (int c = 0; c < d.Choices(s); ++c) {
+      double t = sur.SiteTerm(w, s, c);
+      if (c != inc[s] && t < best) {
+        best = t;
+        best_choice[s] = c;
+      }
+    }
+    if (best < now) gain.emplace_back(best - now, s);
+  }
+  std::sort(gain.begin(), gain.end());
+  std::vector<DecisionVector> out;
+  for (size_t k = 1; k <= std::min(kMaxTrustFlips, gain.size()); k *= 2) {
+    DecisionVector v = inc;
+    for (size_t j = 0; j < k; ++j) v[gain[j].second] = best_choice[gain[j].second];
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::Status RunGuided(SearchDriver& d) {
@@ -195,17 +229,20 @@ absl::Status RunGuided(SearchDriver& d) {
     std::set<DecisionVector> chosen;
     for (int i = 0; i < d.batch_size(); ++i) {
       Eigen::VectorXd w = surrogate.Sample(d.rng());
-      int64_t pick = -1;
+      std::vector<DecisionVector> moves = TrustMoves(d, surrogate, w, inc);
+      const DecisionVector* pick = nullptr;
       double pick_score = INFINITY;
-      for (size_t c = 0; c < pool.size(); ++c) {
-        if (d.Known(pool[c]) >= 0 || chosen.count(pool[c])) continue;
-        double sc = surrogate.Score(w, pool[c]);
-        if (pick < 0 || sc < pick_score) {
-          pick = static_cast<int64_t>(c);
-          pick_score = sc;
+      for (const std::vector<DecisionVector>* set : {&pool, &moves}) {
+        for (const DecisionVector& v : *set) {
+          if (d.Known(v) >= 0 || chosen.count(v)) continue;
+          double sc = surrogate.Score(w, v);
+          if (!pick || sc < pick_score) {
+            pick = &v;
+            pick_score = sc;
+          }
         }
       }
-      batch.push_back(pick >= 0 ? pool[pick] : d.RandomVector());
+      batch.push_back(pick ? *pick : d.RandomVector());
       chosen.insert(batch.back());
     }
     std::vector<double> costs = d.Evaluate(batch);

@@ -2,28 +2,43 @@
 paper's table: Gibbs-sample some corpus modules, train the GraphSAGE advantage model on those
 logs, then search *other* modules with guided search and with random search (same budget, same
 seeds, from the default policy and from random decisions) and report, per test module, the
-relative improvement each reaches and how many evaluations guided search needs to reach random
-search's final result. "Reach" compares improvements over each run's own first evaluation, not
-raw costs: the runs are measured at different times on a shared machine, and a raw-cost
-comparison would mostly compare the load of one run with the other's. Every search evaluates the
-default policy first (its baseline), so improvements are over the default configuration in both
-starts; with --start random, guided search then walks from a random configuration while random
-search samples as always.
+verified relative improvement each reaches and how many evaluations guided search needs to reach
+random search's verified result.
 
-    /usr/bin/python3 bench/search/generalization.py [--objective measured|roofline|ops]
-        [--budget 100] [--train-budget 150] [--seeds 2] [--train A,B|wide] [--test C,D] [--heldout-gibbs N]
-        [--workdir DIR [--reuse]]
+    /usr/bin/python3 bench/search/generalization.py [--budget 100] [--train-budget 150] [--seeds 2]
+        [--train A,B] [--test C,D] [--verify 3] [--heldout-gibbs N] [--workdir DIR [--reuse]]
 
---workdir keeps every log in DIR; with --reuse, searches whose log is already there are not run
-again (to resume, or to recompute the table).
-
-Everything runs through `hlox search` / `hlox train-advantage` (in-process evaluation).
+Verdict rule (measured objective). A search's own costs are single measurements taken while
+the machine does other work; on a shared host they spread by tens of percent, so a run's best
+cost is often a lucky sample. The verdict therefore re-measures candidates with paired
+measurement (`hlox eval --paired-against default`: candidate and default pipeline interleaved
+in rounds, median per-round speedup with a bootstrap 95% interval, up to 200 rounds in 5 s; the
+candidate is validated again too). Improvements are over the run's reference configuration: the
+default (evaluation 1) with --start default; with --start random, the random start vector
+(evaluation 2, the same vector for both algorithms, since both draw it first from the same seed;
+the default's evaluation 1 is then ignored), whose own paired speedup divides the candidates'
+(interval: low / start's high, high / start's low):
+  * each run's candidates to verify are the last --verify (3) steps of its best-so-far curve
+    counted from the reference (the configurations the search believed were its best);
+  * its verified curve V(t) is the largest verified speedup over the reference among those steps
+    evaluated at or before evaluation t, and 1 (the reference itself) before the first;
+  * a run's result is V(budget), at the evaluation of the step that gave it;
+  * a case is a (module, start, seed) where random search's result is a real improvement: the
+    95% interval of its best verified speedup lies above 1;
+  * guided search reaches random's result at the first t where V_guided(t) >= the lower end of
+    that interval (statistically no worse); "strict" also reports V_guided(t) >= the point value.
+The evaluation ratio is guided's t over random's evaluation of its result; "within half" means
+ratio <= 0.5. Test modules run at least 0.3 ms per call so that paired rounds are well above
+timer and dispatch noise; the train and test sets are disjoint.
 
 Noise reference: random search ignores --start, so its two runs per (module, seed) evaluate the
-same vectors; scoring the --start random run against the --start default run with the same rule
-("reached", "within half") shows what measurement noise alone gives. The table also prints the
-advantage model's rank correlation on the test modules' own Gibbs logs when --heldout-gibbs N
-records them (N evaluations each)."""
+same vectors (the same random start too); scoring the --start random run against the --start
+default run with the same rule, from either reference, shows what measurement noise alone gives
+(a trustworthy rule reaches itself at ratio ~1).
+--heldout-gibbs N records N-evaluation Gibbs logs of the test modules and prints the advantage
+model's rank correlation on them. --workdir keeps every log and verification in DIR; with
+--reuse, searches and verifications already there are not run again (resume, or recompute).
+Everything runs through `hlox search` / `hlox eval` / `hlox train-advantage` (in-process)."""
 
 import argparse
 import json
@@ -36,40 +51,138 @@ import tempfile
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 HLOX = os.environ.get("HLOX_BIN", os.path.join(ROOT, "build", "bin", "hlox"))
 CORPUS = os.environ.get("HLOX_CORPUS", os.path.join(ROOT, "..", "shared", "hlo"))
-TRAIN = "hloenv_mlp_regression_train_step,hloenv_maml_flax_train_step,gh_simple_linear_train,hloenv_toy_nn_loss"
-# A wider train set (11 modules, all disjoint from TEST): --train wide.
-TRAIN_WIDE = (TRAIN + ",hloenv_jraph_gnn_accuracy,hloenv_nux_randint,hloenv_jaxrl_qr,hloenv_toy_shuffle,hloenv_jaxlie_round,"
-              "alpa_embed_sgd_spmd_pre,hloenv_neural_tangents_kernel")
-TEST = ("gh_linear_adam,hloenv_gans_normal,hloenv_nngp_serial_kernel,hloenv_muzero_var,hloenv_brax_uniform,"
-        "hloenv_jax_md_safe_mask,gh_linear_tp4_pp8,hloenv_siren_uniform")
+# Train: 20 small, fast modules (cheap Gibbs logs); test: the corpus modules with a fusion decision
+# point of 7+ sites that run 0.3-5 ms per call on this machine (slower ones cost minutes per search).
+TRAIN = ("hloenv_mlp_regression_train_step,hloenv_maml_flax_train_step,gh_simple_linear_train,hloenv_toy_nn_loss,"
+         "hloenv_jraph_gnn_accuracy,hloenv_nux_randint,hloenv_toy_shuffle,hloenv_jaxlie_round,alpa_embed_sgd_spmd_pre,"
+         "hloenv_nngp_serial_kernel,hloenv_siren_uniform,hloenv_brax_uniform,hloenv_muzero_var,gh_linear_adam,"
+         "gh_linear_tp4_pp8,hloenv_jax_md_safe_mask,alpa_truncated_normal_pre,hloenv_ott_median,"
+         "hloenv_deeperwin_heaviside,hloenv_jaxrl_diag")
+TEST = "hloenv_jaxrl_qr,alpa_embed_sgd_spmd_post,hloenv_gans_normal,hloenv_efficientnet_normal_init"
 
 
-def search(module, algo, budget, seed, out, objective, start="default", model=None, reuse=False):
-    if reuse and os.path.exists(os.path.join(out, "log.jsonl")):
-        return read_curve(out)
-    cmd = [HLOX, "search", module, "--algo", algo, "--budget", str(budget), "--seed", str(seed),
-           "--in-process", "--objective", objective, "--start", start, "--json", "--out", out, "--no-verdict"]
-    if model:
-        cmd += ["--model", model]
+def run(cmd):
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)}: {r.stderr.strip()[-500:]}")
-    return read_curve(out)
+    return r.stdout
 
 
-def read_curve(out):
-    """(first cost, best-so-far curve) of a search's log.jsonl."""
-    costs = []
+def search(module, algo, budget, seed, out, objective, start="default", model=None, reuse=False):
+    if not (reuse and os.path.exists(os.path.join(out, "log.jsonl"))):
+        cmd = [HLOX, "search", module, "--algo", algo, "--budget", str(budget), "--seed", str(seed),
+               "--in-process", "--objective", objective, "--start", start, "--json", "--out", out, "--no-verdict"]
+        run(cmd + (["--model", model] if model else []))
+    return read_log(out)
+
+
+def read_log(out):
+    """(decision point key, [(decisions, cost)]) of a search's log.jsonl."""
     with open(os.path.join(out, "log.jsonl")) as f:
-        next(f)
+        key = json.loads(next(f))["key"]
+        entries = []
         for line in f:
-            c = json.loads(line)["cost"]
-            costs.append(math.inf if c is None else c)
-    best, curve = math.inf, []
-    for c in costs:
-        best = min(best, c)
-        curve.append(best)
-    return costs[0], curve
+            e = json.loads(line)
+            entries.append((e["d"], math.inf if e["cost"] is None else e["cost"]))
+    return key, entries
+
+
+def steps(entries, ref):
+    """1-based evaluations after the reference (0-based index `ref`) where the best-so-far cost,
+    counted from the reference on, improved."""
+    out, best = [], entries[ref][1] if len(entries) > ref else math.inf
+    for i, (_, c) in enumerate(entries[ref + 1:], start=ref + 2):
+        if c < best:
+            best = c
+            out.append(i)
+    return out
+
+
+VERIFY_ROUNDS, VERIFY_CAP = "200", "5"  # paired rounds at most, seconds at most per verification
+
+
+def paired(module, out, key, decisions, name, seed):
+    """(speedup, ci_low, ci_high) of one configuration over the default pipeline, by paired
+    measurement; (0, 0, 0) when the candidate fails."""
+    dec = os.path.join(out, name + ".json")
+    with open(dec, "w") as f:
+        json.dump({"pipeline": "default", "decisions": {key: decisions}}, f)
+    r = subprocess.run([HLOX, "eval", module, "--decisions", dec, "--paired-against", "default", "--json",
+                        "--no-samples", "--no-measure", "--seed", str(seed), "--max-samples", VERIFY_ROUNDS,
+                        "--time-cap", VERIFY_CAP], capture_output=True, text=True)
+    try:
+        p = json.loads(r.stdout)["paired"]
+        return (p["speedup"], p["ci_low"], p["ci_high"])
+    except (ValueError, KeyError, TypeError):
+        return (0.0, 0.0, 0.0)
+
+
+def verify(module, out, key, entries, k, seed, reuse, ref=0, start_file=""):
+    """{evaluation: (speedup, ci_low, ci_high)} for the run's last k best-so-far steps after the
+    reference evaluation (0-based `ref`), by paired measurement against the default pipeline.
+    With ref > 0 the speedups are over the reference configuration, whose own paired speedup
+    (measured once into `start_file`, shared by the runs that start from it) divides them; the
+    interval conservatively: low / its high, high / its low."""
+    path = os.path.join(out, "verified.json")
+    todo = steps(entries, ref)[-k:]
+    done = {}
+    if reuse and os.path.exists(path):
+        with open(path) as f:
+            done = {int(i): tuple(v) for i, v in json.load(f).items()}
+    for i in todo:
+        if i not in done:
+            done[i] = paired(module, out, key, entries[i - 1][0], f"cand{i}", seed)
+            with open(path, "w") as f:
+                json.dump(done, f)
+    if ref == 0:
+        return {i: done[i] for i in todo}
+    if reuse and os.path.exists(start_file):
+        with open(start_file) as f:
+            s0, lo0, hi0 = json.load(f)
+    else:
+        s0, lo0, hi0 = paired(module, out, key, entries[ref][0], "start", seed)
+        with open(start_file, "w") as f:
+            json.dump([s0, lo0, hi0], f)
+    if not s0 > 0:
+        return {}
+    return {i: (done[i][0] / s0, done[i][1] / hi0, done[i][2] / lo0) for i in todo}
+
+
+def curve(budget, verified):
+    """Verified best-so-far speedup after each evaluation 1..budget, and the (speedup, ci_low,
+    evaluation) of the run's result."""
+    v, best, res = [], 1.0, (1.0, 1.0, 1)
+    for t in range(1, budget + 1):
+        if t in verified and verified[t][0] > best:
+            best = verified[t][0]
+            res = (verified[t][0], verified[t][1], t)
+        v.append(best)
+    return v, res
+
+
+def score(ref, other):
+    """(evaluations other needs to reach ref's lower bound, to reach its point value, ref's
+    evaluation), or None when ref's result is no verified improvement."""
+    (_, (point, low, used)), (vo, _) = ref, other
+    if low <= 1:
+        return None
+    need = next((t + 1 for t, s in enumerate(vo) if s >= low), math.inf)
+    strict = next((t + 1 for t, s in enumerate(vo) if s >= point), math.inf)
+    return need, strict, used
+
+
+def summary(name, cs):
+    if not cs:
+        print(f"\n{name}: no cases")
+        return
+    reached = sum(1 for n, _, _ in cs if math.isfinite(n))
+    strict = sum(1 for _, s, _ in cs if math.isfinite(s))
+    half = sum(1 for n, _, u in cs if n <= u / 2)
+    ratios = sorted(n / u for n, _, u in cs)
+    med = ratios[len(ratios) // 2] if len(ratios) % 2 else (ratios[len(ratios) // 2 - 1] + ratios[len(ratios) // 2]) / 2
+    print(f"\n{name}: {len(cs)} cases (random's verified result a real gain): reached it (within its 95% interval) "
+          f"in {reached}, strictly in {strict}, within half of random's evaluations in {half}; median evaluations "
+          f"ratio {med:.2f} (not reached counts as infinite)")
 
 
 def main():
@@ -80,14 +193,17 @@ def main():
     ap.add_argument("--seeds", type=int, default=2)
     ap.add_argument("--train", default=TRAIN)
     ap.add_argument("--test", default=TEST)
+    ap.add_argument("--verify", type=int, default=3)
     ap.add_argument("--workdir", default="")
     ap.add_argument("--reuse", action="store_true")
     ap.add_argument("--heldout-gibbs", type=int, default=0)
+    ap.add_argument("--epochs", type=int, default=60)
     a = ap.parse_args()
-    if a.train == "wide":
-        a.train = TRAIN_WIDE
     if set(a.train.split(",")) & set(a.test.split(",")):
         print("train and test modules must be disjoint", file=sys.stderr)
+        return 1
+    if a.objective != "measured":
+        print("only --objective measured has a paired verdict", file=sys.stderr)
         return 1
     tmp = a.workdir or tempfile.mkdtemp(prefix="hlox-gen-")
     os.makedirs(tmp, exist_ok=True)
@@ -97,67 +213,65 @@ def main():
                reuse=a.reuse)
     model = os.path.join(tmp, "advantage.model")
     if not (a.reuse and os.path.exists(model)):
-        r = subprocess.run([HLOX, "train-advantage", "--logs", os.path.join(tmp, "logs"), "-o", model, "--epochs",
-                            "60"], capture_output=True, text=True)
-        print(r.stdout.strip() or r.stderr.strip())
-        if r.returncode != 0:
-            return 1
+        print(run([HLOX, "train-advantage", "--logs", os.path.join(tmp, "logs"), "-o", model, "--epochs",
+                   str(a.epochs)]).strip())
     if a.heldout_gibbs > 0:
         for m in a.test.split(","):
             search(os.path.join(CORPUS, m + ".hlo"), "gibbs", a.heldout_gibbs, 0, os.path.join(tmp, "heldout", m),
                    a.objective, reuse=a.reuse)
-        r = subprocess.run([HLOX, "train-advantage", "--evaluate", "--logs", os.path.join(tmp, "heldout"), "-o", model],
-                           capture_output=True, text=True)
-        print("advantage model on held-out Gibbs logs:\n" + (r.stdout.strip() or r.stderr.strip()))
-    print(f"\nobjective {a.objective}, budget {a.budget}, seeds {a.seeds}; trained on {a.train}\n")
-    print("| test module | start | random: improvement | guided: improvement | "
-          "evals guided needs to reach random's result (random needed), per seed |")
+        print("advantage model on held-out Gibbs logs:\n" +
+              run([HLOX, "train-advantage", "--evaluate", "--logs", os.path.join(tmp, "heldout"), "-o", model]).strip())
+    print(f"\nobjective {a.objective}, budget {a.budget}, seeds {a.seeds}, verified steps {a.verify}; "
+          f"trained on {a.train}\n")
+    print("| test module | start | random: search's own / verified improvement | guided: search's own / verified "
+          "improvement | evals guided needs to reach random's verified result (random needed), per seed |")
     print("|---|---|---|---|---|")
-    cases = []  # (guided needs, random needed) where random improved on its start
-    noise = []  # the same for random search's --start random run against its --start default run
-    runs = {}
+    cases, cases_d, cases_r, noise, runs = [], [], [], ([], []), {}
     for m in a.test.split(","):
         path = os.path.join(CORPUS, m + ".hlo")
         for start in ("default", "random"):
-            imp_r, imp_g, pairs = [], [], []
+            own_r, own_g, ver_r, ver_g, pairs = [], [], [], [], []
             for s in range(a.seeds):
-                base_r, rc = search(path, "random", a.budget, s, os.path.join(tmp, m, start, f"r{s}"), a.objective,
-                                    start, reuse=a.reuse)
-                base_g, gc = search(path, "guided", a.budget, s, os.path.join(tmp, m, start, f"g{s}"), a.objective,
-                                    start, model, reuse=a.reuse)
-                runs[(m, start, s)] = (base_r, rc)
-                gain_r = [base_r / c if c > 0 else 0 for c in rc]  # improvement over the run's start
-                gain_g = [base_g / c if c > 0 else 0 for c in gc]
-                imp_r.append(gain_r[-1] - 1)
-                imp_g.append(gain_g[-1] - 1)
-                if gain_r[-1] <= 1:
-                    pairs.append("random found no gain")
+                res = {}
+                for algo, tag in (("random", "r"), ("guided", "g")):
+                    out = os.path.join(tmp, m, start, f"{tag}{s}")
+                    key, entries = search(path, algo, a.budget, s, out, a.objective, start,
+                                          model if algo == "guided" else None, a.reuse)
+                    ref = 0 if start == "default" else 1  # the default, or the shared random start
+                    start_file = os.path.join(tmp, m, f"start{s}.json")  # the shared random start's verdict
+                    ver = verify(path, out, key, entries, a.verify, s, a.reuse, ref, start_file)
+                    base = entries[ref][1]
+                    best = min(c for _, c in entries[ref:])
+                    res[algo] = (curve(a.budget, ver), base / best - 1 if best > 0 else 0)
+                    if algo == "random":  # the noise reference scores the twins from both references
+                        runs[(m, start, s)] = [curve(a.budget, verify(path, out, key, entries, a.verify, s, a.reuse, r,
+                                                                     start_file)) for r in (0, 1)]
+                (cr, own), (cg, owng) = res["random"], res["guided"]
+                own_r.append(own)
+                own_g.append(owng)
+                ver_r.append(cr[1][0] - 1)
+                ver_g.append(cg[1][0] - 1)
+                sc = score(cr, cg)
+                if sc is None:
+                    pairs.append("random: no verified gain")
                     continue
-                target = gain_r[-1]
-                used = next(i + 1 for i, g in enumerate(gain_r) if g >= target)
-                need = next((i + 1 for i, g in enumerate(gain_g) if g >= target), math.inf)
-                cases.append((need, used))
-                pairs.append(f"{need} ({used})" if math.isfinite(need) else f"not reached ({used})")
-            mean = lambda v: sum(v) / len(v)
-            print(f"| {m} | {start} | {100 * mean(imp_r):.1f}% | {100 * mean(imp_g):.1f}% | {', '.join(pairs)} |")
-    for (m, start, s), (base_d, cd) in runs.items():
-        if start != "default" or (m, "random", s) not in runs:
-            continue
-        base_o, co = runs[(m, "random", s)]
-        gain_d = [base_d / c if c > 0 else 0 for c in cd]
-        gain_o = [base_o / c if c > 0 else 0 for c in co]
-        if gain_d[-1] > 1:
-            used = next(i + 1 for i, g in enumerate(gain_d) if g >= gain_d[-1])
-            noise.append((next((i + 1 for i, g in enumerate(gain_o) if g >= gain_d[-1]), math.inf), used))
-    for name, cs in (("guided", cases), ("noise reference (random search rerun on the same vectors)", noise)):
-        if not cs:
-            continue
-        reached = [n / u for n, u in cs if math.isfinite(n)]
-        half = sum(1 for n, u in cs if n <= u / 2)
-        ratios = sorted(n / u for n, u in cs)
-        print(f"\n{name}: {len(cs)} cases where random search improved on its start: reached random's result in "
-              f"{len(reached)}, within half of random's evaluations in {half}; median evaluations ratio "
-              f"{ratios[len(ratios) // 2]:.2f} (not reached counts as infinite)")
+                cases.append(sc)
+                (cases_d if start == "default" else cases_r).append(sc)
+                pairs.append(f"{sc[0]} ({sc[2]})" if math.isfinite(sc[0]) else f"not reached ({sc[2]})")
+            mean = lambda v: 100 * sum(v) / len(v)
+            print(f"| {m} | {start} | {mean(own_r):.1f}% / {mean(ver_r):.1f}% | {mean(own_g):.1f}% / "
+                  f"{mean(ver_g):.1f}% | {', '.join(pairs)} |")
+    for (m, start, s), cd in runs.items():
+        if start == "default" and (m, "random", s) in runs:
+            for r in (0, 1):
+                sc = score(cd[r], runs[(m, "random", s)][r])
+                if sc is not None:
+                    noise[r].append(sc)
+    summary("guided", cases)
+    summary("guided, from the default", cases_d)
+    summary("guided, from a random configuration", cases_r)
+    summary("noise reference (random search's twin run on the same vectors), from the default", noise[0])
+    summary("noise reference, from the random start", noise[1])
     return 0
 
 
