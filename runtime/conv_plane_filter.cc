@@ -12,6 +12,7 @@
 
 #include "runtime/conv_internal.h"
 #include "runtime/gemm_avx512.h"
+#include "runtime/kernel_util.h"
 
 #ifdef __AVX512F__
 #include <immintrin.h>
@@ -19,12 +20,6 @@
 
 namespace hlox::rt {
 namespace {
-
-std::vector<int64_t> Strides(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> s(dims.size(), 1);
-  for (int64_t d = static_cast<int64_t>(dims.size()) - 2; d >= 0; --d) s[d] = s[d + 1] * dims[d + 1];
-  return s;
-}
 
 #ifdef __AVX512F__
 
@@ -139,7 +134,8 @@ void PlaneFilterConv(const ConvDimensionNumbers& dn, const ConvGeometry& g, cons
                      const std::vector<int64_t>& lhs_dims, const float* rhs, const std::vector<int64_t>& rhs_dims,
                      float* out, const std::vector<int64_t>& out_dims, ThreadPool* pool) {
 #ifdef __AVX512F__
-  const std::vector<int64_t> ls = Strides(lhs_dims), ks = Strides(rhs_dims), os = Strides(out_dims);
+  const std::vector<int64_t> ls = RowMajorStrides(lhs_dims), ks = RowMajorStrides(rhs_dims),
+                             os = RowMajorStrides(out_dims);
   const int64_t oh = g.out[0], ow = g.out[1], rows = g.n * oh * ow, k = g.c * g.in[0] * g.in[1];
   if (rows == 0 || g.o == 0) return;
   std::vector<float> c(rows * g.o, 0.0f);
