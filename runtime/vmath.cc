@@ -88,6 +88,14 @@ void TanhF32(const float* a, float* o, int64_t n) {
 #endif
 }
 
+void SqrtF32(const float* a, float* o, int64_t n) {
+#if defined(__AVX512F__)
+  Map16(a, o, n, [](__m512 v) { return _mm512_sqrt_ps(v); });
+#else
+  for (int64_t i = 0; i < n; ++i) o[i] = std::sqrt(a[i]);
+#endif
+}
+
 void LogisticF32(const float* a, float* o, int64_t n) {
 #if defined(__AVX512F__)
   Map16(a, o, n, [](__m512 v) { return Logistic16(v); });

@@ -28,6 +28,10 @@ void TanhF32(const float* a, float* o, int64_t n);
 // (no overflow of exp(-a)); a and o may be the same array.
 void LogisticF32(const float* a, float* o, int64_t n);
 
+// o[i] = sqrt(a[i]) for i < n, correctly rounded (IEEE; Eigen's AVX-512 sqrt is an rsqrt
+// estimate plus one Newton step, off by an ulp and zero on denormals); a and o may alias.
+void SqrtF32(const float* a, float* o, int64_t n);
+
 // The scalar forms (the same formulas, for single values and builds without AVX-512).
 float ExpScalar(float x);
 float TanhScalar(float x);
