@@ -13,6 +13,7 @@
 #include "cost/reference_cache.h"
 #include "gtest/gtest.h"
 #include "ir/parser.h"
+#include "tests/service/eval_request_util.h"
 #include "worker/evaluator.h"
 #include "worker/reference_prime.h"
 #include "worker/warm_child.h"
@@ -31,17 +32,6 @@ ENTRY main {
 }
 )";
 
-EvalRequest Request(const std::string& text, const std::string& hash) {
-  EvalRequest req;
-  auto m = ParseModule(text, "<test>");
-  EXPECT_TRUE(m.ok()) << m.status();
-  if (m.ok()) req.module = std::shared_ptr<const Module>(std::move(*m));
-  req.module_hash = hash;
-  req.pipeline = "default";
-  req.run_timeout_ms = 20000;
-  return req;
-}
-
 std::string CustomCallModule(const std::string& target) {
   return "HloModule cc\n\nENTRY main {\n  a = f32[4] parameter(0)\n"
          "  ROOT c = f32[4] custom-call(a), custom_call_target=\"" + target + "\"\n}\n";
@@ -57,7 +47,7 @@ bool IsZombie(pid_t pid) {
 }
 
 TEST(ServiceWarmChild, ServesManyJobsLikeInProcess) {
-  EvalRequest req = Request(kModule, "warm-text-1");
+  EvalRequest req = TextRequest(kModule, "warm-text-1");
   ASSERT_TRUE(req.module);
   EvalSettings s;
   s.threads = 1;
@@ -82,7 +72,7 @@ TEST(ServiceWarmChild, ServesManyJobsLikeInProcess) {
   EXPECT_NE(pid, ::getpid());
 
   // Jobs alternating between modules keep one warm child each (up to kWarmChildren).
-  EvalRequest other = Request(kModule, "warm-text-1b");  // another parse: another module
+  EvalRequest other = TextRequest(kModule, "warm-text-1b");  // another parse: another module
   ASSERT_TRUE(other.module);
   for (int i = 0; i < 3; ++i) {
     EXPECT_EQ(EvaluateJob(other, s).record.status, JobStatus::kOk);
@@ -95,7 +85,7 @@ TEST(ServiceWarmChild, ServesManyJobsLikeInProcess) {
 }
 
 TEST(ServiceWarmChild, InheritsTheReferenceKeptAtFork) {
-  EvalRequest req = Request(kModule, "warm-text-2");
+  EvalRequest req = TextRequest(kModule, "warm-text-2");
   ASSERT_TRUE(req.module);
   ExecutorWarmChildren().StopAll();
   PrimeResult primed = PrimeReference(req, 1, 20000).result;
@@ -118,12 +108,12 @@ TEST(ServiceWarmChild, CrashOrHangCostsOnlyThatJob) {
   ::setenv("HLOX_TEST_TARGETS", "1", 1);
   EvalSettings s;
   s.keep_reference = false;  // the crash and the hang happen in the warm child itself
-  EvalRequest good = Request(kModule, "warm-text-3");
+  EvalRequest good = TextRequest(kModule, "warm-text-3");
   ASSERT_TRUE(good.module);
   WarmChildPool& w = ExecutorWarmChildren();
   EXPECT_EQ(EvaluateJob(good, s).record.status, JobStatus::kOk);
 
-  EvalRequest abort_req = Request(CustomCallModule("__hlox$abort"), "warm-abort");
+  EvalRequest abort_req = TextRequest(CustomCallModule("__hlox$abort"), "warm-abort");
   ASSERT_TRUE(abort_req.module);
   EvalOutcome crashed = EvaluateJob(abort_req, s);
   EXPECT_TRUE(crashed.crashed);
@@ -132,7 +122,7 @@ TEST(ServiceWarmChild, CrashOrHangCostsOnlyThatJob) {
   EXPECT_EQ(w.PidFor(abort_req), -1);  // reaped
   EXPECT_EQ(EvaluateJob(good, s).record.status, JobStatus::kOk);
 
-  EvalRequest hang_req = Request(CustomCallModule("__hlox$hang"), "warm-hang");
+  EvalRequest hang_req = TextRequest(CustomCallModule("__hlox$hang"), "warm-hang");
   ASSERT_TRUE(hang_req.module);
   hang_req.run_timeout_ms = 300;
   EvalOutcome hung = EvaluateJob(hang_req, s);

@@ -10,6 +10,7 @@
 #include "ir/parser.h"
 #include "runtime/executor.h"
 #include "runtime/value.h"
+#include "tests/service/eval_request_util.h"
 #include "worker/evaluator.h"
 #include "worker/reference_prime.h"
 
@@ -27,19 +28,8 @@ ENTRY main {
 }
 )";
 
-EvalRequest Request(const std::string& text, const std::string& hash) {
-  EvalRequest req;
-  auto m = ParseModule(text, "<test>");
-  EXPECT_TRUE(m.ok()) << m.status();
-  if (m.ok()) req.module = std::shared_ptr<const Module>(std::move(*m));
-  req.module_hash = hash;
-  req.pipeline = "default";
-  req.run_timeout_ms = 20000;
-  return req;
-}
-
 TEST(ServiceWorkerReference, ComputedOnceReusedByJobChildren) {
-  EvalRequest req = Request(kModule, "text-hash-1");
+  EvalRequest req = TextRequest(kModule, "text-hash-1");
   ASSERT_TRUE(req.module);
   EXPECT_EQ(PrimeReference(req, 1, 20000).result, PrimeResult::kComputed);
   EXPECT_EQ(PrimeReference(req, 1, 20000).result, PrimeResult::kCached);
@@ -77,14 +67,14 @@ TEST(ServiceWorkerReference, CrashOrHangCostsOnlyThatJob) {
     return "HloModule cc\n\nENTRY main {\n  a = f32[4] parameter(0)\n"
            "  ROOT c = f32[4] custom-call(a), custom_call_target=\"" + target + "\"\n}\n";
   };
-  EvalRequest abort_req = Request(module("__hlox$abort"), "text-abort");
+  EvalRequest abort_req = TextRequest(module("__hlox$abort"), "text-abort");
   ASSERT_TRUE(abort_req.module);
   EXPECT_EQ(PrimeReference(abort_req, 1, 20000).result, PrimeResult::kCrashed);
   EvalOutcome crashed = EvaluateJob(abort_req, EvalSettings{});
   EXPECT_TRUE(crashed.crashed);
   EXPECT_EQ(crashed.record.status, JobStatus::kRunError);
 
-  EvalRequest hang_req = Request(module("__hlox$hang"), "text-hang");
+  EvalRequest hang_req = TextRequest(module("__hlox$hang"), "text-hang");
   ASSERT_TRUE(hang_req.module);
   hang_req.run_timeout_ms = 300;
   EvalOutcome hung = EvaluateJob(hang_req, EvalSettings{});
@@ -92,7 +82,7 @@ TEST(ServiceWorkerReference, CrashOrHangCostsOnlyThatJob) {
   EXPECT_FALSE(hung.crashed);
 
   // An unknown custom call is an error, not a crash: the job's own child reports it.
-  EvalRequest unknown = Request(module("no_such_target"), "text-unknown");
+  EvalRequest unknown = TextRequest(module("no_such_target"), "text-unknown");
   ASSERT_TRUE(unknown.module);
   EXPECT_EQ(PrimeReference(unknown, 1, 20000).result, PrimeResult::kFailed);
   EvalOutcome err = EvaluateJob(unknown, EvalSettings{});
