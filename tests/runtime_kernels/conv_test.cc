@@ -227,19 +227,24 @@ TEST(ConvolutionKernel, BadGroupsAreErrors) {
 namespace hlox::rt::testing {
 namespace {
 
-ConvCase Canonical2D(int64_t n, int64_t c, int64_t o, int64_t groups, int64_t batch_groups,
-                     std::vector<int64_t> in, std::vector<WindowDimension> win) {
-  ConvCase cc;
-  cc.s = 2; cc.n = n; cc.c = c; cc.o = o; cc.groups = groups; cc.batch_groups = batch_groups;
-  cc.in = in;
-  cc.win.dims = win;
+// Input dims, window, kernel dims and output dims of a 2-D case.
+void SetWindow2D(const std::vector<int64_t>& in, const std::vector<WindowDimension>& win, ConvCase* cc) {
+  cc->in = in;
+  cc->win.dims = win;
   for (int d = 0; d < 2; ++d) {
     const WindowDimension& w = win[d];
     const int64_t padded = (in[d] - 1) * w.base_dilation + 1 + w.pad_low + w.pad_high;
     const int64_t dk = (w.size - 1) * w.window_dilation + 1;
-    cc.k.push_back(w.size);
-    cc.out.push_back((padded - dk) / w.stride + 1);
+    cc->k.push_back(w.size);
+    cc->out.push_back((padded - dk) / w.stride + 1);
   }
+}
+
+ConvCase Canonical2D(int64_t n, int64_t c, int64_t o, int64_t groups, int64_t batch_groups,
+                     std::vector<int64_t> in, std::vector<WindowDimension> win) {
+  ConvCase cc;
+  cc.s = 2; cc.n = n; cc.c = c; cc.o = o; cc.groups = groups; cc.batch_groups = batch_groups;
+  SetWindow2D(in, win, &cc);
   cc.dn.input_batch = 0; cc.dn.input_feature = 3; cc.dn.input_spatial = {1, 2};
   cc.dn.kernel_spatial = {0, 1}; cc.dn.kernel_input_feature = 2; cc.dn.kernel_output_feature = 3;
   cc.dn.output_batch = 0; cc.dn.output_feature = 3; cc.dn.output_spatial = {1, 2};
@@ -321,15 +326,7 @@ ConvCase Planes2D(int64_t n, int64_t c, int64_t o, std::vector<int64_t> in, std:
                   bool lhs_fb, bool ker_io, bool out_fb) {
   ConvCase cc;
   cc.s = 2; cc.n = n; cc.c = c; cc.o = o;
-  cc.in = in;
-  cc.win.dims = win;
-  for (int d = 0; d < 2; ++d) {
-    const WindowDimension& w = win[d];
-    const int64_t padded = (in[d] - 1) * w.base_dilation + 1 + w.pad_low + w.pad_high;
-    const int64_t dk = (w.size - 1) * w.window_dilation + 1;
-    cc.k.push_back(w.size);
-    cc.out.push_back((padded - dk) / w.stride + 1);
-  }
+  SetWindow2D(in, win, &cc);
   cc.dn.input_batch = lhs_fb ? 1 : 0; cc.dn.input_feature = lhs_fb ? 0 : 1; cc.dn.input_spatial = {2, 3};
   cc.dn.kernel_input_feature = ker_io ? 0 : 1; cc.dn.kernel_output_feature = ker_io ? 1 : 0;
   cc.dn.kernel_spatial = {2, 3};
