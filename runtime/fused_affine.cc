@@ -4,12 +4,14 @@
 // that only adds unit dims is a contiguous range. A contiguous set (or an index set that
 // carries contiguous-range hints) is walked in runs along the minor dim, each an arithmetic
 // sequence of operand indices; runs that join up stay one contiguous range, parameters and
-// constants are copied run by run with no index list, and contiguous runs are handed to the
-// operand as hints. Small computed operands of broadcast-like maps are computed once per
-// evaluator and gathered.
+// constants (bf16 parameters widened) are copied run by run with no index list, and the runs
+// are handed to the operand as hints. A set of strided runs (a tiled walk, fused_tile.cc) is
+// walked run by run along the map dim its step moves. Small computed operands of
+// broadcast-like maps are computed once per evaluator and gathered.
 #include <algorithm>
 #include <cstring>
 
+#include "runtime/fused_half.h"
 #include "runtime/fused_node.h"
 #include "runtime/fused_walk.h"
 
@@ -29,7 +31,12 @@ const void* BlockEval::EvalAffine(const FusedNode& nd, const IndexSet& set, int6
   const int64_t n = set.n;
   if (n > 0 && !nd.map_dims.empty()) {
     if (set.idx == nullptr) return EvalAffineRuns(nd, &set.start, &set.n, 1, n, offset);
-    if (set.runs > 0) return EvalAffineRuns(nd, set.run_start, set.run_len, set.runs, n, offset);
+    if (set.runs > 0 && set.run_step == 1) {
+      return EvalAffineRuns(nd, set.run_start, set.run_len, set.runs, n, offset);
+    }
+    if (set.runs > 0 && n >= 4 * set.runs) {  // strided runs long enough to walk run by run
+      if (const void* v = EvalAffineStrided(nd, set, offset)) return v;
+    }
   }
   int64_t* idx = static_cast<int64_t*>(arena_.Alloc(8 * n + 8));
   int64_t coords[16];
@@ -97,6 +104,56 @@ const void* BlockEval::EvalAffineRuns(const FusedNode& nd, const int64_t* rstart
       }
     }
   }
+  return EvalOperandRuns(nd, run_lin, run_len, runs, c, n, contiguous);
+}
+
+const void* BlockEval::EvalAffineStrided(const FusedNode& nd, const IndexSet& set,
+                                         int64_t offset) {
+  // A run of step `sigma` moves one map dim d by q = sigma / map_strides[d] per element (no
+  // carries while the coord stays in range), so the operand sees runs of step q * coef[d].
+  const std::vector<int64_t>& dims = nd.map_dims;
+  const int64_t sigma = set.run_step;
+  int64_t d = -1, q = 0;
+  if (sigma > 0) {
+    for (size_t k = 0; k < dims.size(); ++k) {
+      const int64_t st = nd.map_strides[k];
+      if (sigma % st == 0 && sigma / st < dims[k]) {
+        d = static_cast<int64_t>(k);
+        q = sigma / st;
+        break;
+      }
+    }
+    if (d < 0) return nullptr;
+  } else if (sigma < 0) {
+    return nullptr;
+  }
+  const int64_t step = sigma == 0 ? 0 : q * nd.map_coef[d];
+  const int64_t n = set.n;
+  int64_t* run_lin = static_cast<int64_t*>(arena_.Alloc(16 * n + 8));
+  int64_t* run_len = run_lin + n;
+  int64_t runs = 0;
+  bool contiguous = true;
+  int64_t coords[16];
+  for (int64_t r = 0; r < set.runs; ++r) {
+    int64_t pos = set.run_start[r], rem = set.run_len[r];
+    while (rem > 0) {
+      Decompose(pos, nd.map_strides, coords);
+      int64_t lin = offset;
+      for (size_t k = 0; k < dims.size(); ++k) lin += coords[k] * nd.map_coef[k];
+      const int64_t len = sigma == 0 ? rem : std::min(rem, (dims[d] - 1 - coords[d]) / q + 1);
+      if (len > 1 && step != 1) contiguous = false;
+      if (runs > 0 && lin != run_lin[runs - 1] + (run_len[runs - 1] - 1) * step + 1) contiguous = false;
+      run_lin[runs] = lin;
+      run_len[runs++] = len;
+      pos += len * sigma;
+      rem -= len;
+    }
+  }
+  return EvalOperandRuns(nd, run_lin, run_len, runs, step, n, contiguous);
+}
+
+const void* BlockEval::EvalOperandRuns(const FusedNode& nd, int64_t* run_lin, int64_t* run_len,
+                                       int64_t runs, int64_t c, int64_t n, bool contiguous) {
   const int op = nd.operands[0];
   if (contiguous) return Eval(op, IndexSet{n, run_lin[0], nullptr, NewSetId()});
   // Read straight from memory the operand already lives in: a parameter stored in its kind's
@@ -116,6 +173,26 @@ const void* BlockEval::EvalAffineRuns(const FusedNode& nd, const int64_t* rstart
                                     : static_cast<const void*>(opn.ci.data());
   } else {
     src = HoistedOperand(nd);
+  }
+  if (src == nullptr && opn.op == NodeOp::kParam && opn.kind == VKind::kF32 &&
+      params_[opn.param]->shape().element_type() == PrimitiveType::kBF16) {
+    // A bf16 parameter: converted run by run (no index list).
+    const uint16_t* f = params_[opn.param]->as<uint16_t>();
+    float* out = static_cast<float*>(arena_.Alloc(4 * n + 8));
+    float* o = out;
+    for (int64_t r = 0; r < runs; ++r) {
+      const uint16_t* from = f + run_lin[r];
+      const int64_t len = run_len[r];
+      if (c == 1) {
+        fused::Bf16ToF32(from, o, len);
+      } else if (c == 0) {
+        std::fill_n(o, len, fused::Bf16BitsToFloat(*from));
+      } else {
+        for (int64_t k = 0; k < len; ++k) o[k] = fused::Bf16BitsToFloat(from[k * c]);
+      }
+      o += len;
+    }
+    return out;
   }
   if (src != nullptr) {
     void* out = arena_.Alloc(KindBytes(opn.kind) * n + 8);
@@ -146,11 +223,11 @@ const void* BlockEval::EvalAffineRuns(const FusedNode& nd, const int64_t* rstart
     w += len;
   }
   IndexSet next{n, idx[0], idx, NewSetId()};
-  if (c == 1) {  // the runs are contiguous ranges of the operand: pass them on as a hint
-    next.run_start = run_lin;
-    next.run_len = run_len;
-    next.runs = runs;
-  }
+  // The runs are arithmetic runs of the operand: pass them on as a hint.
+  next.run_start = run_lin;
+  next.run_len = run_len;
+  next.runs = runs;
+  next.run_step = c;
   return Eval(op, next);
 }
 

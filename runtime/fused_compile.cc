@@ -276,6 +276,11 @@ FusedProgram::FusedProgram() : impl_(std::make_unique<Impl>()) {}
 FusedProgram::~FusedProgram() = default;
 int64_t FusedProgram::node_count() const { return static_cast<int64_t>(impl_->nodes.size()); }
 bool FusedProgram::has_vector_path() const { return impl_->vec != nullptr; }
+int64_t FusedProgram::tiled_output_count() const {
+  int64_t n = 0;
+  for (int64_t d : impl_->tile_dim) n += d >= 0;
+  return n;
+}
 
 absl::StatusOr<std::unique_ptr<FusedProgram>> FusedProgram::Compile(const Computation& comp,
                                                                     uint64_t seed) {
@@ -328,6 +333,7 @@ absl::StatusOr<std::unique_ptr<FusedProgram>> FusedProgram::Compile(const Comput
   if (!im.tuple_root) im.outputs.push_back(id.at(comp.root()));
   im.streamed = StreamedParams(im.nodes, im.outputs);
   im.vec = VectorProgram::Build(im.nodes, im.outputs);
+  im.tile_dim = TileDims(im.nodes, im.outputs);
   for (const FusedNode& nd : im.nodes) {
     im.work_nodes += (nd.op == NodeOp::kUnary || nd.op == NodeOp::kBinary) && nd.kind == VKind::kF32;
     // Arena bytes per element of a block: values of computed nodes, index lists of maps.

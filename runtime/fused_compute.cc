@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "runtime/fused_half.h"
 #include "runtime/fused_node.h"
 #include "runtime/fused_ops.h"
 #include "runtime/fused_stream.h"
@@ -37,7 +38,7 @@ void GatherBuffer(const Buffer& b, const IndexSet& s, Dst* out) {
   switch (b.shape().element_type()) {
     case PrimitiveType::kF32: run(b.as<float>(), id); break;
     case PrimitiveType::kF64: run(b.as<double>(), id); break;
-    case PrimitiveType::kBF16: run(b.as<uint16_t>(), [](uint16_t v) { return Bf16ToFloat(v); }); break;
+    case PrimitiveType::kBF16: run(b.as<uint16_t>(), [](uint16_t v) { return fused::Bf16BitsToFloat(v); }); break;
     case PrimitiveType::kF16: run(b.as<uint16_t>(), [](uint16_t v) { return HalfToFloat(v); }); break;
     case PrimitiveType::kPred: case PrimitiveType::kU8: run(b.as<uint8_t>(), id); break;
     case PrimitiveType::kS8: run(b.as<int8_t>(), id); break;
@@ -121,9 +122,16 @@ const void* BlockEval::Compute(int node, const IndexSet& set) {
       void* out = alloc(nd.kind);
       if (set.runs > 0 && b.shape().element_type() == PrimitiveType::kF32 && nd.kind == VKind::kF32) {
         float* o = static_cast<float*>(out);
+        const int64_t step = set.run_step;
         for (int64_t r = 0; r < set.runs; ++r) {
-          std::memcpy(o, b.as<float>() + set.run_start[r], static_cast<size_t>(set.run_len[r]) * 4);
-          o += set.run_len[r];
+          const float* from = b.as<float>() + set.run_start[r];
+          const int64_t len = set.run_len[r];
+          if (step == 1) {
+            std::memcpy(o, from, static_cast<size_t>(len) * 4);
+          } else {
+            for (int64_t k = 0; k < len; ++k) o[k] = from[k * step];
+          }
+          o += len;
         }
         return out;
       }

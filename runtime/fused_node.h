@@ -59,8 +59,8 @@ struct FusedNode {
 class BlockPrefetcher;  // fused_stream.h
 
 // A set of linear indices of one node: contiguous [start, start+n) when idx is null. An idx
-// set may also describe itself as `runs` contiguous ranges [run_start[r], +run_len[r]) (a
-// hint for index maps; idx always holds every index).
+// set may also describe itself as `runs` arithmetic runs run_start[r] + k * run_step for k in
+// [0, run_len[r]) (a hint for index maps; idx always holds every index).
 struct IndexSet {
   int64_t n = 0;
   int64_t start = 0;
@@ -69,6 +69,7 @@ struct IndexSet {
   const int64_t* run_start = nullptr;
   const int64_t* run_len = nullptr;
   int64_t runs = 0;
+  int64_t run_step = 1;
   int64_t at(int64_t j) const { return idx ? idx[j] : start + j; }
 };
 
@@ -119,6 +120,13 @@ class BlockEval {
   // (n indices in all).
   const void* EvalAffineRuns(const FusedNode& nd, const int64_t* rstart, const int64_t* rlen,
                              int64_t count, int64_t n, int64_t offset);
+  // EvalAffine on a set of arithmetic runs of step set.run_step != 1 (a tiled walk, see
+  // fused_tile.cc); null when the step is not a step along one map dim.
+  const void* EvalAffineStrided(const FusedNode& nd, const IndexSet& set, int64_t offset);
+  // The operand of `nd` at `runs` arithmetic runs of step `step` (n indices in all);
+  // `contiguous` when the runs join into one range.
+  const void* EvalOperandRuns(const FusedNode& nd, int64_t* run_lin, int64_t* run_len,
+                              int64_t runs, int64_t step, int64_t n, bool contiguous);
   // The whole of a small computed operand of index-map node `nd` (computed once), or null
   // when the operand is a parameter/constant or too big to hoist.
   const void* HoistedOperand(const FusedNode& nd);

@@ -3,6 +3,8 @@
 // shifts by the bit width or more give 0 (or the sign fill for arithmetic right shifts).
 #include "runtime/fused_ops.h"
 
+#include "runtime/fused_half.h"
+
 namespace hlox::rt::fused {
 
 int IntBits(PrimitiveType t) {
@@ -49,7 +51,7 @@ void WrapToType(PrimitiveType t, int64_t* x, int64_t n) {
 
 void RoundToType(PrimitiveType t, float* x, int64_t n) {
   if (t == PrimitiveType::kBF16) {
-    for (int64_t i = 0; i < n; ++i) x[i] = Bf16ToFloat(FloatToBf16(x[i]));
+    RoundBf16InPlace(x, n);
   } else if (t == PrimitiveType::kF16) {
     for (int64_t i = 0; i < n; ++i) x[i] = HalfToFloat(FloatToHalf(x[i]));
   }

@@ -32,6 +32,9 @@ struct FusedRunOptions {
   // Pure f32 elementwise programs run on the register path (fused_vector.h); false forces
   // the block loop (for tests comparing the two).
   bool vector_path = true;
+  // Outputs whose index map moves the minor dim (transposes) are walked in tiles
+  // (fused_tile.cc); false walks them row by row (for tests and benches comparing the two).
+  bool tiled = true;
 };
 
 class FusedProgram {
@@ -50,6 +53,8 @@ class FusedProgram {
   int64_t node_count() const;
   // Whether Run can take the register path (fused_vector.h) for this program.
   bool has_vector_path() const;
+  // Outputs that Run walks in tiles (transposing index maps, fused_tile.cc).
+  int64_t tiled_output_count() const;
 
  private:
   FusedProgram();

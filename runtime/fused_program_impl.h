@@ -22,6 +22,8 @@ struct FusedProgram::Impl {
   int64_t block_bytes_per_elem = 0;  // arena bytes one output element of a block needs
   // The register path (fused_vector.h) when every output is f32 elementwise math; else null.
   std::unique_ptr<VectorProgram> vec;
+  // Per output: the dim its tiled walk runs along (fused_tile.cc), or -1 for row order.
+  std::vector<int64_t> tile_dim;
 };
 
 // The calling thread's block arena (reused across blocks and runs).
@@ -34,6 +36,15 @@ int64_t ElementwiseBlock(int64_t block_bytes_per_elem, const FusedRunOptions& op
 // Runs fn over [0, nblocks) on the pool (or inline for one thread / one block).
 void ParallelBlocks(ThreadPool* pool, const FusedRunOptions& opt, int64_t nblocks,
                     const std::function<void(int64_t, int64_t)>& fn);
+// Per output node: the output dim along which its parameters are read at unit (or zero) step
+// when its minor dim reads some at a large step (a transpose in the index map), or -1.
+std::vector<int64_t> TileDims(const std::vector<FusedNode>& nodes, const std::vector<int>& outputs);
+// Computes elementwise output node `node` into `out` tile by tile: each tile spans up to 64
+// positions of `tile_dim` and of the minor dim, is evaluated in runs along `tile_dim` and
+// stored transposed into output rows.
+void RunTiledPass(const std::vector<FusedNode>& nodes, int node, int64_t tile_dim,
+                  const std::vector<const Buffer*>& params, ThreadPool* pool,
+                  const FusedRunOptions& opt, Buffer& out);
 // Computes reduce output node `nd` into `out` (fused_reduce.cc).
 void RunFusedReduce(const std::vector<FusedNode>& nodes, const FusedNode& nd,
                     const std::vector<const Buffer*>& params, ThreadPool* pool,

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/fused_half.h"
 #include "runtime/fused_ops.h"
 #include "runtime/fused_program_impl.h"
 #include "runtime/fused_stream.h"
@@ -29,7 +30,7 @@ void StoreBlock(Buffer& b, int64_t start, const void* src, VKind k, int64_t n) {
     switch (b.shape().element_type()) {
       case PrimitiveType::kF32: put(b.as<float>(), [](S v) { return static_cast<float>(v); }); break;
       case PrimitiveType::kF64: put(b.as<double>(), [](S v) { return static_cast<double>(v); }); break;
-      case PrimitiveType::kBF16: put(b.as<uint16_t>(), [](S v) { return FloatToBf16(static_cast<float>(v)); }); break;
+      case PrimitiveType::kBF16: put(b.as<uint16_t>(), [](S v) { return fused::FloatToBf16Bits(static_cast<float>(v)); }); break;
       case PrimitiveType::kF16: put(b.as<uint16_t>(), [](S v) { return FloatToHalf(static_cast<float>(v)); }); break;
       case PrimitiveType::kPred: put(b.as<uint8_t>(), [](S v) { return static_cast<uint8_t>(v != 0); }); break;
       case PrimitiveType::kS8: put(b.as<int8_t>(), [](S v) { return static_cast<int8_t>(v); }); break;
@@ -155,13 +156,21 @@ absl::StatusOr<Value> FusedProgram::Run(const std::vector<const Value*>& operand
     return Value::Tuple(std::move(elems));
   };
   // Pure f32 elementwise programs: the register path (it declines operands it does not fit).
-  if (options.vector_path && im.vec != nullptr && im.vec->Run(im.nodes, params, out, pool, options)) {
+  // Its index maps gather row by row, so programs with a transposing output walk tiles instead.
+  bool tiled = false;
+  for (int64_t d : im.tile_dim) tiled |= options.tiled && d >= 0;
+  if (options.vector_path && !tiled && im.vec != nullptr &&
+      im.vec->Run(im.nodes, params, out, pool, options)) {
     return result();
   }
   // Elementwise outputs sharing the first one's dims run in one pass.
   std::vector<size_t> group, others;
   for (size_t k = 0; k < nout; ++k) {
     const FusedNode& nd = im.nodes[im.outputs[k]];
+    if (options.tiled && im.tile_dim[k] >= 0) {  // a transposing output: its own tiled walk
+      RunTiledPass(im.nodes, im.outputs[k], im.tile_dim[k], params, pool, options, *out[k]);
+      continue;
+    }
     bool joins = nd.op != NodeOp::kReduce &&
                  (group.empty() || im.nodes[im.outputs[group[0]]].dims == nd.dims);
     (joins ? group : others).push_back(k);

@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
+#include "runtime/fused_half.h"
 #include "runtime/fused_program_impl.h"
 #include "runtime/fused_stream.h"
 #include "runtime/fused_vector_ops.h"
@@ -58,8 +60,14 @@ struct GatherState {
 // dst[j] = src[map(start + j)] for j < n, where map is index-map node nd's operand index of
 // an output index; walks the minor dim in runs (copied, filled or strided). Consecutive calls
 // continue from *st without dividing.
-void GatherAffine(const FusedNode& nd, const float* src, int64_t start, int64_t n, float* dst,
+template <typename Src>
+void GatherAffine(const FusedNode& nd, const Src* src, int64_t start, int64_t n, float* dst,
                   GatherState* st) {
+  // f32 sources are copied as they are; bf16 ones (uint16_t bits) are widened.
+  auto wide = [](Src v) -> float {
+    if constexpr (std::is_same_v<Src, float>) return v;
+    else return fused::Bf16BitsToFloat(v);
+  };
   const std::vector<int64_t>& dims = nd.map_dims;
   const std::vector<int64_t>& coef = nd.map_coef;
   const size_t last = dims.size() - 1;
@@ -78,11 +86,15 @@ void GatherAffine(const FusedNode& nd, const float* src, int64_t start, int64_t 
   for (int64_t j = 0; j < n;) {
     const int64_t len = std::min(n - j, dims[last] - coords[last]);
     if (c == 1) {
-      std::memcpy(dst + j, src + acc, static_cast<size_t>(len) * sizeof(float));
+      if constexpr (std::is_same_v<Src, float>) {
+        std::memcpy(dst + j, src + acc, static_cast<size_t>(len) * sizeof(float));
+      } else {
+        fused::Bf16ToF32(src + acc, dst + j, len);
+      }
     } else if (c == 0) {
-      std::fill_n(dst + j, len, src[acc]);
+      std::fill_n(dst + j, len, wide(src[acc]));
     } else {
-      for (int64_t k = 0; k < len; ++k) dst[j + k] = src[acc + k * c];
+      for (int64_t k = 0; k < len; ++k) dst[j + k] = wide(src[acc + k * c]);
     }
     j += len;
     coords[last] += len;
@@ -138,7 +150,9 @@ std::unique_ptr<VectorProgram> VectorProgram::Build(const std::vector<FusedNode>
       need[id] = 2;
       continue;
     }
-    if (nd.type != PrimitiveType::kF32 || Elements(nd.dims) != total) return nullptr;
+    if ((nd.type != PrimitiveType::kF32 && nd.type != PrimitiveType::kBF16) || Elements(nd.dims) != total) {
+      return nullptr;
+    }
     need[id] = 1;
     if (nd.op == NodeOp::kAffine && !nd.op_dims.empty()) continue;  // gathers its source
     for (int o : nd.operands) {
@@ -153,6 +167,12 @@ std::unique_ptr<VectorProgram> VectorProgram::Build(const std::vector<FusedNode>
   };
   std::vector<Pending> pending;
   std::vector<Ref> ref(count);
+  // Appends a rounding to bf16 of node `id`'s value, which becomes the node's value.
+  auto round_bf16 = [&](int64_t id) {
+    const Ref v = ref[id];
+    ref[id] = Ref{Ref::kValue, static_cast<int64_t>(pending.size())};
+    pending.push_back(Pending{vecops::kRoundBf16, v, v});
+  };
   for (int64_t id = 0; id < count; ++id) {
     if (!need[id]) continue;
     const FusedNode& nd = nodes[id];
@@ -167,6 +187,7 @@ std::unique_ptr<VectorProgram> VectorProgram::Build(const std::vector<FusedNode>
       case NodeOp::kParam:
         ref[id] = Ref{Ref::kInput, static_cast<int64_t>(prog->inputs_.size())};
         prog->inputs_.push_back(Input{nd.param, -1});
+        prog->inputs_.back().bf16 = nd.type == PrimitiveType::kBF16;
         break;
       case NodeOp::kConstant:
         if (static_cast<int64_t>(nd.cf.size()) != total) return nullptr;
@@ -186,9 +207,12 @@ std::unique_ptr<VectorProgram> VectorProgram::Build(const std::vector<FusedNode>
         }
         if (src < 0 || src >= count || nd.map_dims.empty() || nd.map_dims.size() > 16) return nullptr;
         const FusedNode& sn = nodes[src];
-        if (sn.kind != VKind::kF32 || sn.type != PrimitiveType::kF32) return nullptr;
+        if (sn.kind != VKind::kF32 || (sn.type != PrimitiveType::kF32 && sn.type != PrimitiveType::kBF16)) {
+          return nullptr;
+        }
         if (sn.op == NodeOp::kParam) {
           prog->inputs_.push_back(Input{sn.param, -1, static_cast<int>(id)});
+          prog->inputs_.back().bf16 = sn.type == PrimitiveType::kBF16;
         } else if (sn.op == NodeOp::kConstant && static_cast<int64_t>(sn.cf.size()) == Elements(sn.dims)) {
           prog->inputs_.push_back(Input{-1, src, static_cast<int>(id)});
         } else if (Elements(sn.dims) <= kMaxComputedSource) {
@@ -203,10 +227,14 @@ std::unique_ptr<VectorProgram> VectorProgram::Build(const std::vector<FusedNode>
         if (nd.operands.size() != 1) return nullptr;
         ref[id] = operand(0);
         break;
-      case NodeOp::kConvert:  // f32 -> f32 only
-        if (nd.operands.size() != 1 || nodes[nd.operands[0]].type != PrimitiveType::kF32) return nullptr;
+      case NodeOp::kConvert: {  // between f32 and bf16: a rounding when it narrows
+        if (nd.operands.size() != 1) return nullptr;
+        const PrimitiveType from = nodes[nd.operands[0]].type;
+        if (from != PrimitiveType::kF32 && from != PrimitiveType::kBF16) return nullptr;
         ref[id] = operand(0);
+        if (nd.type == PrimitiveType::kBF16 && from == PrimitiveType::kF32) round_bf16(id);
         break;
+      }
       case NodeOp::kUnary:
         if (nd.opcode == Opcode::kCopy && nd.operands.size() == 1) {
           ref[id] = operand(0);
@@ -215,11 +243,13 @@ std::unique_ptr<VectorProgram> VectorProgram::Build(const std::vector<FusedNode>
         if (nd.operands.size() != 1 || !UnaryCode(nd.opcode, &code)) return nullptr;
         ref[id] = Ref{Ref::kValue, static_cast<int64_t>(pending.size())};
         pending.push_back(Pending{code, operand(0), operand(0)});
+        if (nd.type == PrimitiveType::kBF16) round_bf16(id);
         break;
       case NodeOp::kBinary:
         if (nd.operands.size() != 2 || !BinaryCode(nd.opcode, &code)) return nullptr;
         ref[id] = Ref{Ref::kValue, static_cast<int64_t>(pending.size())};
         pending.push_back(Pending{code, operand(0), operand(1)});
+        if (nd.type == PrimitiveType::kBF16) round_bf16(id);
         break;
       default:
         return nullptr;
@@ -276,10 +306,13 @@ std::unique_ptr<VectorProgram> VectorProgram::Build(const std::vector<FusedNode>
     value_temp[i] = op.dst;
     prog->ops_.push_back(op);
   }
-  for (int o : outputs) prog->output_slots_.push_back(slot(ref[o]));
+  for (int o : outputs) {
+    prog->output_slots_.push_back(slot(ref[o]));
+    prog->out_bf16_.push_back(nodes[o].type == PrimitiveType::kBF16);
+  }
   prog->direct_.assign(outputs.size(), 0);
   for (int64_t i = 0; i < nvals; ++i) {
-    if (direct[i] < 0) continue;
+    if (direct[i] < 0 || prog->out_bf16_[direct[i]]) continue;
     prog->ops_[i].out = direct[i];
     prog->direct_[direct[i]] = 1;
   }
@@ -297,8 +330,9 @@ bool VectorProgram::Run(const std::vector<FusedNode>& nodes, const std::vector<c
 #else
   if (out.size() != output_slots_.size() || out.empty()) return false;
   const int64_t total = out[0]->element_count();
-  for (const BufferPtr& b : out) {
-    if (b->shape().element_type() != PrimitiveType::kF32 || b->element_count() != total) return false;
+  for (size_t k = 0; k < out.size(); ++k) {
+    const PrimitiveType t = out_bf16_[k] ? PrimitiveType::kBF16 : PrimitiveType::kF32;
+    if (out[k]->shape().element_type() != t || out[k]->element_count() != total) return false;
   }
   std::vector<const float*> base;
   int64_t streamed = 0;  // inputs read at the output's own indices
@@ -328,10 +362,10 @@ bool VectorProgram::Run(const std::vector<FusedNode>& nodes, const std::vector<c
     const Buffer* b = params[in.param];
     // An index map reads its source at the source's own shape.
     const int64_t want = in.affine < 0 ? total : Elements(nodes[nodes[in.affine].operands[0]].dims);
-    if (b == nullptr || b->shape().element_type() != PrimitiveType::kF32 || b->element_count() != want) {
-      return false;
-    }
-    base.push_back(b->as<float>());
+    const PrimitiveType t = in.bf16 ? PrimitiveType::kBF16 : PrimitiveType::kF32;
+    if (b == nullptr || b->shape().element_type() != t || b->element_count() != want) return false;
+    // bf16 sources are held as their bits (base16); base keeps the pointer for prefetching.
+    base.push_back(reinterpret_cast<const float*>(b->data()));
   }
   std::vector<float> scalars;
   if (!scalar_nodes_.empty()) {
@@ -371,12 +405,25 @@ bool VectorProgram::Run(const std::vector<FusedNode>& nodes, const std::vector<c
         for (; pf_next < upto && pf_next < pf_lines; ++pf_next) {
           for (int64_t i = 0; i < ninputs; ++i) {
             if (inputs_[i].affine >= 0) continue;
-            _mm_prefetch(reinterpret_cast<const char*>(base[i] + start + kPrefetchAhead) + 64 * pf_next,
+            const int64_t esize = inputs_[i].bf16 ? 2 : 4;
+            _mm_prefetch(reinterpret_cast<const char*>(base[i]) + (start + kPrefetchAhead) * esize + 64 * pf_next,
                          _MM_HINT_T0);
           }
         }
       };
       for (int64_t i = 0; i < ninputs; ++i) {
+        if (inputs_[i].bf16) {  // widened into the staging copy
+          float* st = staging + i * kTempStride;
+          const uint16_t* src = reinterpret_cast<const uint16_t*>(base[i]);
+          if (inputs_[i].affine >= 0) {
+            GatherAffine(nodes[inputs_[i].affine], src, start, n, st, &gather[i]);
+          } else {
+            fused::Bf16ToF32(src + start, st, n);
+          }
+          if (n < S) std::fill(st + n, st + S, 0.0f);
+          in[i] = st;
+          continue;
+        }
         if (inputs_[i].affine >= 0) {
           float* st = staging + i * kTempStride;
           GatherAffine(nodes[inputs_[i].affine], base[i], start, n, st, &gather[i]);
@@ -409,6 +456,10 @@ bool VectorProgram::Run(const std::vector<FusedNode>& nodes, const std::vector<c
       }
       for (size_t k = 0; k < out.size(); ++k) {
         if (whole && direct_[k]) continue;
+        if (out_bf16_[k]) {
+          fused::F32ToBf16(ptr(output_slots_[k]), out[k]->as<uint16_t>() + start, n);
+          continue;
+        }
         StoreOut(out[k]->as<float>() + start, ptr(output_slots_[k]), n, big);
       }
     }

@@ -1,8 +1,8 @@
 // Register kernels of the fused loop's register path (fused_vector.h): the op codes a
 // VectorProgram is built from, and RunOp, which runs one op over a sub-block's 16-lane
 // registers with the block loop's exact math (vmath exp/logistic, Eigen's packet tanh/log,
-// IEEE arithmetic, NaN-propagating max/min), storing to a temporary or an output. Internal to
-// fused_vector.cc.
+// IEEE arithmetic, NaN-propagating max/min, bf16 rounding), storing to a temporary or an
+// output. Internal to fused_vector.cc.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +22,8 @@ enum VecCode : uint8_t {
   kExp, kTanh, kLogistic, kLog, kSqrt, kRsqrt, kAbs, kNeg, kFloor, kCeil, kRoundEven,
   // binary
   kAdd, kSub, kMul, kDiv, kMax, kMin,
+  // rounding to bf16 precision (nearest even, NaN kept quiet; fused_half.h's RoundBf16)
+  kRoundBf16,
 };
 
 // The code of a unary / binary opcode the register path implements; false otherwise.
@@ -91,6 +93,17 @@ inline __m512 MinNan16(__m512 a, __m512 b) {
   return _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(b, b, _CMP_UNORD_Q), b);
 }
 
+// Each lane rounded to bf16 precision, bit-identical to fused::RoundBf16.
+inline __m512 RoundBf16x16(__m512 v) {
+  const __m512i x = _mm512_castps_si512(v);
+  const __m512i hi = _mm512_set1_epi32(static_cast<int>(0xffff0000u));
+  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(1));
+  const __m512i r = _mm512_and_si512(_mm512_add_epi32(_mm512_add_epi32(x, _mm512_set1_epi32(0x7fff)), lsb), hi);
+  const __m512i nan = _mm512_and_si512(_mm512_or_si512(x, _mm512_set1_epi32(0x400000)), hi);
+  const __mmask16 is_nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+  return _mm512_castsi512_ps(_mm512_mask_mov_epi32(r, is_nan, nan));
+}
+
 // Runs op `code` over nv registers.
 template <int kMode>
 inline void RunOpT(uint8_t code, const float* a, const float* b, float* o, int64_t nv) {
@@ -119,6 +132,7 @@ inline void RunOpT(uint8_t code, const float* a, const float* b, float* o, int64
     case kDiv: Loop2<kMode>(a, b, o, nv, [](__m512 x, __m512 y) { return _mm512_div_ps(x, y); }); break;
     case kMax: Loop2<kMode>(a, b, o, nv, MaxNan16); break;
     case kMin: Loop2<kMode>(a, b, o, nv, MinNan16); break;
+    case kRoundBf16: Loop1<kMode>(a, o, nv, RoundBf16x16); break;
     default: break;
   }
 }

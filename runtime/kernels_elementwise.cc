@@ -1,15 +1,17 @@
 // Elementwise kernels: every unary, binary and ternary elementwise opcode for the element
 // types it applies to. f16/bf16 are loaded to f32, computed, and rounded back (as XLA's CPU
 // backend does). Operands have the output's dimensions, except that select's predicate and
-// clamp's bounds may be scalars. Large arrays are split across the pool. f32 exp, tanh and
-// logistic use runtime/vmath.h, as fused loops do, so fused and unfused results agree.
+// clamp's bounds may be scalars. Large arrays are split across the pool. f32/bf16/f16 exp,
+// log, log1p, expm1, tanh and logistic use the fused loop's block math (fused_ops.h), so fused
+// and unfused results agree.
+#include <algorithm>
 #include <cmath>
 
 #include "common/status_macros.h"
 #include "runtime/elementwise_scalar.h"
+#include "runtime/fused_ops.h"
 #include "runtime/kernel.h"
 #include "runtime/kernel_util.h"
-#include "runtime/vmath.h"
 
 namespace hlox::rt {
 namespace {
@@ -115,16 +117,29 @@ absl::Status Unary(const Instruction& instr, const Buffer& a, Buffer& o, ThreadP
     default:
       break;
   }
-  if constexpr (std::is_same_v<typename Tr::Storage, float> && std::is_same_v<T, float>) {
-    // f32 exp/tanh/logistic: the vector math the fused loop uses (runtime/vmath.h).
-    void (*vf)(const float*, float*, int64_t) =
-        instr.opcode() == Opcode::kExp ? vmath::ExpF32
-        : instr.opcode() == Opcode::kTanh ? vmath::TanhF32
-        : instr.opcode() == Opcode::kLogistic ? vmath::LogisticF32 : nullptr;
-    if (vf != nullptr) {
-      const float* in = a.as<float>();
-      float* out = o.as<float>();
-      Run(pool, o.element_count(), [&](int64_t lo, int64_t hi) { vf(in + lo, out + lo, hi - lo); });
+  if constexpr (std::is_same_v<T, float>) {
+    // f32/bf16/f16 transcendental math: the fused loop's block functions (runtime/fused_ops.h:
+    // vmath exp/logistic, Eigen's packet tanh/log/log1p/expm1), computed in f32 and rounded on
+    // store, so fused and unfused results agree bit for bit.
+    const Opcode op = instr.opcode();
+    if (op == Opcode::kExp || op == Opcode::kLog || op == Opcode::kLog1p || op == Opcode::kExpm1 ||
+        op == Opcode::kTanh || op == Opcode::kLogistic) {
+      const auto* in = a.as<typename Tr::Storage>();
+      auto* out = o.as<typename Tr::Storage>();
+      Run(pool, o.element_count(), [&](int64_t lo, int64_t hi) {
+        constexpr int64_t kChunk = 1024;
+        alignas(64) float x[kChunk], y[kChunk];
+        for (int64_t c = lo; c < hi; c += kChunk) {
+          const int64_t m = std::min(kChunk, hi - c);
+          if constexpr (std::is_same_v<typename Tr::Storage, float>) {
+            fused::UnaryFloat<float>(op, in + c, out + c, m);
+          } else {
+            for (int64_t i = 0; i < m; ++i) x[i] = Tr::Load(in[c + i]);
+            fused::UnaryFloat<float>(op, x, y, m);
+            for (int64_t i = 0; i < m; ++i) out[c + i] = Tr::Store(y[i]);
+          }
+        }
+      });
       return absl::OkStatus();
     }
   }

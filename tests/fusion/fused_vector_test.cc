@@ -308,37 +308,51 @@ fused {
   }
 }
 
-TEST(FusedVector, UnimplementedProgramsFallBack) {
-  {  // bf16 rounds after each op: the block loop's job, which still gets the values right.
-    const int64_t n = 100;
-    std::unique_ptr<Module> keep;
-    auto prog = Compile(ChainText(n, "bf16"), &keep);
-    ASSERT_NE(prog, nullptr);
-    EXPECT_FALSE(prog->has_vector_path());
-    std::vector<Value> in;
-    for (uint32_t seed : {1u, 2u, 3u}) {
-      Value f = F32({n}, seed);
-      auto b = std::make_shared<Buffer>(Shape(PrimitiveType::kBF16, {n}));
-      for (int64_t i = 0; i < n; ++i) {  // truncate to bf16
-        uint32_t u;
-        std::memcpy(&u, &f.array->as<float>()[i], 4);
-        b->as<uint16_t>()[i] = static_cast<uint16_t>(u >> 16);
-      }
-      in.push_back(Value::Array(b));
+TEST(FusedVector, Bf16ChainMatchesBlockLoopBitForBit) {
+  // bf16 computes in f32 and rounds to bf16 after each op: the register path must give the
+  // block loop's bits, on 1 and 2 threads, including NaN, infinities and rounding ties.
+  const int64_t n = 1000;  // not a multiple of the 256-element sub-block
+  std::unique_ptr<Module> keep;
+  auto prog = Compile(ChainText(n, "bf16"), &keep);
+  ASSERT_NE(prog, nullptr);
+  EXPECT_TRUE(prog->has_vector_path());
+  std::vector<Value> in;
+  for (uint32_t seed : {1u, 2u, 3u}) {
+    Value f = F32({n}, seed);
+    auto b = std::make_shared<Buffer>(Shape(PrimitiveType::kBF16, {n}));
+    for (int64_t i = 0; i < n; ++i) {  // truncate to bf16
+      uint32_t u;
+      std::memcpy(&u, &f.array->as<float>()[i], 4);
+      b->as<uint16_t>()[i] = static_cast<uint16_t>(u >> 16);
     }
-    auto out = prog->Run({&in[0], &in[1], &in[2]}, nullptr, FusedRunOptions());
-    ASSERT_TRUE(out.ok());
-    auto bf = [](const Value& v, int64_t i) {
-      const uint32_t u = static_cast<uint32_t>(v.array->as<uint16_t>()[i]) << 16;
-      float f;
-      std::memcpy(&f, &u, 4);
-      return static_cast<double>(f);
-    };
-    for (int64_t i = 0; i < n; ++i) {
-      const double want = std::exp(std::tanh(2 * bf(in[0], i) + 1) * bf(in[1], i)) - bf(in[2], i);
-      EXPECT_NEAR(want, bf(*out, i), 0.05 * (1 + std::fabs(want))) << i;
-    }
+    in.push_back(Value::Array(b));
   }
+  // NaN, +-inf, the largest bf16 and values whose f32 results round on ties.
+  const uint16_t special[] = {0x7fc0, 0xffc1, 0x7f80, 0xff80, 0x7f7f, 0xff7f, 0x0001, 0x8000};
+  for (int64_t i = 0; i < 8; ++i) in[i % 3].array->as<uint16_t>()[i * 7] = special[i];
+  FusedRunOptions reg, block;
+  block.vector_path = false;
+  ThreadPool pool(2);
+  auto a = prog->Run({&in[0], &in[1], &in[2]}, nullptr, reg);
+  auto b = prog->Run({&in[0], &in[1], &in[2]}, nullptr, block);
+  auto c = prog->Run({&in[0], &in[1], &in[2]}, &pool, reg);
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  EXPECT_TRUE(SameBits(*a, *b));
+  EXPECT_TRUE(SameBits(*a, *c));
+  auto bf = [](const Value& v, int64_t i) {
+    const uint32_t u = static_cast<uint32_t>(v.array->as<uint16_t>()[i]) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return static_cast<double>(f);
+  };
+  for (int64_t i = 0; i < n; ++i) {
+    if (i % 7 == 0 && i < 56) continue;  // the special values
+    const double want = std::exp(std::tanh(2 * bf(in[0], i) + 1) * bf(in[1], i)) - bf(in[2], i);
+    EXPECT_NEAR(want, bf(*a, i), 0.05 * (1 + std::fabs(want))) << i;
+  }
+}
+
+TEST(FusedVector, UnimplementedProgramsFallBack) {
   const char* kOthers[] = {
       // compare + select (pred values)
       R"(HloModule m
