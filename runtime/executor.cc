@@ -1,7 +1,8 @@
 // The executor: per computation a plan (topological order of the instructions the root needs,
 // each operand's slot, the slots that die after each step, precomputed constants), then a
 // loop that runs each step's kernel and drops values at their last use so buffers return to
-// the pool at once. The entry computation's peak live bytes are tracked per run.
+// the pool at once, or hands a dying operand's buffer to the step's output in place
+// (executor_donation.h). The entry computation's peak live bytes are tracked per run.
 #include "runtime/executor.h"
 
 #include <algorithm>
@@ -21,6 +22,7 @@ struct Step {
   KernelFn kernel = nullptr;
   std::vector<int> operands;  // slots
   std::vector<int> release;   // slots whose last use is this step
+  std::vector<int> donors;    // slots dying here whose buffer the output may take over
 };
 
 struct CompPlan {
@@ -109,6 +111,27 @@ struct Executor::Impl {
       }
     }
     plan->root_slot = order.empty() ? -1 : slot_of.at(comp.root());
+    for (size_t i = 0; options.donate && i < order.size(); ++i) {
+      Step& s = plan->steps[i];
+      const std::vector<int> ok = DonatableOperands(*s.instr, s.kernel);
+      for (int k : ok) {
+        const int slot = s.operands[k];
+        const Opcode producer = plan->steps[slot].instr->opcode();
+        if (last_use[slot] != static_cast<int>(i) || slot == plan->root_slot ||
+            producer == Opcode::kParameter || producer == Opcode::kConstant) {
+          continue;
+        }
+        // The same value passed again at a position that reads it differently (fusion(x, x)
+        // with x transposed inside) keeps its buffer.
+        bool every_use_ok = true;
+        for (size_t j = 0; j < s.operands.size(); ++j) {
+          if (s.operands[j] == slot && std::find(ok.begin(), ok.end(), static_cast<int>(j)) == ok.end()) {
+            every_use_ok = false;
+          }
+        }
+        if (every_use_ok) s.donors.push_back(slot);
+      }
+    }
     for (size_t slot = 0; slot < order.size(); ++slot) {
       if (static_cast<int>(slot) == plan->root_slot) continue;
       // Values nobody reads die right after they are made.
@@ -134,6 +157,8 @@ struct Executor::Impl {
     uint64_t local_state = rng_state.load();
     ctx.rng_state = &local_state;
     ctx.executor = self;
+    // A kernel running a nested computation must not hand its own offer to a nested kernel.
+    OfferDonation(nullptr);
     std::vector<Value> slots(plan.steps.size());
     std::vector<const Value*> operands;
     // Live-byte accounting (entry only): count each distinct allocation once (views share
@@ -166,7 +191,17 @@ struct Executor::Impl {
         for (int o : s.operands) operands.push_back(&slots[o]);
         const bool timed = stats != nullptr && stats->profile;
         const auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+        // Offer the first dying operand buffer that nothing else holds (a view, a tuple
+        // element still held, a value shared with a caller's argument all fail this).
+        for (int d : s.donors) {
+          const BufferPtr& b = slots[d].array;
+          if (!slots[d].is_tuple && b != nullptr && b.use_count() == 1 && b->Donatable()) {
+            OfferDonation(b.get());
+            break;
+          }
+        }
         absl::StatusOr<Value> r = s.kernel(*s.instr, operands, ctx);
+        OfferDonation(nullptr);
         if (timed) {
           stats->profile_times.push_back(
               {s.instr, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()});

@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "ir/module.h"
+#include "runtime/executor_donation.h"
 #include "runtime/kernel.h"
 #include "runtime/value.h"
 
@@ -17,6 +18,10 @@ namespace hlox::rt {
 struct ExecOptions {
   int threads = 1;
   uint64_t seed = 0;  // seeds rng ops and elided constants
+  // In-place donation: an elementwise op or fusion may write into a dying operand's buffer
+  // (same results bit for bit; lower peak memory, fewer fresh pages). HLOX_NO_DONATE=1 in the
+  // environment turns the default off.
+  bool donate = DonationDefault();
 };
 
 // Time spent in the kernel of one entry-computation instruction (called computations included).

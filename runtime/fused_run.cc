@@ -147,7 +147,7 @@ absl::StatusOr<Value> FusedProgram::Run(const std::vector<const Value*>& operand
   std::vector<BufferPtr> out(nout);
   for (size_t k = 0; k < nout; ++k) {
     const Shape& s = im.tuple_root ? im.result_shape.tuple_shape(k) : im.result_shape;
-    out[k] = std::make_shared<Buffer>(s);
+    out[k] = NewOutputBuffer(s);  // may take a donated operand buffer (value.h)
   }
   auto result = [&]() -> Value {
     if (!im.tuple_root) return Value::Array(out[0]);

@@ -329,7 +329,7 @@ absl::StatusOr<Value> ElementwiseKernel(const Instruction& instr, const std::vec
                                         KernelContext& ctx) {
   const Shape& shape = instr.shape();
   if (!shape.IsArray()) return KernelError(instr, "elementwise result must be an array");
-  Value out = NewArray(shape);
+  Value out = Value::Array(NewOutputBuffer(shape));  // may take a donated operand (value.h)
   Buffer& o = *out.array;
   int64_t n = o.element_count();
   Opcode op = instr.opcode();

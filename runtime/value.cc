@@ -12,7 +12,28 @@ Buffer::Buffer(Shape shape) : shape_(std::move(shape)) {
 }
 
 Buffer::~Buffer() {
-  if (base_ == nullptr) PoolRelease(data_, bytes_);
+  if (base_ == nullptr && owns_) PoolRelease(data_, bytes_);
+}
+
+namespace {
+thread_local Buffer* t_donor = nullptr;
+}  // namespace
+
+void OfferDonation(Buffer* donor) { t_donor = donor; }
+
+BufferPtr NewOutputBuffer(const Shape& shape) {
+  Buffer* d = t_donor;
+  t_donor = nullptr;
+  if (d == nullptr || !d->Donatable() || !shape.IsArray() ||
+      d->shape_.element_type() != shape.element_type() || d->shape_.dims() != shape.dims()) {
+    return std::make_shared<Buffer>(shape);
+  }
+  BufferPtr b(new Buffer());
+  b->shape_ = shape;
+  b->bytes_ = d->bytes_;
+  b->data_ = d->data_;
+  d->owns_ = false;  // the donor still reads the same bytes until it dies, but never frees them
+  return b;
 }
 
 BufferPtr Buffer::View(BufferPtr base, Shape shape) {
