@@ -26,6 +26,11 @@ struct TimingProtocol {
   // guests measured so far it did not make repeated medians agree (docs/RESULTS.md).
   double interference_threshold = 0;
   double interference_cap_factor = 3;  // sampling may exceed the time cap this much for it
+  // Scheduler guard (cost/sched_guard.h): a sample during which steal + run-queue wait exceeded
+  // this fraction of its duration is left out, under the same rules as the probe guard's. Off
+  // (0) by default: it narrowed the spread bench's spread only modestly (docs/RESULTS.md).
+  double sched_threshold = 0;
+  bool sched_record = true;  // read the counters at sample boundaries for the record's totals
   std::string ToString() const;
 };
 

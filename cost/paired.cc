@@ -13,7 +13,8 @@ absl::StatusOr<PairedResult> MeasurePairedOrError(const std::function<absl::Stat
                                                   const std::function<absl::Status()>& candidate,
                                                   const TimingProtocol& p, uint64_t seed,
                                                   const TimingClock& clock,
-                                                  const TimingProbe& probe) {
+                                                  const TimingProbe& probe,
+                                                  const SchedSource& sched) {
   PairedResult r;
   const double start = clock();
   const std::function<absl::Status()>* fns[2] = {&baseline, &candidate};
@@ -31,11 +32,11 @@ absl::StatusOr<PairedResult> MeasurePairedOrError(const std::function<absl::Stat
   std::mt19937_64 rng(seed * 0x2545f4914f6cdd1dull + 1);
   std::bernoulli_distribution coin(0.5);
   // Rounds the interference guard judges disturbed are left out, as in MeasureCostOrError.
-  SampleSeries series(p, start, clock, probe);
+  SampleSeries series(p, start, clock, probe, sched);
   std::vector<double> sides[2];
   while (true) {
     bool candidate_first = coin(rng);
-    double per_call[2] = {0, 0};
+    double per_call[2] = {0, 0}, timed = 0;
     for (int k = 0; k < 2; ++k) {
       int side = (k == 0) == candidate_first ? 1 : 0;
       int64_t calls = dists[side]->calls_per_sample;
@@ -44,16 +45,19 @@ absl::StatusOr<PairedResult> MeasurePairedOrError(const std::function<absl::Stat
         absl::Status st = (*fns[side])();
         if (!st.ok()) return st;
       }
-      per_call[side] = (clock() - t0) / static_cast<double>(calls);
+      const double seconds = clock() - t0;
+      timed += seconds;
+      per_call[side] = seconds / static_cast<double>(calls);
     }
     sides[0].push_back(per_call[0]);
     sides[1].push_back(per_call[1]);
-    if (series.Add(per_call[0] > 0 ? per_call[1] / per_call[0] : 1.0)) break;
+    if (series.Add(per_call[0] > 0 ? per_call[1] / per_call[0] : 1.0, timed)) break;
   }
   r.ratios = series.Kept(series.values());
   for (int side = 0; side < 2; ++side) {
     dists[side]->samples = series.Kept(sides[side]);
     dists[side]->disturbed = series.disturbed();
+    series.FillSchedTotals(*dists[side]);  // per round: both sides share the totals
   }
   r.unstable = !series.converged();
   r.baseline.unstable = r.candidate.unstable = r.unstable;
@@ -68,14 +72,15 @@ absl::StatusOr<PairedResult> MeasurePairedOrError(const std::function<absl::Stat
 
 PairedResult MeasurePaired(const std::function<void()>& baseline,
                            const std::function<void()>& candidate, const TimingProtocol& protocol,
-                           uint64_t seed, const TimingClock& clock, const TimingProbe& probe) {
+                           uint64_t seed, const TimingClock& clock, const TimingProbe& probe,
+                           const SchedSource& sched) {
   auto wrap = [](const std::function<void()>& f) {
     return std::function<absl::Status()>([&f]() {
       f();
       return absl::OkStatus();
     });
   };
-  return *MeasurePairedOrError(wrap(baseline), wrap(candidate), protocol, seed, clock, probe);
+  return *MeasurePairedOrError(wrap(baseline), wrap(candidate), protocol, seed, clock, probe, sched);
 }
 
 }  // namespace hlox

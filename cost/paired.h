@@ -27,17 +27,18 @@ struct PairedResult {
 };
 
 // Measures the pair under `protocol` (max_samples = max rounds, time cap for both together,
-// precision target on the median ratio, MedianRelativeError; rounds the interference guard
-// judges disturbed are left out). The first error of either workload is returned.
+// precision target on the median ratio, MedianRelativeError; rounds the interference guards
+// judge disturbed are left out: the scheduler guard reads its counters around each round). The first error of either workload is returned.
 absl::StatusOr<PairedResult> MeasurePairedOrError(const std::function<absl::Status()>& baseline,
                                                   const std::function<absl::Status()>& candidate,
                                                   const TimingProtocol& protocol, uint64_t seed,
                                                   const TimingClock& clock = SteadySeconds,
-                                                  const TimingProbe& probe = {});
+                                                  const TimingProbe& probe = {},
+                                                  const SchedSource& sched = {});
 // Same for workloads that cannot fail.
 PairedResult MeasurePaired(const std::function<void()>& baseline,
                            const std::function<void()>& candidate, const TimingProtocol& protocol,
                            uint64_t seed, const TimingClock& clock = SteadySeconds,
-                           const TimingProbe& probe = {});
+                           const TimingProbe& probe = {}, const SchedSource& sched = {});
 
 }  // namespace hlox

@@ -31,7 +31,11 @@ struct CostDistribution {
   double mean = 0, min = 0;
   int64_t calls_per_sample = 1;
   std::vector<double> samples; // seconds per call, one entry per undisturbed sample
-  int64_t disturbed = 0;       // samples left out by the interference guard
+  int64_t disturbed = 0;       // samples left out by the interference guards
+  // Interference the kernel reported during the samples (cost/sched_guard.h), seconds:
+  double steal_seconds = 0;    // hypervisor steal charged to the measuring thread
+  double run_wait_seconds = 0; // run-queue wait of the process's threads
+  double sampled_seconds = 0;  // wall time the samples spanned (boundary to boundary)
   bool unstable = false;       // time cap reached before the spread target
 };
 

@@ -41,6 +41,9 @@ json ToJson(const CostDistribution& c) {
               {"mean", c.mean},       {"min", c.min},
               {"calls_per_sample", c.calls_per_sample},
               {"disturbed", c.disturbed},
+              {"steal_seconds", c.steal_seconds},
+              {"run_wait_seconds", c.run_wait_seconds},
+              {"sampled_seconds", c.sampled_seconds},
               {"samples", c.samples}, {"unstable", c.unstable}};
 }
 
@@ -153,6 +156,9 @@ absl::StatusOr<ResultRecord> ResultFromJson(const json& j) {
     HLOX_GET(*o, "min", &c.min);
     HLOX_GET(*o, "calls_per_sample", &c.calls_per_sample);
     HLOX_GET(*o, "disturbed", &c.disturbed);
+    HLOX_GET(*o, "steal_seconds", &c.steal_seconds);
+    HLOX_GET(*o, "run_wait_seconds", &c.run_wait_seconds);
+    HLOX_GET(*o, "sampled_seconds", &c.sampled_seconds);
     HLOX_GET(*o, "samples", &c.samples);
     HLOX_GET(*o, "unstable", &c.unstable);
   }

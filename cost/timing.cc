@@ -16,9 +16,9 @@ std::string TimingProtocol::ToString() const {
   return absl::StrFormat(
       "warmups=%d min_samples=%d max_samples=%d target_rel_error=%g time_cap_s=%g "
       "min_sample_s=%g stat=median stop=1.858*MAD/median/sqrt(n) ci=bootstrap95x%d "
-      "interference_threshold=%g cap_factor=%g",
+      "interference_threshold=%g cap_factor=%g sched_threshold=%g",
       warmups, min_samples, max_samples, target_rel_error, time_cap_seconds, min_sample_seconds,
-      kBootstrapResamples, interference_threshold, interference_cap_factor);
+      kBootstrapResamples, interference_threshold, interference_cap_factor, sched_threshold);
 }
 
 double SteadySeconds() {
@@ -51,21 +51,40 @@ int64_t CallsPerSample(double call_seconds, double min_sample_seconds) {
 }
 
 SampleSeries::SampleSeries(const TimingProtocol& p, double start, const TimingClock& clock,
-                           const TimingProbe& probe)
+                           const TimingProbe& probe, const SchedSource& sched)
     : p_(p),
       clock_(clock),
       start_(start),
       min_(static_cast<size_t>(std::max(1, p.min_samples))),
       max_(std::max(min_, static_cast<size_t>(std::max(1, p.max_samples)))),
       cap_floor_(std::min<size_t>(min_, 3)),
-      guard_(p.interference_threshold, clock, probe) {
+      guard_(p.interference_threshold, clock, probe),
+      sched_(p.sched_threshold, p.sched_record, sched) {
   guard_.Probe();
+  sched_.Boundary();  // last, right before the first sample
 }
 
-bool SampleSeries::Add(double value) {
+std::vector<bool> SampleSeries::CleanMask(size_t samples) const {
+  std::vector<bool> clean = guard_.Clean(samples);
+  std::vector<bool> quiet = sched_.Clean(samples);
+  for (size_t i = 0; i < samples; ++i) clean[i] = clean[i] && quiet[i];
+  return clean;
+}
+
+std::vector<double> SampleSeries::Filter(const std::vector<double>& series) const {
+  std::vector<bool> clean = CleanMask(series.size());
+  std::vector<double> kept;
+  for (size_t i = 0; i < series.size(); ++i) {
+    if (clean[i]) kept.push_back(series[i]);
+  }
+  return kept;
+}
+
+bool SampleSeries::Add(double value, double timed_seconds) {
   values_.push_back(value);
+  sched_.Boundary(timed_seconds);  // first, right after the sample
   guard_.Probe();
-  std::vector<double> clean = guard_.Keep(values_);
+  std::vector<double> clean = Filter(values_);
   const size_t n = clean.size();
   if (n >= min_ && MedianRelativeError(clean) <= p_.target_rel_error) {
     converged_ = true;
@@ -83,8 +102,15 @@ bool SampleSeries::Add(double value) {
 
 std::vector<double> SampleSeries::Kept(const std::vector<double>& series) const {
   // Too few quiet samples to stand on their own: the machine never was quiet; keep them all.
-  if (guard_.Keep(values_).size() < std::min(min_, values_.size())) return series;
-  return guard_.Keep(series);
+  if (Filter(values_).size() < std::min(min_, values_.size())) return series;
+  return Filter(series);
+}
+
+void SampleSeries::FillSchedTotals(CostDistribution& dist) const {
+  SchedGuard::Totals t = sched_.Sum();
+  dist.steal_seconds = t.steal;
+  dist.run_wait_seconds = t.run_wait;
+  dist.sampled_seconds = t.wall;
 }
 
 int64_t SampleSeries::disturbed() const {
@@ -94,7 +120,8 @@ int64_t SampleSeries::disturbed() const {
 absl::StatusOr<CostDistribution> MeasureCostOrError(const std::function<absl::Status()>& fn,
                                                     const TimingProtocol& p, uint64_t seed,
                                                     const TimingClock& clock,
-                                                    const TimingProbe& probe) {
+                                                    const TimingProbe& probe,
+                                                    const SchedSource& sched) {
   CostDistribution d;
   const double start = clock();
   // Warm-ups; at least one call is timed to size the batches.
@@ -109,30 +136,33 @@ absl::StatusOr<CostDistribution> MeasureCostOrError(const std::function<absl::St
     if (clock() - start >= 0.5 * p.time_cap_seconds) break;
   }
   d.calls_per_sample = CallsPerSample(last_call, p.min_sample_seconds);
-  SampleSeries series(p, start, clock, probe);
+  SampleSeries series(p, start, clock, probe, sched);
   while (true) {
     double t0 = clock();
     for (int64_t c = 0; c < d.calls_per_sample; ++c) {
       absl::Status st = fn();
       if (!st.ok()) return st;
     }
-    if (series.Add((clock() - t0) / static_cast<double>(d.calls_per_sample))) break;
+    const double timed = clock() - t0;
+    if (series.Add(timed / static_cast<double>(d.calls_per_sample), timed)) break;
   }
   d.samples = series.Kept(series.values());
   d.disturbed = series.disturbed();
+  series.FillSchedTotals(d);
   d.unstable = !series.converged();
   Summarize(d, seed);
   return d;
 }
 
 CostDistribution MeasureCost(const std::function<void()>& fn, const TimingProtocol& protocol,
-                             uint64_t seed, const TimingClock& clock, const TimingProbe& probe) {
+                             uint64_t seed, const TimingClock& clock, const TimingProbe& probe,
+                             const SchedSource& sched) {
   auto r = MeasureCostOrError(
       [&]() {
         fn();
         return absl::OkStatus();
       },
-      protocol, seed, clock, probe);
+      protocol, seed, clock, probe, sched);
   return *std::move(r);
 }
 

@@ -12,6 +12,7 @@
 #include "cost/evaluate.h"
 #include "cost/interference.h"
 #include "cost/result.h"
+#include "cost/sched_guard.h"
 
 namespace hlox {
 
@@ -23,28 +24,39 @@ double SteadySeconds();
 void Summarize(CostDistribution& dist, uint64_t seed);
 
 // The sampling loop's bookkeeping, shared by MeasureCostOrError and MeasurePairedOrError: the
-// interference guard, the stopping rule and which values are kept. One value per sample (a
-// time per call, or a paired round's ratio).
+// interference guards (probe and scheduler counters), the stopping rule and which values are
+// kept. One value per sample (a time per call, or a paired round's ratio). Construct it right
+// before the first sample: it reads the first sample boundary.
 class SampleSeries {
  public:
-  // `start` is when the measurement began (its warm-ups count against the time cap).
+  // `start` is when the measurement began (its warm-ups count against the time cap). The
+  // clock, probe and source are held by reference: they must outlive the series.
   SampleSeries(const TimingProtocol& protocol, double start, const TimingClock& clock,
-               const TimingProbe& probe);
+               const TimingProbe& probe, const SchedSource& sched);
   // Records the value of the sample just taken (and probes); true when sampling should stop.
-  bool Add(double value);
+  // `timed_seconds` is the sample's timed duration (0: unknown) for the scheduler guard.
+  bool Add(double value, double timed_seconds = 0);
   bool converged() const { return converged_; }
   // The entries of `series` (one per sample, e.g. this series' values or a parallel one) that
   // are kept: the undisturbed ones, or all when too few samples were undisturbed.
   std::vector<double> Kept(const std::vector<double>& series) const;
   const std::vector<double>& values() const { return values_; }
   int64_t disturbed() const;
+  // Copies the scheduler counters' totals over all samples into `dist`.
+  void FillSchedTotals(CostDistribution& dist) const;
 
  private:
+  // Per sample: undisturbed by both guards.
+  std::vector<bool> CleanMask(size_t samples) const;
+  // Entries of `series` whose sample is clean.
+  std::vector<double> Filter(const std::vector<double>& series) const;
+
   const TimingProtocol& p_;
   const TimingClock& clock_;
   double start_;
   size_t min_, max_, cap_floor_;
   InterferenceGuard guard_;
+  SchedGuard sched_;
   std::vector<double> values_;
   bool converged_ = false;
 };
@@ -58,11 +70,12 @@ class SampleSeries {
 absl::StatusOr<CostDistribution> MeasureCostOrError(const std::function<absl::Status()>& fn,
                                                     const TimingProtocol& protocol, uint64_t seed,
                                                     const TimingClock& clock = SteadySeconds,
-                                                    const TimingProbe& probe = {});
+                                                    const TimingProbe& probe = {},
+                                                    const SchedSource& sched = {});
 // Same for a workload that cannot fail.
 CostDistribution MeasureCost(const std::function<void()>& fn, const TimingProtocol& protocol,
                              uint64_t seed, const TimingClock& clock = SteadySeconds,
-                             const TimingProbe& probe = {});
+                             const TimingProbe& probe = {}, const SchedSource& sched = {});
 
 // Calls per sample so one sample lasts at least min_sample_seconds given one call's duration
 // (at least 1, at most 1e6).

@@ -44,6 +44,11 @@ void PrintTable(const ResultRecord& r) {
     std::printf("mean / min      %.6g / %.6g s\n", c.mean, c.min);
     std::printf("samples         %zu x %lld calls (%lld disturbed, left out)\n", c.samples.size(),
                 static_cast<long long>(c.calls_per_sample), static_cast<long long>(c.disturbed));
+    if (c.sampled_seconds > 0) {
+      std::printf("interference    steal %.2f%%, run-queue wait %.2f%% of %.3g s sampled\n",
+                  100 * c.steal_seconds / c.sampled_seconds,
+                  100 * c.run_wait_seconds / c.sampled_seconds, c.sampled_seconds);
+    }
   }
   std::printf("op_count        %lld\n", static_cast<long long>(a.op_count));
   std::printf("flops           %.6g\n", a.flops);
@@ -144,6 +149,8 @@ void RegisterEval(CLI::App& app) {
   cmd->add_option("--warmups", o->eval.protocol.warmups, "untimed warm-up runs");
   cmd->add_option("--interference-threshold", o->eval.protocol.interference_threshold,
                   "leave out samples next to a probe this much slower than its fastest (0: off)");
+  cmd->add_option("--sched-threshold", o->eval.protocol.sched_threshold,
+                  "leave out samples whose steal + run-queue wait exceed this share (0: off)");
   cmd->add_option("--scratchpad", o->eval.scratchpad_bytes, "scratchpad bytes for the traffic model");
   cmd->add_option("--tolerance-scale", o->eval.tolerance_scale, "multiply validation tolerances");
   cmd->add_flag("!--no-validate", o->eval.validate, "skip output validation");

@@ -53,6 +53,13 @@ std::string RunIsolated(const std::function<void()>& fn) {
   return "";
 }
 
+std::string ReferenceHlo(int64_t n) {
+  std::string shape = "f32[" + std::to_string(n) + "]";
+  return "HloModule ref\n\nENTRY e {\n  x = " + shape + " parameter(0)\n  y = " + shape +
+         " parameter(1)\n  z = " + shape + " parameter(2)\n  m = " + shape +
+         " multiply(x, y)\n  a = " + shape + " add(m, z)\n  ROOT r = " + shape + " exponential(a)\n}\n";
+}
+
 double TimeOneRun(const Module& module, int threads) {
   auto exec = rt::Executor::Create(module, rt::ExecOptions{threads, 0});
   if (!exec.ok()) return -1;

@@ -2,6 +2,7 @@
 // an executor with the protocol.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -21,6 +22,10 @@ std::string ModuleName(const std::string& path);
 std::string RunIsolated(const std::function<void()>& fn);
 // Seconds of one run of `module` on seeded inputs (negative when it cannot build or run).
 double TimeOneRun(const Module& module, int threads);
+
+// The machine-noise reference module: x*y+z then exp over n f32 (16K: in cache; 16M: 64 MB per
+// array, DRAM bandwidth).
+std::string ReferenceHlo(int64_t n);
 
 // Median seconds per run of `module` under `protocol` (seeded inputs), or a negative value when
 // it cannot be built or run.
