@@ -72,12 +72,15 @@ GraphInput MakeGraphInput(const GraphFeatures& f, const DecisionVector& decision
 }
 
 void SetDecisions(GraphInput& g, const DecisionVector& decisions) {
+  g.flip_sign = Eigen::VectorXf::Ones(g.x.rows());
   for (size_t s = 0; s < g.site_nodes.size() && s < decisions.size(); ++s) {
-    if (g.site_nodes[s] >= 0) g.x(g.site_nodes[s], g.decision_column) = static_cast<float>(decisions[s]);
+    if (g.site_nodes[s] < 0) continue;
+    g.x(g.site_nodes[s], g.decision_column) = static_cast<float>(decisions[s]);
+    g.flip_sign(g.site_nodes[s]) = decisions[s] == 0 ? 1.0f : -1.0f;
   }
 }
 
-AdvantageModel::AdvantageModel(uint64_t seed) {
+AdvantageModel::AdvantageModel(uint64_t seed, bool antisymmetric) : antisymmetric_(antisymmetric) {
   std::mt19937_64 rng(seed + 17);
   int in = GraphInputWidth();
   InitMatrix(p_.w1, 2 * in, kHidden, rng);
@@ -100,7 +103,9 @@ Eigen::VectorXf AdvantageModel::Predict(const GraphInput& g) const {
   Eigen::MatrixXf h1 = z1.cwiseMax(0.0f);
   Eigen::MatrixXf z2 = (Concat(h1, g.agg * h1) * p_.w2).rowwise() + p_.b2.transpose();
   Eigen::MatrixXf h2 = z2.cwiseMax(0.0f);
-  return (h2 * p_.w3).array() + p_.b3;
+  Eigen::VectorXf y = (h2 * p_.w3).array() + p_.b3;
+  if (antisymmetric_ && g.flip_sign.size() == y.size()) y = y.cwiseProduct(g.flip_sign);
+  return y;
 }
 
 double AdvantageModel::TrainStep(const GraphInput& g, const std::vector<int64_t>& nodes,
@@ -113,6 +118,8 @@ double AdvantageModel::TrainStep(const GraphInput& g, const std::vector<int64_t>
   Eigen::MatrixXf z2 = (a1 * p_.w2).rowwise() + p_.b2.transpose();
   Eigen::MatrixXf h2 = z2.cwiseMax(0.0f);
   Eigen::VectorXf y = (h2 * p_.w3).array() + p_.b3;
+  const bool flip = antisymmetric_ && g.flip_sign.size() == y.size();
+  if (flip) y = y.cwiseProduct(g.flip_sign);
   Eigen::VectorXf dy = Eigen::VectorXf::Zero(y.size());
   double loss = 0;
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -121,6 +128,7 @@ double AdvantageModel::TrainStep(const GraphInput& g, const std::vector<int64_t>
     dy(nodes[i]) += 2 * err / nodes.size();
   }
   loss /= std::max<size_t>(1, nodes.size());
+  if (flip) dy = dy.cwiseProduct(g.flip_sign);  // back through y = sign * g
   Params grad;
   grad.w3 = h2.transpose() * dy;
   grad.b3 = dy.sum();
@@ -169,14 +177,15 @@ bool ReadMatrix(std::ifstream& in, Eigen::MatrixXf& m, int64_t rows, int64_t col
       if (!(in >> m(i, j))) return false;
   return true;
 }
-constexpr char kMagic[] = "hlox-advantage-graphsage-v1";
+constexpr char kMagicV1[] = "hlox-advantage-graphsage-v1";  // plain output
+constexpr char kMagic[] = "hlox-advantage-graphsage-v2";    // + antisymmetric flag
 }  // namespace
 
 absl::Status AdvantageModel::Save(const std::string& path) const {
   std::ofstream out(path);
   if (!out) return absl::InvalidArgumentError(absl::StrCat("cannot write ", path));
   out.precision(9);
-  out << kMagic << " " << GraphInputWidth() << " " << kHidden << "\n";
+  out << kMagic << " " << GraphInputWidth() << " " << kHidden << " " << (antisymmetric_ ? 1 : 0) << "\n";
   WriteMatrix(out, p_.w1);
   WriteMatrix(out, p_.w2);
   WriteMatrix(out, p_.b1);
@@ -191,11 +200,14 @@ absl::StatusOr<AdvantageModel> AdvantageModel::Load(const std::string& path) {
   if (!in) return absl::NotFoundError(absl::StrCat("cannot read model ", path));
   std::string magic;
   int width = 0, hidden = 0;
+  int antisymmetric = 0;
   in >> magic >> width >> hidden;
-  if (magic != kMagic || width != GraphInputWidth() || hidden != kHidden) {
+  if (magic == kMagic) in >> antisymmetric;
+  if ((magic != kMagic && magic != kMagicV1) || width != GraphInputWidth() || hidden != kHidden ||
+      (antisymmetric != 0 && antisymmetric != 1)) {
     return absl::InvalidArgumentError(absl::StrCat(path, " is not a model for this hlox version"));
   }
-  AdvantageModel m;
+  AdvantageModel m(0, antisymmetric == 1);
   Eigen::MatrixXf b1, b2, w3;
   bool ok = ReadMatrix(in, m.p_.w1, 2 * width, hidden) && ReadMatrix(in, m.p_.w2, 2 * hidden, hidden) &&
             ReadMatrix(in, b1, hidden, 1) && ReadMatrix(in, b2, hidden, 1) && ReadMatrix(in, w3, hidden, 1) &&

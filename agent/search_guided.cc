@@ -9,7 +9,11 @@
 // modules large jumps (unfusing many producers at once) are what pays -- plus, per Thompson
 // sample of the surrogate, the incumbent with the k single-site changes that sample scores best
 // (trust-region moves, exact because the surrogate is additive over sites), and evaluates the
-// unseen candidate that the sample ranks best. Deterministic per seed.
+// unseen candidate that the sample ranks best. From the default policy the candidates are kept in
+// a trust region around the incumbent (at most `radius` sites changed, starting at the default
+// with kTrustStart; doubled when a round moves the incumbent, halved after kTrustPatience
+// evaluations without a move, back to kTrustStart below one), because there the default is
+// usually close to the best and whole random vectors are slower. Deterministic per seed.
 #include <algorithm>
 #include <cmath>
 #include <deque>
@@ -28,6 +32,35 @@ constexpr int kSubsetCandidates = 16;
 constexpr int kNeighbourCandidates = 16;
 // Trust-region moves of each Thompson sample: the k sites it most wants changed, k = 1, 2, 4, ...
 constexpr size_t kMaxTrustFlips = 16;
+// From the default: the trust region's first radius (sites changed) and how many evaluations
+// without an incumbent move halve it.
+constexpr int64_t kTrustStart = 4;
+constexpr int64_t kTrustPatience = 8;
+
+int64_t Hamming(const DecisionVector& a, const DecisionVector& b) {
+  int64_t n = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) n += a[i] != b[i];
+  return n;
+}
+
+// The trust region of a search from the default (radius = sites the candidates may change).
+struct TrustRegion {
+  int64_t radius;
+  int64_t stale = 0;  // evaluations since the incumbent last moved
+  // After a round of `evaluated` candidates: grow on a move of the incumbent, else shrink.
+  void Update(bool moved, int64_t evaluated, int64_t sites) {
+    if (moved) {
+      radius = std::min(sites, 2 * radius);
+      stale = 0;
+      return;
+    }
+    stale += evaluated;
+    if (stale < kTrustPatience) return;
+    stale = 0;
+    radius /= 2;
+    if (radius < 1) radius = std::min(sites, kTrustStart);
+  }
+};
 
 // Sites whose anchor node is within `k` hops of `start` in the undirected graph.
 std::vector<int64_t> NeighbourSites(const GraphFeatures& f, const std::vector<std::vector<int64_t>>& adj,
@@ -82,7 +115,7 @@ std::vector<int64_t> RankSites(SearchDriver& d, const GraphFeatures& f, const Ei
 
 // The candidate pool of one round around `inc` (see the file comment).
 std::vector<DecisionVector> Candidates(SearchDriver& d, const GuidedGraph& g, const DecisionVector& inc,
-                                       const Eigen::VectorXf& pred) {
+                                       const Eigen::VectorXf& pred, int64_t radius) {
   const int64_t n = d.space().size();
   std::vector<int64_t> flippable;
   for (int64_t s = 0; s < n; ++s) {
@@ -91,8 +124,12 @@ std::vector<DecisionVector> Candidates(SearchDriver& d, const GuidedGraph& g, co
   std::vector<DecisionVector> pool;
   if (flippable.empty()) return pool;
   std::uniform_real_distribution<double> u(0, 1);
-  for (int i = 0; i < kRandomCandidates; ++i) pool.push_back(d.RandomVector());
-  const double rates[] = {1.0, 2.0, 4.0, 0.25 * n, 0.5 * n};
+  const bool local = radius < n;  // a trust region: whole random vectors would leave it
+  if (!local) {
+    for (int i = 0; i < kRandomCandidates; ++i) pool.push_back(d.RandomVector());
+  }
+  const double r = static_cast<double>(radius);
+  const double rates[] = {1.0, 2.0, local ? std::max(1.0, 0.5 * r) : 4.0, local ? r : 0.25 * n, local ? r : 0.5 * n};
   for (int i = 0; i < kMutationCandidates; ++i) {
     double rate = std::min(1.0, rates[i % 5] / n);
     DecisionVector v = inc;
@@ -133,6 +170,9 @@ std::vector<DecisionVector> Candidates(SearchDriver& d, const GuidedGraph& g, co
     }
     pool.push_back(v);
   }
+  if (local) {
+    std::erase_if(pool, [&](const DecisionVector& v) { return Hamming(v, inc) > radius; });
+  }
   return pool;
 }
 
@@ -141,7 +181,7 @@ std::vector<DecisionVector> Candidates(SearchDriver& d, const GuidedGraph& g, co
 // the sample's best choice), k = 1, 2, 4, ... up to kMaxTrustFlips. As the posterior narrows
 // they become the exploitation of the incumbent; early on they are local exploration.
 std::vector<DecisionVector> TrustMoves(SearchDriver& d, const GuidedSurrogate& sur, const Eigen::VectorXd& w,
-                                       const DecisionVector& inc) {
+                                       const DecisionVector& inc, int64_t radius) {
   std::vector<std::pair<double, int64_t>> gain;  // (change of the score, site)
   std::vector<int> best_choice(inc.size(), 0);
   for (int64_t s = 0; s < static_cast<int64_t>(inc.size()); ++s) {
@@ -158,7 +198,8 @@ std::vector<DecisionVector> TrustMoves(SearchDriver& d, const GuidedSurrogate& s
   }
   std::sort(gain.begin(), gain.end());
   std::vector<DecisionVector> out;
-  for (size_t k = 1; k <= std::min(kMaxTrustFlips, gain.size()); k *= 2) {
+  const size_t most = std::min({kMaxTrustFlips, gain.size(), static_cast<size_t>(std::max<int64_t>(1, radius))});
+  for (size_t k = 1; k <= most; k *= 2) {
     DecisionVector v = inc;
     for (size_t j = 0; j < k; ++j) v[gain[j].second] = best_choice[gain[j].second];
     out.push_back(std::move(v));
@@ -208,6 +249,11 @@ absl::Status RunGuided(SearchDriver& d) {
   record(start, d.Evaluate(start));
   surrogate.Fit();
   DecisionVector predicted_at = space.defaults;
+  const int64_t sites = space.size();
+  // From a random start the whole space stays open (radius = every site).
+  TrustRegion region{d.options().start_random ? sites : std::min(sites, kTrustStart)};
+  DecisionVector last_inc = start;
+  int64_t remaining_mark = d.remaining();
   while (!d.exhausted()) {
     // The incumbent: the evaluated configuration the surrogate's posterior mean ranks best.
     DecisionVector inc = start;
@@ -224,12 +270,15 @@ absl::Status RunGuided(SearchDriver& d) {
       pred = model->Predict(input);
       predicted_at = inc;
     }
-    std::vector<DecisionVector> pool = Candidates(d, g, inc, pred);
+    if (!d.options().start_random) region.Update(inc != last_inc, remaining_mark - d.remaining(), sites);
+    last_inc = inc;
+    remaining_mark = d.remaining();
+    std::vector<DecisionVector> pool = Candidates(d, g, inc, pred, region.radius);
     std::vector<DecisionVector> batch;
     std::set<DecisionVector> chosen;
     for (int i = 0; i < d.batch_size(); ++i) {
       Eigen::VectorXd w = surrogate.Sample(d.rng());
-      std::vector<DecisionVector> moves = TrustMoves(d, surrogate, w, inc);
+      std::vector<DecisionVector> moves = TrustMoves(d, surrogate, w, inc, region.radius);
       const DecisionVector* pick = nullptr;
       double pick_score = INFINITY;
       for (const std::vector<DecisionVector>* set : {&pool, &moves}) {

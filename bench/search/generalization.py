@@ -35,6 +35,8 @@ Noise reference: random search ignores --start, so its two runs per (module, see
 same vectors (the same random start too); scoring the --start random run against the --start
 default run with the same rule, from either reference, shows what measurement noise alone gives
 (a trustworthy rule reaches itself at ratio ~1).
+Per start and algorithm it also counts the runs whose verified result is a real gain (interval
+above 1), which matters from the default, where random search rarely has one to reach.
 --heldout-gibbs N records N-evaluation Gibbs logs of the test modules and prints the advantage
 model's rank correlation on them. --workdir keeps every log and verification in DIR; with
 --reuse, searches and verifications already there are not run again (resume, or recompute).
@@ -197,7 +199,7 @@ def main():
     ap.add_argument("--workdir", default="")
     ap.add_argument("--reuse", action="store_true")
     ap.add_argument("--heldout-gibbs", type=int, default=0)
-    ap.add_argument("--epochs", type=int, default=60)
+    ap.add_argument("--epochs", type=int, default=120)
     a = ap.parse_args()
     if set(a.train.split(",")) & set(a.test.split(",")):
         print("train and test modules must be disjoint", file=sys.stderr)
@@ -227,6 +229,7 @@ def main():
           "improvement | evals guided needs to reach random's verified result (random needed), per seed |")
     print("|---|---|---|---|---|")
     cases, cases_d, cases_r, noise, runs = [], [], [], ([], []), {}
+    gains = {}  # (start, algo) -> [runs whose verified result is a real gain (interval above 1), runs]
     for m in a.test.split(","):
         path = os.path.join(CORPUS, m + ".hlo")
         for start in ("default", "random"):
@@ -243,6 +246,9 @@ def main():
                     base = entries[ref][1]
                     best = min(c for _, c in entries[ref:])
                     res[algo] = (curve(a.budget, ver), base / best - 1 if best > 0 else 0)
+                    g = gains.setdefault((start, algo), [0, 0])
+                    g[0] += res[algo][0][1][1] > 1
+                    g[1] += 1
                     if algo == "random":  # the noise reference scores the twins from both references
                         runs[(m, start, s)] = [curve(a.budget, verify(path, out, key, entries, a.verify, s, a.reuse, r,
                                                                      start_file)) for r in (0, 1)]
@@ -267,6 +273,9 @@ def main():
                 sc = score(cd[r], runs[(m, "random", s)][r])
                 if sc is not None:
                     noise[r].append(sc)
+    for (start, algo), (n, t) in sorted(gains.items()):
+        print(f"\n{algo} from the {start if start == 'default' else 'random start'}: a verified gain over the "
+              f"reference (95% interval above 1) in {n} of {t} runs")
     summary("guided", cases)
     summary("guided, from the default", cases_d)
     summary("guided, from a random configuration", cases_r)

@@ -2,8 +2,9 @@
 // unseen configurations like a planted log-additive cost despite heavy-tailed noise, its
 // Thompson samples narrow as data arrives, and guided search (with an untrained advantage model,
 // so the surrogate must do the work) reaches the planted optimum, where random search with the
-// same budget does not, also with many sites and a sparse optimum; and it is deterministic for a
-// seed.
+// same budget does not, also with many sites and a sparse optimum; from the default it starts in
+// a trust region around it; and it is deterministic for a seed, from either start.
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -202,25 +203,65 @@ TEST(GuidedSearch, ManySitesSparseOptimumFromTheDefault) {
   }
 }
 
+// From the default, the first candidates stay in the trust region around it (at most 4 sites
+// changed before the incumbent moves, the radius doubling when it moves); from a random start
+// the whole space is open.
+TEST(GuidedSearch, TrustRegionStartsAtTheDefault) {
+  const int n = 120;
+  SearchSpace space = ChainSpace(n);
+  const std::string model = absl::StrCat(::testing::TempDir(), "/untrained4.model");
+  ASSERT_TRUE(AdvantageModel(8).Save(model).ok());
+  Planted p(n, 30);
+  for (bool random_start : {false, true}) {
+    PlantedEvaluator eval(p);
+    SearchOptions o;
+    o.algo = "guided";
+    o.budget = 40;
+    o.seed = 3;
+    o.start_random = random_start;
+    o.model_path = model;
+    absl::StatusOr<SearchResult> r = RunSearch(space, eval, o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    int64_t far = 0;
+    for (const LogEntry& e : r->log) {
+      int64_t changed = 0;
+      for (int i = 0; i < n; ++i) changed += e.decisions[i] != space.defaults[i];
+      if (e.evaluation <= 3) far = std::max(far, changed);
+    }
+    if (random_start) {
+      EXPECT_GT(far, 30);  // the random start itself changes about half of the sites
+    } else {
+      ASSERT_GE(r->log.size(), 2u);
+      int64_t second = 0;
+      for (int i = 0; i < n; ++i) second += r->log[1].decisions[i] != space.defaults[i];
+      EXPECT_GE(second, 1);
+      EXPECT_LE(second, 4);
+      EXPECT_LE(far, 12);  // no whole random vectors: 4 sites, then 8 around a moved incumbent
+    }
+  }
+}
+
 TEST(GuidedSearch, DeterministicForASeed) {
   SearchSpace space = ChainSpace(10);
   Planted p(10, 7);
   const std::string model = absl::StrCat(::testing::TempDir(), "/untrained2.model");
   ASSERT_TRUE(AdvantageModel(6).Save(model).ok());
-  std::vector<DecisionVector> runs[2];
-  for (auto& log : runs) {
-    PlantedEvaluator eval(p);
-    SearchOptions o;
-    o.algo = "guided";
-    o.budget = 30;
-    o.seed = 9;
-    o.start_random = true;
-    o.model_path = model;
-    absl::StatusOr<SearchResult> r = RunSearch(space, eval, o);
-    ASSERT_TRUE(r.ok()) << r.status();
-    for (const LogEntry& e : r->log) log.push_back(e.decisions);
+  for (bool random_start : {true, false}) {
+    std::vector<DecisionVector> runs[2];
+    for (auto& log : runs) {
+      PlantedEvaluator eval(p);
+      SearchOptions o;
+      o.algo = "guided";
+      o.budget = 30;
+      o.seed = 9;
+      o.start_random = random_start;
+      o.model_path = model;
+      absl::StatusOr<SearchResult> r = RunSearch(space, eval, o);
+      ASSERT_TRUE(r.ok()) << r.status();
+      for (const LogEntry& e : r->log) log.push_back(e.decisions);
+    }
+    EXPECT_EQ(runs[0], runs[1]);
   }
-  EXPECT_EQ(runs[0], runs[1]);
 }
 
 }  // namespace
