@@ -13,6 +13,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -37,6 +38,7 @@ constexpr int64_t kCallerLingerMs = 2;  // idle callers keep the socket this lon
 class Client::Impl {
  public:
   Impl(std::string address, ClientOptions o) : address_(std::move(address)), opts_(std::move(o)) {
+    opts_.max_in_flight = std::max<size_t>(1, opts_.max_in_flight);
     if (opts_.identity.empty()) {
       std::random_device rd;
       opts_.identity = absl::StrCat("agent-", rd(), "-", rd());
@@ -49,6 +51,7 @@ class Client::Impl {
     }
     cv_.notify_all();
     io_cv_.notify_all();
+    room_cv_.notify_all();
     Wake();
     if (io_.joinable()) io_.join();
     sock_.reset();
@@ -87,8 +90,15 @@ class Client::Impl {
     }
     if (job.id.empty()) job.id = absl::StrCat(opts_.identity, "-", ++next_id_);
     while (jobs_.size() >= opts_.max_in_flight && !stop_.load()) {
-      if (owner_ != Owner::kNone) {  // the socket's owner collects the results that make room
-        cv_.wait(lock);
+      if (owner_ != Owner::kNone) {
+        // The socket's owner collects the results that make room; wait until the backlog is
+        // down to the low-water mark (or the socket is free), so a full pipeline wakes this
+        // thread once per batch of results instead of once per result.
+        ++submitters_waiting_;
+        room_cv_.wait(lock, [&] {
+          return jobs_.size() < LowWater() || owner_ == Owner::kNone || stop_.load();
+        });
+        --submitters_waiting_;
         continue;
       }
       owner_ = Owner::kCaller;  // nobody is collecting: do it here
@@ -210,11 +220,17 @@ class Client::Impl {
     owner_ = Owner::kNone;
     released_ms_ = proto::NowMs();
     cv_.notify_all();
+    if (submitters_waiting_ > 0) room_cv_.notify_all();
   }
+
+  // Back-pressure hysteresis: a blocked Submit resumes once the unfinished jobs drop below
+  // this (max_in_flight less an eighth).
+  size_t LowWater() const { return opts_.max_in_flight - opts_.max_in_flight / 8; }
 
   // Finishes job `id` with `r` (once); caller holds mu_.
   void FinishLocked(const std::string& id, JobResult r) {
     if (jobs_.erase(id) == 0) return;  // duplicate result (resubmission): already handed out
+    if (submitters_waiting_ > 0 && jobs_.size() + 1 == LowWater()) room_cv_.notify_all();
     handed_out_.insert(id);
     results_.push_back(std::move(r));
   }
@@ -383,6 +399,7 @@ class Client::Impl {
       }
       owner_ = Owner::kNone;
       cv_.notify_all();
+      if (submitters_waiting_ > 0) room_cv_.notify_all();
     }
   }
 
@@ -404,6 +421,8 @@ class Client::Impl {
   mutable std::mutex mu_;
   std::condition_variable cv_;     // results, ownership changes, room under max_in_flight
   std::condition_variable io_cv_;  // the background thread's timer (notified only on stop)
+  std::condition_variable room_cv_;  // Submit blocked at max_in_flight (see LowWater)
+  int submitters_waiting_ = 0;
   Owner owner_ = Owner::kNone;
   int callers_waiting_ = 0;
   int64_t released_ms_ = 0;

@@ -118,9 +118,10 @@ absl::Status Broker::Run() {
     Dispatch();
     FlushCompletions();
     // A job or a result just went out: its answer (DONE, the agent's next SUBMIT) may be back
-    // within microseconds, so spin briefly before sleeping in poll.
+    // within microseconds, so spin briefly before sleeping in poll, if a core is idle: the
+    // local workers that hold a job and the broker itself leave one free.
     if (job_sends_ != job_sends_before &&
-        (!opts_.spin_needs_spare_core || local_workers_ + 2 <= cores_)) {
+        (!opts_.spin_needs_spare_core || local_busy_ + 1 <= cores_)) {
       poller.Arm();
     }
     int64_t now = proto::NowMs();
@@ -242,13 +243,10 @@ void Broker::OnTimer(int64_t now_ms) {
     if (now_ms - w.last_seen_ms > expiry) lost.push_back(id);
   }
   for (const std::string& id : lost) LoseWorker(id, "silent");
+  // A failed send may lose (erase) a worker: iterate over a copy of the identities.
   std::vector<std::string> ids;
   ids.reserve(workers_.size());
-  local_workers_ = 0;
-  for (auto& [id, w] : workers_) {
-    ids.push_back(id);
-    local_workers_ += w.caps.host == host_;
-  }
+  for (auto& [id, w] : workers_) ids.push_back(id);
   for (const std::string& id : ids) SendTo(id, Command::kHeartbeat, hb, true);
   ExpireJobs(now_ms);
 }

@@ -47,8 +47,9 @@ struct BrokerOptions {
   uint32_t default_run_timeout_ms = kDefaultRunTimeoutMs;
   // Busy-poll up to this long after sending a job or a result before blocking (0 = never).
   int spin_us = kDefaultSpinUs;
-  // Spin only while this host has a core to spare beyond its registered local workers, the
-  // broker and one agent; otherwise the spin takes CPU from the workers (false: always spin).
+  // Spin only while this host has a core to spare beyond the broker and its local workers
+  // that hold a job right now; otherwise the spin takes CPU from evaluations (false: always
+  // spin).
   bool spin_needs_spare_core = true;
   // Security: with curve_secret_file (Z85 secret key) both sockets are CURVE servers and only
   // clients whose public key is a *.pub file in allow_dir get in. Without it, binding to a
@@ -98,6 +99,7 @@ class Broker {
     int64_t last_seen_ms = 0, registered_ms = 0;
     int64_t done = 0, failed = 0;
     bool draining = false;
+    bool local = false;                       // runs on this broker's host
   };
   struct DoneJob {
     std::string record, campaign, status;
@@ -175,7 +177,9 @@ class Broker {
   int64_t job_sends_ = 0;  // JOB and RESULT messages sent (arms the spin in Run)
   std::string host_;       // this host's name, to count local workers
   int cores_ = 1;          // online CPUs of this host
-  int local_workers_ = 0;  // registered workers on this host (recounted on the timer)
+  int local_busy_ = 0;     // workers on this host holding at least one leased job
+  // No lease or queue wait can expire before this (ms): ExpireJobs skips its scan until then.
+  int64_t next_expiry_ms_ = 0;
 
   // Statistics for status.
   int64_t completed_total_ = 0, cache_hits_ = 0, rejected_ = 0, requeued_ = 0, lost_workers_ = 0;

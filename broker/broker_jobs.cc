@@ -1,6 +1,9 @@
 // The broker's job and worker bookkeeping: submit (store lookup, result cache, coalescing),
 // per-class queues, credit-based dispatch with leases, completion, re-queue and POISON, worker
 // registration and loss, timeouts.
+#include <algorithm>
+#include <limits>
+
 #include "absl/strings/str_cat.h"
 #include "broker/broker.h"
 #include "common/logging.h"
@@ -104,6 +107,10 @@ void Broker::Enqueue(Job& job, bool front) {
   auto& q = queues_[job.job_class];
   if (front) q.push_front(job.spec.job_id); else q.push_back(job.spec.job_id);
   ++pending_count_;
+  if (job.spec.queue_timeout_ms) {
+    next_expiry_ms_ =
+        std::min(next_expiry_ms_, job.enqueued_ms + int64_t{job.spec.queue_timeout_ms} + 1);
+  }
 }
 
 void Broker::Dispatch() {
@@ -178,7 +185,8 @@ bool Broker::Assign(Job& job, Worker& w) {
   ++running_count_;
   uint32_t run_ms = job.spec.run_timeout_ms ? job.spec.run_timeout_ms : opts_.default_run_timeout_ms;
   job.lease_deadline_ms = proto::NowMs() + run_ms + kLeaseGraceMs;
-  w.jobs.insert(job.spec.job_id);
+  next_expiry_ms_ = std::min(next_expiry_ms_, job.lease_deadline_ms + 1);
+  if (w.jobs.insert(job.spec.job_id).second && w.jobs.size() == 1 && w.local) ++local_busy_;
   if (!job.cache_key.empty() && job.job_class.empty() && job.class_key.empty()) {
     // Queued for any class: once it runs on this worker's class (which pins its campaign),
     // a twin submitted now is keyed under that class; let it find this job in flight.
@@ -257,7 +265,10 @@ void Broker::CompleteWith(const std::string& job_id, JobStatus status, const std
 }
 
 void Broker::ReleaseCredit(Worker& w, const std::string& job_id) {
-  if (w.jobs.erase(job_id) && !w.draining) ready_[w.caps.hardware_class].push_back(w.identity);
+  if (w.jobs.erase(job_id)) {
+    if (w.jobs.empty() && w.local) --local_busy_;
+    if (!w.draining) ready_[w.caps.hardware_class].push_back(w.identity);
+  }
   if (w.draining && w.jobs.empty()) {
     log::broker().info("worker {} drained", w.caps.worker_id);
     SendTo(w.identity, Command::kDisconnect, std::string(), false);
@@ -295,7 +306,7 @@ void Broker::OnReady(const std::string& identity, std::string_view body) {
   w.identity = identity;
   w.caps = std::move(*m);
   w.last_seen_ms = w.registered_ms = proto::NowMs();
-  local_workers_ += w.caps.host == host_;  // exact again at the next timer
+  w.local = w.caps.host == host_;
   for (uint32_t i = 0; i < w.caps.credit; ++i) ready_[w.caps.hardware_class].push_back(identity);
   log::broker().info("worker {} registered: host {} class {} credit {} version {}",
                      w.caps.worker_id, w.caps.host, w.caps.hardware_class, w.caps.credit,
@@ -372,20 +383,29 @@ void Broker::LoseWorker(const std::string& identity, const char* why) {
   lease_expiries_ += static_cast<int64_t>(leased.size());
   lost_recent_.push_back({proto::NowMs(), wit->second});
   if (lost_recent_.size() > 256) lost_recent_.erase(lost_recent_.begin());
+  if (wit->second.local && !wit->second.jobs.empty()) --local_busy_;
   workers_.erase(wit);
   // A job that was running when its worker died may have killed it: it counts as a crash.
   for (const std::string& id : leased) RequeueOrPoison(id, identity, true);
 }
 
 void Broker::ExpireJobs(int64_t now_ms) {
+  // The scan is O(jobs in flight): skip it until the earliest deadline can have passed
+  // (Assign and Enqueue lower next_expiry_ms_ for new deadlines).
+  if (now_ms < next_expiry_ms_) return;
   std::vector<std::pair<std::string, bool>> expired;  // (job, was running)
+  int64_t next = std::numeric_limits<int64_t>::max();
   for (auto& [id, job] : jobs_) {
     if (job->running) {
       if (now_ms > job->lease_deadline_ms) expired.push_back({id, true});
-    } else if (job->spec.queue_timeout_ms && now_ms - job->enqueued_ms > job->spec.queue_timeout_ms) {
-      expired.push_back({id, false});
+      else next = std::min(next, job->lease_deadline_ms + 1);
+    } else if (job->spec.queue_timeout_ms) {
+      const int64_t due = job->enqueued_ms + int64_t{job->spec.queue_timeout_ms};
+      if (now_ms > due) expired.push_back({id, false});
+      else next = std::min(next, due + 1);
     }
   }
+  next_expiry_ms_ = next;
   for (auto& [id, running] : expired) {
     if (running) {
       ++lease_expiries_;

@@ -112,11 +112,17 @@ EvalOutcome EvaluateJob(const EvalRequest& req, const EvalSettings& s) {
   if (s.sleep_ms >= 0) {
     // Test mode: a job that takes sleep_ms. A plain sleep overshoots by the timer slack and
     // the wake-up latency (~1.10 ms for 1 ms here), so sleep to just short of the end and
-    // yield the rest: the job's length is what it says, and any gap is the service's.
+    // spin the rest: the job's length is what it says, and any gap is the service's. The
+    // spin does not yield: on a loaded machine a yield hands the core to any runnable
+    // process for a whole time slice and the job overruns by milliseconds.
     auto t0 = std::chrono::steady_clock::now();
     auto end = t0 + std::chrono::milliseconds(s.sleep_ms);
     if (s.sleep_ms > 0) std::this_thread::sleep_until(end - std::chrono::microseconds(150));
-    while (std::chrono::steady_clock::now() < end) std::this_thread::yield();
+    while (std::chrono::steady_clock::now() < end) {
+#if defined(__x86_64__)
+      __builtin_ia32_pause();
+#endif
+    }
     EvalOutcome out;
     out.record.eval_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -6,9 +6,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <pthread.h>
+#include <time.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <thread>
@@ -39,6 +44,21 @@ inline pid_t SpawnWorker(const std::string& addr, std::vector<std::string> args)
   if (pid == 0) {
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(exe.c_str(), argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+// Starts `hlox broker --bind addr` (plus `extra` flags) as its own process; returns its pid.
+inline pid_t SpawnBroker(const std::string& addr, std::vector<std::string> extra = {}) {
+  std::string exe = HloxPath();
+  extra.insert(extra.begin(), {exe, "broker", "--bind", addr});
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    std::vector<char*> argv;
+    for (std::string& a : extra) argv.push_back(a.data());
     argv.push_back(nullptr);
     ::execv(exe.c_str(), argv.data());
     ::_exit(127);
@@ -96,6 +116,34 @@ inline std::unique_ptr<Fleet> StartFleet(const std::string& addr, int workers,
   return f;
 }
 
+// An `hlox broker` process at `addr` with `workers` worker processes in test mode `mode` and
+// `credit`; waits until they have registered. The destructor kills them all.
+struct ProcessFleet {
+  std::vector<pid_t> pids;  // broker first
+  ~ProcessFleet() {
+    for (auto it = pids.rbegin(); it != pids.rend(); ++it) ::kill(*it, SIGKILL);
+    for (pid_t p : pids) ::waitpid(p, nullptr, 0);
+  }
+};
+inline std::unique_ptr<ProcessFleet> StartProcessFleet(const std::string& addr, int workers,
+                                                       const std::string& mode, int credit) {
+  auto f = std::make_unique<ProcessFleet>();
+  f->pids.push_back(SpawnBroker(addr));
+  const std::string control = proto::ControlAddressFor(addr);
+  auto deadline = Clock::now() + std::chrono::seconds(20);
+  while (Clock::now() < deadline && LiveWorkers(control) < 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  for (int i = 0; i < workers; ++i) {
+    f->pids.push_back(SpawnWorker(addr, {"--id", "pw" + std::to_string(i), "--credit",
+                                         std::to_string(credit), "--test-mode", mode}));
+  }
+  while (Clock::now() < deadline && LiveWorkers(control) < workers) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return f;
+}
+
 // A job that every mode accepts; caching off so each one really runs.
 inline agent::JobSpec NoopJob(std::shared_ptr<const std::string> text) {
   agent::JobSpec j;
@@ -103,6 +151,33 @@ inline agent::JobSpec NoopJob(std::shared_ptr<const std::string> text) {
   j.pipeline = "none";
   j.use_cache = false;
   return j;
+}
+
+// utime + stime of process `pid` (all its threads), in seconds; 0 when unreadable.
+inline double ProcessCpuSeconds(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  size_t p = s.rfind(')');
+  if (p == std::string::npos) return 0;
+  std::vector<std::string> fields;
+  size_t i = p + 2;
+  while (i < s.size()) {
+    size_t j = s.find(' ', i);
+    fields.push_back(s.substr(i, j - i));
+    if (j == std::string::npos) break;
+    i = j + 1;
+  }
+  // After the ')' field 3 (state) is index 0: utime is field 14 (index 11), stime 15 (12).
+  if (fields.size() < 13) return 0;
+  return double(std::stoull(fields[11]) + std::stoull(fields[12])) / double(sysconf(_SC_CLK_TCK));
+}
+
+// CPU seconds consumed so far by thread `t` (running); 0 when unavailable.
+inline double ThreadCpuSeconds(std::thread& t) {
+  clockid_t cid;
+  timespec ts{};
+  if (pthread_getcpuclockid(t.native_handle(), &cid) != 0 || clock_gettime(cid, &ts) != 0) return 0;
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
 }
 
 // The q-quantile (0..1) of `v` (sorted in place).
