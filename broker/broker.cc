@@ -23,9 +23,11 @@ absl::StatusOr<std::unique_ptr<Broker>> Broker::Create(const BrokerOptions& opti
   if (!store.ok()) return store.status();
   b->store_ = std::move(*store);
   absl::Status st = b->store_->ForEachResult([&](StoredResult&& r) {
+    const size_t bytes = r.record.size();
     DoneJob d{std::move(r.record), std::move(r.campaign), std::move(r.status), r.attempts, true};
     if (!r.cache_key.empty()) b->cache_[r.cache_key] = r.job_id;
-    b->done_.emplace(std::move(r.job_id), std::move(d));
+    auto [it, fresh] = b->done_.emplace(std::move(r.job_id), std::move(d));
+    if (fresh) b->KeepResident(it->first, bytes);
   });
   if (!st.ok()) return st;
   st = b->store_->ForEachModule(
@@ -227,12 +229,34 @@ void Broker::FlushCompletions() {
     }
     for (const StoredResult& r : to_commit_) {
       auto it = done_.find(r.job_id);
-      if (it != done_.end()) it->second.committed = true;
+      if (it == done_.end() || it->second.committed) continue;
+      it->second.committed = true;
+      KeepResident(r.job_id, it->second.record.size());
     }
     to_commit_.clear();
   }
   for (Ack& a : acks_) SendTo(a.agent, Command::kResult, proto::Encode(a.msg), false);
   acks_.clear();
+}
+
+void Broker::KeepResident(const std::string& job_id, size_t bytes) {
+  resident_.emplace_back(job_id, bytes);
+  resident_bytes_ += bytes;
+  while (resident_bytes_ > opts_.result_memory_bytes && !resident_.empty()) {
+    auto [id, size] = std::move(resident_.front());
+    resident_.pop_front();
+    resident_bytes_ -= size;
+    auto it = done_.find(id);
+    if (it == done_.end() || it->second.in_store_only) continue;
+    std::string().swap(it->second.record);  // the store has it
+    it->second.in_store_only = true;
+  }
+}
+
+absl::StatusOr<std::string> Broker::RecordOf(const std::string& job_id, const DoneJob& d) {
+  if (!d.in_store_only) return d.record;
+  ++store_reads_;
+  return store_->ReadRecord(job_id);
 }
 
 void Broker::OnTimer(int64_t now_ms) {

@@ -44,6 +44,10 @@ struct BrokerOptions {
   int liveness = kHeartbeatLiveness;
   int poison_crashes = kPoisonCrashes;
   size_t max_pending = kDefaultMaxPending;
+  // Bytes of finished result records kept in memory; beyond it the oldest committed ones are
+  // dropped and read back from the store when a resubmit or a cache hit needs them. Only with a
+  // durable store (memory-only keeps everything: there is nowhere to read them back from).
+  size_t result_memory_bytes = size_t(256) << 20;
   uint32_t default_run_timeout_ms = kDefaultRunTimeoutMs;
   // Busy-poll up to this long after sending a job or a result before blocking (0 = never).
   int spin_us = kDefaultSpinUs;
@@ -102,9 +106,10 @@ class Broker {
     bool local = false;                       // runs on this broker's host
   };
   struct DoneJob {
-    std::string record, campaign, status;
+    std::string record, campaign, status;  // record is empty once dropped (in_store_only)
     uint32_t attempts = 0;
     bool committed = false;
+    bool in_store_only = false;
   };
   struct Ack {
     std::string agent;
@@ -123,6 +128,10 @@ class Broker {
                  const std::string& message);
   void Reject(const std::string& identity, std::string_view code, const std::string& message);
   void FlushCompletions();
+  // Counts a committed record against result_memory_bytes, dropping the oldest beyond it.
+  void KeepResident(const std::string& job_id, size_t bytes);
+  // The record of a finished job, from memory or (when dropped) from the store.
+  absl::StatusOr<std::string> RecordOf(const std::string& job_id, const DoneJob& d);
   void OnTimer(int64_t now_ms);
 
   // Jobs and workers (broker_jobs.cc).
@@ -163,6 +172,8 @@ class Broker {
 
   std::unordered_map<std::string, std::unique_ptr<Job>> jobs_;  // pending or running
   std::unordered_map<std::string, DoneJob> done_;
+  std::deque<std::pair<std::string, size_t>> resident_;  // committed records in memory, oldest first
+  size_t resident_bytes_ = 0;
   std::unordered_map<std::string, std::string> cache_;          // cache key -> done job id
   std::unordered_map<std::string, std::string> inflight_keys_;  // cache key -> primary job id
   std::unordered_map<std::string, Worker> workers_;
@@ -183,6 +194,7 @@ class Broker {
 
   // Statistics for status.
   int64_t completed_total_ = 0, cache_hits_ = 0, rejected_ = 0, requeued_ = 0, lost_workers_ = 0;
+  int64_t store_reads_ = 0;     // dropped records read back from the store
   int64_t lease_expiries_ = 0;  // leases ended by a lost worker or a run timeout
   int64_t rejected_logged_at_ = 0;
   std::vector<double> latencies_;  // ring of recent submit->result seconds

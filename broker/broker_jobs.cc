@@ -26,8 +26,14 @@ void Broker::OnSubmit(const std::string& agent, std::string_view body) {
   }
   const std::string id = m->job_id;  // a copy: *m is moved into the job below
   if (auto d = done_.find(id); d != done_.end()) {  // idempotent resubmit: answer from the store
-    acks_.push_back({agent, {id, d->second.attempts, false, d->second.record}});
-    return;
+    absl::StatusOr<std::string> record = RecordOf(id, d->second);
+    if (record.ok()) {
+      acks_.push_back({agent, {id, d->second.attempts, false, std::move(*record)}});
+      return;
+    }
+    log::broker().error("reading stored result of {}: {}; running it again", id,
+                        std::string(record.status().message()));
+    done_.erase(d);
   }
   if (auto j = jobs_.find(id); j != jobs_.end()) {  // already queued or running
     j->second->agent = agent;
@@ -77,11 +83,12 @@ void Broker::OnSubmit(const std::string& agent, std::string_view body) {
     j.cache_key = proto::CacheKey(j.spec.module_hash, j.spec.pipeline, j.spec.decisions, j.job_class);
     if (auto c = cache_.find(j.cache_key); c != cache_.end()) {
       auto d = done_.find(c->second);
-      if (d != done_.end()) {
+      absl::StatusOr<std::string> record =
+          d != done_.end() ? RecordOf(d->first, d->second) : absl::NotFoundError("gone");
+      if (record.ok()) {
         ++cache_hits_;
-        std::string record = d->second.record;
         j.cache_key.clear();  // this job's row must not replace the cache entry
-        Complete(id, std::move(record), *proto::ParseStatusWireName(d->second.status));
+        Complete(id, std::move(*record), *proto::ParseStatusWireName(d->second.status));
         return;
       }
     }

@@ -46,7 +46,9 @@ absl::StatusOr<std::unique_ptr<ResultStore>> ResultStore::Open(const std::string
                          "attempts, record) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                          -1, &s->insert_result_, nullptr) != SQLITE_OK ||
       sqlite3_prepare_v2(s->db_, "INSERT OR IGNORE INTO modules (hash, text) VALUES (?1, ?2)", -1,
-                         &s->insert_module_, nullptr) != SQLITE_OK) {
+                         &s->insert_module_, nullptr) != SQLITE_OK ||
+      sqlite3_prepare_v2(s->db_, "SELECT record FROM results WHERE job_id = ?1", -1,
+                         &s->select_record_, nullptr) != SQLITE_OK) {
     return SqlError(s->db_, "prepare");
   }
   return s;
@@ -55,6 +57,7 @@ absl::StatusOr<std::unique_ptr<ResultStore>> ResultStore::Open(const std::string
 ResultStore::~ResultStore() {
   sqlite3_finalize(insert_result_);
   sqlite3_finalize(insert_module_);
+  sqlite3_finalize(select_record_);
   if (db_) sqlite3_close(db_);
 }
 
@@ -117,6 +120,18 @@ absl::Status ResultStore::ForEachResult(const std::function<void(StoredResult&&)
   }
   sqlite3_finalize(st);
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> ResultStore::ReadRecord(const std::string& job_id) {
+  if (!db_) return absl::NotFoundError("memory-only store");
+  sqlite3_reset(select_record_);
+  Bind(select_record_, 1, job_id);
+  int rc = sqlite3_step(select_record_);
+  if (rc == SQLITE_DONE) return absl::NotFoundError("no stored result for job " + job_id);
+  if (rc != SQLITE_ROW) return SqlError(db_, "select record");
+  std::string record = Column(select_record_, 0);
+  sqlite3_reset(select_record_);
+  return record;
 }
 
 absl::Status ResultStore::ForEachModule(

@@ -35,6 +35,8 @@ class ResultStore {
   // Writes `results` in one transaction and returns after it is on disk.
   absl::Status CommitResults(const std::vector<StoredResult>& results);
   absl::Status PutModule(const std::string& hash, const std::string& text);
+  // The stored record of `job_id` (NotFound when absent or memory-only).
+  absl::StatusOr<std::string> ReadRecord(const std::string& job_id);
   // Calls `fn` for every stored result / module (used once at startup).
   absl::Status ForEachResult(const std::function<void(StoredResult&&)>& fn);
   absl::Status ForEachModule(const std::function<void(std::string&&, std::string&&)>& fn);
@@ -45,6 +47,7 @@ class ResultStore {
   sqlite3* db_ = nullptr;
   sqlite3_stmt* insert_result_ = nullptr;
   sqlite3_stmt* insert_module_ = nullptr;
+  sqlite3_stmt* select_record_ = nullptr;
 };
 
 }  // namespace hlox::broker

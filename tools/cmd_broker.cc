@@ -30,13 +30,19 @@ void RegisterBroker(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--max-pending", opts->max_pending, "queued jobs before SUBMIT gets FULL")
       ->capture_default_str();
+  auto result_mb = std::make_shared<size_t>(opts->result_memory_bytes >> 20);
+  cmd->add_option("--result-memory-mb", *result_mb,
+                  "MiB of finished result records kept in memory with --db; older ones are read "
+                  "back from the database when needed")
+      ->capture_default_str();
   cmd->add_option("--curve-secret", opts->curve_secret_file,
                   "broker's CURVE secret key file (hlox keygen); encrypts and authenticates all traffic");
   cmd->add_option("--allow", opts->allow_dir, "folder of *.pub keys of the workers and agents let in");
   cmd->add_flag("--insecure", opts->insecure, "allow a non-loopback --bind without CURVE keys");
   auto metrics = std::make_shared<std::string>();
   cmd->add_option("--metrics", *metrics, "serve /metrics (Prometheus), /status.json and a dashboard on HOST:PORT");
-  cmd->callback([opts, metrics] {
+  cmd->callback([opts, metrics, result_mb] {
+    opts->result_memory_bytes = *result_mb << 20;
     auto b = broker::Broker::Create(*opts);
     if (!b.ok()) {
       std::cerr << "hlox broker: " << b.status().message() << "\n";

@@ -1,6 +1,9 @@
 // End-to-end service tests with real processes on loopback: jobs evaluated by real workers,
 // the result cache and coalescing, status JSON, control ops, and the embedded mode.
+#include <filesystem>
 #include <thread>
+
+#include <unistd.h>
 
 #include "agent/client.h"
 #include "agent/embedded.h"
@@ -90,6 +93,44 @@ TEST(ServiceE2E, CacheAnswersIdenticalJobsAndCoalesces) {
   auto st = nlohmann::json::parse(*agent::ControlRequest(proto::ControlAddressFor(addr), "status"));
   EXPECT_EQ(st["totals"]["cache_hits"].get<int>(), 2);
   EXPECT_EQ(st["workers"][0]["jobs_done"].get<int>(), 1);
+}
+
+TEST(ServiceE2E, RecordsBeyondTheMemoryBoundAreReadBackFromTheStore) {
+  // With --result-memory-mb 0 every committed record leaves memory at once; a resubmitted job
+  // id and an identical job must still get the stored record, without running again.
+  std::string dir = std::filesystem::temp_directory_path() / ("hlox-mem-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::string addr = TcpAddress(FreePortPair());
+  auto broker = StartBroker(addr, dir + "/broker.db", {"--result-memory-mb", "0"});
+  auto w1 = StartWorker(addr, "w1", {"--test-mode", "sleep-10"});
+  const std::string control = proto::ControlAddressFor(addr);
+  ASSERT_TRUE(WaitForWorkers(control, 1, 10s));
+  auto client = agent::Client::Connect(addr);
+  ASSERT_TRUE(client.ok());
+  auto x = std::make_shared<const std::string>(AddModule("x"));
+  auto y = std::make_shared<const std::string>(AddModule("y"));
+  ASSERT_TRUE((*client)->Submit(Job("a", x)).ok());
+  ASSERT_TRUE((*client)->Submit(Job("b", y)).ok());
+  auto first = Collect(**client, 2, 10s, nullptr);
+  ASSERT_EQ(first.size(), 2u);
+  auto status = [&] { return nlohmann::json::parse(*agent::ControlRequest(control, "status")); };
+  EXPECT_EQ(status()["totals"]["resident_result_bytes"].get<int64_t>(), 0);
+  EXPECT_EQ(status()["totals"]["store_reads"].get<int64_t>(), 0);
+  auto late = agent::Client::Connect(addr);
+  ASSERT_TRUE((*late)->Submit(Job("a", x)).ok());   // the same id again
+  ASSERT_TRUE((*late)->Submit(Job("c", x)).ok());   // a new id, same job: the cache
+  auto again = Collect(**late, 2, 10s, nullptr);
+  ASSERT_EQ(again.size(), 2u);
+  for (const char* id : {"a", "c"}) {
+    EXPECT_EQ(again[id].record.status, JobStatus::kOk) << id;
+    EXPECT_GT(first["a"].record.eval_seconds, 0) << id;  // the sleep job's own length
+    EXPECT_EQ(again[id].record.eval_seconds, first["a"].record.eval_seconds) << id;
+    EXPECT_EQ(again[id].record.module_hash, first["a"].record.module_hash) << id;
+  }
+  auto st = status();
+  EXPECT_EQ(st["totals"]["store_reads"].get<int64_t>(), 2);
+  EXPECT_EQ(st["workers"][0]["jobs_done"].get<int>(), 2);  // nothing ran twice
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ServiceE2E, TwinSubmittedAfterDispatchCoalesces) {
