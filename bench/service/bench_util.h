@@ -36,10 +36,11 @@ inline std::string HloxPath() {
   return self.substr(0, self.rfind('/')) + "/hlox";
 }
 
-// Starts `hlox worker` with `args` after the broker address; returns its pid.
-inline pid_t SpawnWorker(const std::string& addr, std::vector<std::string> args) {
+// Starts `hlox SUBCOMMAND FLAG addr` followed by `args` as its own process; returns its pid.
+inline pid_t SpawnHlox(const char* subcommand, const char* flag, const std::string& addr,
+                       std::vector<std::string> args) {
   std::string exe = HloxPath();
-  args.insert(args.begin(), {exe, "worker", "--broker", addr});
+  args.insert(args.begin(), {exe, subcommand, flag, addr});
   pid_t pid = ::fork();
   if (pid == 0) {
     std::vector<char*> argv;
@@ -51,19 +52,14 @@ inline pid_t SpawnWorker(const std::string& addr, std::vector<std::string> args)
   return pid;
 }
 
+// Starts `hlox worker` with `args` after the broker address; returns its pid.
+inline pid_t SpawnWorker(const std::string& addr, std::vector<std::string> args) {
+  return SpawnHlox("worker", "--broker", addr, std::move(args));
+}
+
 // Starts `hlox broker --bind addr` (plus `extra` flags) as its own process; returns its pid.
 inline pid_t SpawnBroker(const std::string& addr, std::vector<std::string> extra = {}) {
-  std::string exe = HloxPath();
-  extra.insert(extra.begin(), {exe, "broker", "--bind", addr});
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    std::vector<char*> argv;
-    for (std::string& a : extra) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(exe.c_str(), argv.data());
-    ::_exit(127);
-  }
-  return pid;
+  return SpawnHlox("broker", "--bind", addr, std::move(extra));
 }
 
 // Registered workers not lost, from the broker's status (-1 when it does not answer);

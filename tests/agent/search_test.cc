@@ -153,17 +153,22 @@ TEST(SearchLog, RoundTrips) {
   EXPECT_FALSE(ReadSearchLog(path).ok());  // wrong vector length is an error
 }
 
+// Planted advantages over 20 nodes: those with opcode 3 (every fifth) large, the rest small;
+// fills `nodes` with 0..19 and returns the scaled labels.
+std::vector<float> PlantedLabels(std::vector<int64_t>* nodes) {
+  std::vector<double> adv;
+  for (int i = 0; i < 20; ++i) {
+    nodes->push_back(i);
+    adv.push_back(i % 5 == 3 ? -0.5 : 0.01);
+  }
+  return ScaleAdvantages(adv);
+}
+
 TEST(AdvantageModel, LearnsAPlantedSignalAndSavesLoads) {
   SearchSpace space = MakeSpace(20);
   GraphInput g = MakeGraphInput(space.features, space.defaults);
-  // Planted: nodes with opcode 3 have large advantages, the rest small.
   std::vector<int64_t> nodes;
-  std::vector<double> adv;
-  for (int i = 0; i < 20; ++i) {
-    nodes.push_back(i);
-    adv.push_back(i % 5 == 3 ? -0.5 : 0.01);
-  }
-  std::vector<float> labels = ScaleAdvantages(adv);
+  std::vector<float> labels = PlantedLabels(&nodes);
   AdvantageModel m(1);
   double first = m.TrainStep(g, nodes, labels, 1e-2);
   double last = first;
@@ -187,12 +192,7 @@ TEST(AdvantageModel, AntisymmetricAcrossAFlipAndLoadsVersionOne) {
   SearchSpace space = MakeSpace(20);
   GraphInput g = MakeGraphInput(space.features, space.defaults);
   std::vector<int64_t> nodes;
-  std::vector<double> adv;
-  for (int i = 0; i < 20; ++i) {
-    nodes.push_back(i);
-    adv.push_back(i % 5 == 3 ? -0.5 : 0.01);
-  }
-  std::vector<float> labels = ScaleAdvantages(adv);
+  std::vector<float> labels = PlantedLabels(&nodes);
   AdvantageModel m(1);
   AdvantageModel plain(1, false);
   for (int i = 0; i < 300; ++i) {
