@@ -5,6 +5,7 @@ the test's temporary files (HLOX_SCREENSHOT overrides where)."""
 
 import json
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -24,11 +25,19 @@ def check(cond, what):
 
 
 def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+    # Below the kernel's ephemeral range: a port bind(0) hands out can be taken a moment later
+    # as the local port of another test's outgoing connection.
+    for _ in range(200):
+        port = random.randrange(20000, 32700)
+        s = socket.socket()
+        try:
+            s.bind(("127.0.0.1", port))
+            return port
+        except OSError:
+            pass
+        finally:
+            s.close()
+    raise RuntimeError("no free port")
 
 
 def main():

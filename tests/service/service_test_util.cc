@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <random>
 #include <thread>
 
 #include "nlohmann/json.hpp"
@@ -62,23 +63,30 @@ bool Process::Running() {
   return true;
 }
 
+namespace {
+
+bool CanBind(int port) {
+  int s = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  bool ok = ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
+  ::close(s);
+  return ok;
+}
+
+}  // namespace
+
 int FreePortPair() {
-  for (int attempt = 0; attempt < 50; ++attempt) {
-    int s = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = 0;
-    ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-    socklen_t len = sizeof(a);
-    ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
-    int port = ntohs(a.sin_port);
-    ::close(s);
-    int s2 = ::socket(AF_INET, SOCK_STREAM, 0);
-    a.sin_port = htons(static_cast<uint16_t>(port + 1));
-    bool ok = port < 65000 && ::bind(s2, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
-    ::close(s2);
-    if (ok) return port;
+  // Below Linux's ephemeral range (32768 and up by default): a port the kernel hands out for
+  // bind(0) can be taken a moment later as the local port of another test's outgoing connection.
+  static std::mt19937 rng(static_cast<uint32_t>(::getpid()) * 2654435761u ^
+                          static_cast<uint32_t>(std::random_device{}()));
+  std::uniform_int_distribution<int> pick(20000, 32700);
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    int port = pick(rng);
+    if (CanBind(port) && CanBind(port + 1)) return port;
   }
   return 0;
 }
