@@ -26,8 +26,9 @@ absl::StatusOr<std::unique_ptr<Broker>> Broker::Create(const BrokerOptions& opti
     const size_t bytes = r.record.size();
     DoneJob d{std::move(r.record), std::move(r.campaign), std::move(r.status), r.attempts, true};
     if (!r.cache_key.empty()) b->cache_[r.cache_key] = r.job_id;
-    auto [it, fresh] = b->done_.emplace(std::move(r.job_id), std::move(d));
-    if (fresh) b->KeepResident(it->first, bytes);
+    const size_t before = b->done_.size();
+    auto it = b->AddDone(std::move(r.job_id), std::move(d));
+    if (b->done_.size() > before) b->KeepResident(it->first, bytes);
   });
   if (!st.ok()) return st;
   st = b->store_->ForEachModule(
@@ -237,6 +238,22 @@ void Broker::FlushCompletions() {
   }
   for (Ack& a : acks_) SendTo(a.agent, Command::kResult, proto::Encode(a.msg), false);
   acks_.clear();
+}
+
+std::unordered_map<std::string, Broker::DoneJob>::iterator Broker::AddDone(std::string job_id,
+                                                                           DoneJob d) {
+  auto [it, fresh] = done_.try_emplace(std::move(job_id), std::move(d));
+  if (fresh) {
+    ++done_by_campaign_[it->second.campaign];
+    ++done_by_status_[it->second.status];
+  }
+  return it;
+}
+
+void Broker::EraseDone(std::unordered_map<std::string, DoneJob>::iterator it) {
+  if (--done_by_campaign_[it->second.campaign] == 0) done_by_campaign_.erase(it->second.campaign);
+  if (--done_by_status_[it->second.status] == 0) done_by_status_.erase(it->second.status);
+  done_.erase(it);
 }
 
 void Broker::KeepResident(const std::string& job_id, size_t bytes) {

@@ -128,6 +128,10 @@ class Broker {
                  const std::string& message);
   void Reject(const std::string& identity, std::string_view code, const std::string& message);
   void FlushCompletions();
+  // Inserts a finished job into done_ (unless its id is there already) and counts it per
+  // campaign and status for the status reply; EraseDone undoes both.
+  std::unordered_map<std::string, DoneJob>::iterator AddDone(std::string job_id, DoneJob d);
+  void EraseDone(std::unordered_map<std::string, DoneJob>::iterator it);
   // Counts a committed record against result_memory_bytes, dropping the oldest beyond it.
   void KeepResident(const std::string& job_id, size_t bytes);
   // The record of a finished job, from memory or (when dropped) from the store.
@@ -174,6 +178,7 @@ class Broker {
   std::unordered_map<std::string, DoneJob> done_;
   std::deque<std::pair<std::string, size_t>> resident_;  // committed records in memory, oldest first
   size_t resident_bytes_ = 0;
+  std::unordered_map<std::string, int64_t> done_by_campaign_, done_by_status_;  // counts of done_
   std::unordered_map<std::string, std::string> cache_;          // cache key -> done job id
   std::unordered_map<std::string, std::string> inflight_keys_;  // cache key -> primary job id
   std::unordered_map<std::string, Worker> workers_;

@@ -33,7 +33,7 @@ void Broker::OnSubmit(const std::string& agent, std::string_view body) {
     }
     log::broker().error("reading stored result of {}: {}; running it again", id,
                         std::string(record.status().message()));
-    done_.erase(d);
+    EraseDone(d);
   }
   if (auto j = jobs_.find(id); j != jobs_.end()) {  // already queued or running
     j->second->agent = agent;
@@ -252,11 +252,11 @@ void Broker::Complete(const std::string& job_id, std::string record, JobStatus s
     RecordLatency(double(proto::NowUs() - fj.submitted_us) * 1e-6);
     if (durable) to_commit_.push_back({f, fj.spec.campaign, "", status_name, record, 0});
     acks_.push_back({fj.agent, {f, 0, true, record}});
-    done_[f] = DoneJob{record, fj.spec.campaign, status_name, 0, false};
+    AddDone(f, DoneJob{record, fj.spec.campaign, status_name, 0, false});
     jobs_.erase(fit);
   }
-  done_[job_id] = DoneJob{std::move(record), job->spec.campaign, std::move(status_name),
-                          job->attempts, false};
+  AddDone(job_id, DoneJob{std::move(record), job->spec.campaign, std::move(status_name),
+                          job->attempts, false});
 }
 
 void Broker::CompleteWith(const std::string& job_id, JobStatus status, const std::string& msg) {

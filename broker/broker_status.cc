@@ -75,10 +75,10 @@ std::string Broker::StatusJson() const {
     if (c.is_null()) c = {{"pending", 0}, {"in_flight", 0}, {"done", 0}};
     c[job->running ? "in_flight" : "pending"] = c[job->running ? "in_flight" : "pending"].get<int64_t>() + 1;
   }
-  for (const auto& [id, d] : done_) {
-    json& c = campaigns[d.campaign];
+  for (const auto& [name, count] : done_by_campaign_) {
+    json& c = campaigns[name];
     if (c.is_null()) c = {{"pending", 0}, {"in_flight", 0}, {"done", 0}};
-    c["done"] = c["done"].get<int64_t>() + 1;
+    c["done"] = count;
   }
   // Throughput: completions over the last 10 full seconds.
   int64_t sec = now / 1000, recent = 0;
@@ -101,7 +101,7 @@ std::string Broker::StatusJson() const {
   }
   buckets.push_back({nullptr, lat.size()});
   json by_status = json::object();
-  for (const auto& [id, d] : done_) by_status[d.status] = by_status.value(d.status, 0) + 1;
+  for (const auto& [name, count] : done_by_status_) by_status[name] = count;
   std::vector<double> spreads = spreads_;
   double spread = 0;
   if (!spreads.empty()) {
