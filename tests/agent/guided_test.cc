@@ -75,6 +75,18 @@ SearchSpace ChainSpace(int n) {
   return s;
 }
 
+// Search options for the tests: `algo` with the given budget, seed, model and start.
+SearchOptions Options(const std::string& algo, int64_t budget, uint64_t seed,
+                      const std::string& model, bool random_start = false) {
+  SearchOptions o;
+  o.algo = algo;
+  o.budget = budget;
+  o.seed = seed;
+  o.start_random = random_start;
+  o.model_path = model;
+  return o;
+}
+
 DecisionVector RandomConfig(int n, std::mt19937_64& rng) {
   DecisionVector v(n);
   for (int i = 0; i < n; ++i) v[i] = static_cast<int>(rng() % 2);
@@ -153,11 +165,7 @@ TEST(GuidedSearch, ReachesThePlantedOptimumWhereRandomDoesNot) {
     double best = std::exp(0.0);
     for (const char* algo : {"guided", "random"}) {
       PlantedEvaluator eval(p);
-      SearchOptions o;
-      o.algo = algo;
-      o.budget = 80;
-      o.seed = seed;
-      o.model_path = model;
+      SearchOptions o = Options(algo, 80, seed, model);
       absl::StatusOr<SearchResult> r = RunSearch(space, eval, o);
       ASSERT_TRUE(r.ok()) << r.status();
       EXPECT_EQ(r->evaluations, 80);
@@ -188,11 +196,7 @@ TEST(GuidedSearch, ManySitesSparseOptimumFromTheDefault) {
     double excess[2];
     for (int a = 0; a < 2; ++a) {
       PlantedEvaluator eval(p);
-      SearchOptions o;
-      o.algo = a == 0 ? "guided" : "random";
-      o.budget = 100;
-      o.seed = seed;
-      o.model_path = model;
+      SearchOptions o = Options(a == 0 ? "guided" : "random", 100, seed, model);
       absl::StatusOr<SearchResult> r = RunSearch(space, eval, o);
       ASSERT_TRUE(r.ok()) << r.status();
       excess[a] = std::log(r->best_cost);  // the optimum costs exp(0) = 1
@@ -214,12 +218,7 @@ TEST(GuidedSearch, TrustRegionStartsAtTheDefault) {
   Planted p(n, 30);
   for (bool random_start : {false, true}) {
     PlantedEvaluator eval(p);
-    SearchOptions o;
-    o.algo = "guided";
-    o.budget = 40;
-    o.seed = 3;
-    o.start_random = random_start;
-    o.model_path = model;
+    SearchOptions o = Options("guided", 40, 3, model, random_start);
     absl::StatusOr<SearchResult> r = RunSearch(space, eval, o);
     ASSERT_TRUE(r.ok()) << r.status();
     int64_t far = 0;
@@ -250,12 +249,7 @@ TEST(GuidedSearch, DeterministicForASeed) {
     std::vector<DecisionVector> runs[2];
     for (auto& log : runs) {
       PlantedEvaluator eval(p);
-      SearchOptions o;
-      o.algo = "guided";
-      o.budget = 30;
-      o.seed = 9;
-      o.start_random = random_start;
-      o.model_path = model;
+      SearchOptions o = Options("guided", 30, 9, model, random_start);
       absl::StatusOr<SearchResult> r = RunSearch(space, eval, o);
       ASSERT_TRUE(r.ok()) << r.status();
       for (const LogEntry& e : r->log) log.push_back(e.decisions);
