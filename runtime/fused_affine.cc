@@ -4,10 +4,13 @@
 // that only adds unit dims is a contiguous range. A contiguous set (or an index set that
 // carries contiguous-range hints) is walked in runs along the minor dim, each an arithmetic
 // sequence of operand indices; runs that join up stay one contiguous range, parameters and
-// constants (bf16 parameters widened) are copied run by run with no index list, and the runs
+// constants (bf16/f16 parameters widened) are copied run by run with no index list, and the runs
 // are handed to the operand as hints. A set of strided runs (a tiled walk, fused_tile.cc) is
-// walked run by run along the map dim its step moves. Small computed operands of
+// walked run by run along the map dim its step moves, prefetching the rows of the next tile
+// when its contiguous runs step down rows. Small computed operands of
 // broadcast-like maps are computed once per evaluator and gathered.
+// GCC 12 reports false maybe-uninitialized warnings inside the AVX-512 conversion intrinsics.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <algorithm>
 #include <cstring>
 
@@ -152,6 +155,28 @@ const void* BlockEval::EvalAffineStrided(const FusedNode& nd, const IndexSet& se
   return EvalOperandRuns(nd, run_lin, run_len, runs, step, n, contiguous);
 }
 
+namespace {
+
+// Prefetches (into L2) the runs that continue `runs` contiguous runs whose starts step evenly
+// by more than a run: the rows of the next tile of a tiled walk (fused_tile.cc), which would
+// otherwise be read from memory one short row at a time.
+template <typename T>
+void PrefetchNextRuns(const T* f, const int64_t* run_lin, const int64_t* run_len, int64_t runs) {
+  if (runs < 8) return;
+  const int64_t d = run_lin[1] - run_lin[0];
+  if (d <= run_len[0]) return;
+  for (int64_t r = 2; r < runs; ++r) {
+    if (run_lin[r] - run_lin[r - 1] != d) return;
+  }
+  const int64_t per_line = 64 / static_cast<int64_t>(sizeof(T));
+  for (int64_t r = 0; r < runs; ++r) {
+    const T* next = f + run_lin[r] + runs * d;
+    for (int64_t k = 0; k < run_len[r]; k += per_line) __builtin_prefetch(next + k, 0, 2);
+  }
+}
+
+}  // namespace
+
 const void* BlockEval::EvalOperandRuns(const FusedNode& nd, int64_t* run_lin, int64_t* run_len,
                                        int64_t runs, int64_t c, int64_t n, bool contiguous) {
   const int op = nd.operands[0];
@@ -174,9 +199,12 @@ const void* BlockEval::EvalOperandRuns(const FusedNode& nd, int64_t* run_lin, in
   } else {
     src = HoistedOperand(nd);
   }
+  const PrimitiveType pt = opn.op == NodeOp::kParam ? params_[opn.param]->shape().element_type() : PrimitiveType::kF32;
   if (src == nullptr && opn.op == NodeOp::kParam && opn.kind == VKind::kF32 &&
-      params_[opn.param]->shape().element_type() == PrimitiveType::kBF16) {
-    // A bf16 parameter: converted run by run (no index list).
+      (pt == PrimitiveType::kBF16 || pt == PrimitiveType::kF16)) {
+    // A bf16 or f16 parameter: converted run by run (no index list).
+    const bool f16 = pt == PrimitiveType::kF16;
+    auto wide = [f16](uint16_t v) { return f16 ? HalfToFloat(v) : fused::Bf16BitsToFloat(v); };
     const uint16_t* f = params_[opn.param]->as<uint16_t>();
     float* out = static_cast<float*>(arena_.Alloc(4 * n + 8));
     float* o = out;
@@ -184,11 +212,15 @@ const void* BlockEval::EvalOperandRuns(const FusedNode& nd, int64_t* run_lin, in
       const uint16_t* from = f + run_lin[r];
       const int64_t len = run_len[r];
       if (c == 1) {
-        fused::Bf16ToF32(from, o, len);
+#if defined(__AVX512F__)
+        fused::HalfToF32(f16 ? fused::kHalfF16 : fused::kHalfBf16, from, o, len);
+#else
+        for (int64_t k = 0; k < len; ++k) o[k] = wide(from[k]);
+#endif
       } else if (c == 0) {
-        std::fill_n(o, len, fused::Bf16BitsToFloat(*from));
+        std::fill_n(o, len, wide(*from));
       } else {
-        for (int64_t k = 0; k < len; ++k) o[k] = fused::Bf16BitsToFloat(from[k * c]);
+        for (int64_t k = 0; k < len; ++k) o[k] = wide(from[k * c]);
       }
       o += len;
     }
@@ -200,6 +232,7 @@ const void* BlockEval::EvalOperandRuns(const FusedNode& nd, int64_t* run_lin, in
       using T = decltype(tag);
       const T* f = static_cast<const T*>(src);
       T* o = static_cast<T*>(out);
+      if (c == 1) PrefetchNextRuns(f, run_lin, run_len, runs);
       for (int64_t r = 0; r < runs; ++r) {
         const T* from = f + run_lin[r];
         const int64_t len = run_len[r];

@@ -1,13 +1,17 @@
 // BlockEval::Compute: evaluates one node of a fused program on an index set (parameters,
 // constants, iota, elementwise math, converts and the index-map nodes, which delegate to
 // fused_eval.cc). Scalar operands of elementwise nodes are broadcast.
+// GCC 12 reports false maybe-uninitialized warnings inside the AVX-512 conversion intrinsics.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "runtime/fused_half.h"
 #include "runtime/fused_node.h"
 #include "runtime/fused_ops.h"
+#include "runtime/fused_program_impl.h"
 #include "runtime/fused_stream.h"
 #include "runtime/fused_walk.h"
 
@@ -35,6 +39,14 @@ void GatherBuffer(const Buffer& b, const IndexSet& s, Dst* out) {
     }
   };
   auto id = [](auto v) { return v; };
+#if defined(__AVX512F__)
+  if constexpr (std::is_same_v<Dst, float>) {  // contiguous f16: the vector conversion
+    if (s.idx == nullptr && b.shape().element_type() == PrimitiveType::kF16) {
+      fused::HalfToF32(fused::kHalfF16, b.as<uint16_t>() + s.start, out, s.n);
+      return;
+    }
+  }
+#endif
   switch (b.shape().element_type()) {
     case PrimitiveType::kF32: run(b.as<float>(), id); break;
     case PrimitiveType::kF64: run(b.as<double>(), id); break;
@@ -123,6 +135,10 @@ const void* BlockEval::Compute(int node, const IndexSet& set) {
       if (set.runs > 0 && b.shape().element_type() == PrimitiveType::kF32 && nd.kind == VKind::kF32) {
         float* o = static_cast<float*>(out);
         const int64_t step = set.run_step;
+        if (step != 1 && TileRuns(set)) {  // a tile: read it row by row, not down its columns
+          GatherTileF32(b.as<float>() + set.run_start[0], step, set.runs, set.run_len[0], o);
+          return out;
+        }
         for (int64_t r = 0; r < set.runs; ++r) {
           const float* from = b.as<float>() + set.run_start[r];
           const int64_t len = set.run_len[r];

@@ -45,6 +45,11 @@ std::vector<int64_t> TileDims(const std::vector<FusedNode>& nodes, const std::ve
 void RunTiledPass(const std::vector<FusedNode>& nodes, int node, int64_t tile_dim,
                   const std::vector<const Buffer*>& params, ThreadPool* pool,
                   const FusedRunOptions& opt, Buffer& out);
+// True when set's runs form a tile: run r starts at run_start[0] + r, all of one length.
+bool TileRuns(const IndexSet& set);
+// o[r * len + k] = src[r + k * step] for r < runs, k < len, read row (k) by row with each
+// row's continuation (the next tile's part) prefetched (fused_tile.cc).
+void GatherTileF32(const float* src, int64_t step, int64_t runs, int64_t len, float* o);
 // Computes reduce output node `nd` into `out` (fused_reduce.cc).
 void RunFusedReduce(const std::vector<FusedNode>& nodes, const FusedNode& nd,
                     const std::vector<const Buffer*>& params, ThreadPool* pool,

@@ -7,12 +7,15 @@
 // the index maps turn into contiguous operand ranges, fused_affine.cc), and stores the tile
 // transposed, so both the reads and the writes stay within a tile's cache lines. Each element
 // is computed by the same ops as in a row-order walk, so results are bit-identical, and the
-// tiles depend only on the shape, so they do not depend on the thread count.
+// tiles depend only on the shape, so they do not depend on the thread count. Big f32 outputs
+// are written with non-temporal stores; the evaluator prefetches each tile's successor's rows
+// (fused_affine.cc, fused_compute.cc), which are too short for the hardware prefetcher.
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
 
 #include "runtime/fused_program_impl.h"
+#include "runtime/fused_stream.h"
 #include "runtime/fused_walk.h"
 
 namespace hlox::rt {
@@ -108,6 +111,29 @@ int64_t TileDim(const std::vector<FusedNode>& nodes, int node) {
 
 }  // namespace
 
+// True when the set's runs form a tile: run r starts at run_start[0] + r and all have one
+// length (a tiled walk, fused_tile.cc, whose runs step down the rows of a parameter).
+bool TileRuns(const IndexSet& s) {
+  for (int64_t r = 1; r < s.runs; ++r) {
+    if (s.run_start[r] != s.run_start[0] + r || s.run_len[r] != s.run_len[0]) return false;
+  }
+  return true;
+}
+
+// o[r * len + k] = src[r + k * step] for r < runs, k < len: the runs' values in run order,
+// read a row (k) at a time so every cache line of the source is used while it is in L1 (a
+// walk down the columns of a power-of-two row stride keeps hitting one L1 set), prefetching
+// each row's continuation (the next tile's part of it: rows of 64 floats are too short for the
+// hardware prefetcher, so each would otherwise wait for memory).
+void GatherTileF32(const float* src, int64_t step, int64_t runs, int64_t len, float* o) {
+  for (int64_t k = 0; k < len; ++k) {
+    const float* row = src + k * step;
+    // The row's continuation, which the next tile of the walk reads, into L2.
+    for (int64_t r = 0; r < runs; r += 16) __builtin_prefetch(row + runs + r, 0, 2);
+    for (int64_t r = 0; r < runs; ++r) o[r * len + k] = row[r];
+  }
+}
+
 std::vector<int64_t> TileDims(const std::vector<FusedNode>& nodes, const std::vector<int>& outputs) {
   std::vector<int64_t> dims;
   for (int o : outputs) dims.push_back(TileDim(nodes, o));
@@ -134,6 +160,10 @@ void RunTiledPass(const std::vector<FusedNode>& nodes, int node, int64_t tile_di
   const int64_t tiles = outer * na * nb;
   if (tiles == 0) return;
   const bool f32_out = nd.kind == VKind::kF32 && out.shape().element_type() == PrimitiveType::kF32;
+  // Outputs too big to stay cached skip the read-for-ownership with non-temporal stores.
+  int64_t streamed_bytes = out.byte_size();
+  for (const Buffer* p : params) streamed_bytes += p != nullptr ? p->byte_size() : 0;
+  const bool stream = f32_out && streamed_bytes >= kStreamStoreBytes && tb >= 16;
   ParallelBlocks(pool, opt, tiles, [&](int64_t t0, int64_t t1) {
     BlockEval ev(nodes, params, t_arena);
     for (int64_t t = t0; t < t1; ++t) {
@@ -156,6 +186,17 @@ void RunTiledPass(const std::vector<FusedNode>& nodes, int node, int64_t tile_di
         rl[b] = ca;
         for (int64_t a = 0; a < ca; ++a) idx[b * ca + a] = start + a * sk;
       }
+      if (stream) {
+        // Rows not on line boundaries start and end in lines the neighbouring tiles share,
+        // which the streamed rows write with ordinary stores: fetch them for writing while the
+        // tile computes, rather than stall on each when it is stored.
+        float* dst = out.as<float>() + base + b0;
+        for (int64_t a = 0; a < ca; ++a) {
+          float* row = dst + (a0 + a) * sk;
+          if ((reinterpret_cast<uintptr_t>(row) & 63) != 0) __builtin_prefetch(row, 1, 3);
+          if ((reinterpret_cast<uintptr_t>(row + cb) & 63) != 0) __builtin_prefetch(row + cb - 1, 1, 3);
+        }
+      }
       IndexSet set{n, idx[0], idx, ev.NewSetId()};
       set.run_start = rs;
       set.run_len = rl;
@@ -166,8 +207,14 @@ void RunTiledPass(const std::vector<FusedNode>& nodes, int node, int64_t tile_di
       if (f32_out) {
         const float* x = static_cast<const float*>(v);
         float* dst = out.as<float>() + base + b0;
+        float* line = stream ? static_cast<float*>(ar.Alloc(4 * cb + 64)) : nullptr;
         for (int64_t a = 0; a < ca; ++a) {
           float* row = dst + (a0 + a) * sk;
+          if (stream) {  // transposed into a row buffer, then streamed out
+            for (int64_t b = 0; b < cb; ++b) line[b] = x[b * ca + a];
+            StreamStoreF32(row, line, cb);
+            continue;
+          }
           for (int64_t b = 0; b < cb; ++b) row[b] = x[b * ca + a];
         }
         continue;
@@ -183,6 +230,7 @@ void RunTiledPass(const std::vector<FusedNode>& nodes, int node, int64_t tile_di
         }
       });
     }
+    if (stream) StreamFence();
   });
 }
 

@@ -1,13 +1,13 @@
-// VectorProgram (see fused_vector.h): flattening a fused program's f32 elementwise nodes into
-// a straight-line op list over slots, and the sub-block loop that runs it over 16-lane
-// registers with input prefetch and non-temporal output stores.
+// VectorProgram::Run (see fused_vector.h; Build is in fused_vector_build.cc): the sub-block
+// loop that runs the op list over 16-lane registers, reading streamed inputs in place (bf16 /
+// f16 ones widened per sub-block), gathering index-mapped inputs, prefetching ahead and
+// writing big f32 outputs with non-temporal stores (half outputs narrowed on store).
 // GCC 12 reports false maybe-uninitialized warnings inside Eigen's AVX-512 tanh/log.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include "runtime/fused_vector.h"
 
 #include <algorithm>
 #include <cstring>
-#include <limits>
 #include <type_traits>
 
 #include "runtime/fused_half.h"
@@ -18,8 +18,6 @@
 namespace hlox::rt {
 namespace {
 
-using vecops::BinaryCode;
-using vecops::UnaryCode;
 #if defined(__AVX512F__)
 using vecops::kOut;
 using vecops::kStream;
@@ -33,21 +31,18 @@ int64_t Elements(const std::vector<int64_t>& dims) {
   return n;
 }
 
-// A value the op list refers to while it is built: an input, a scalar, or an op's result.
-struct Ref {
-  enum Kind : uint8_t { kInput, kScalar, kValue } kind = kInput;
-  int64_t index = 0;
-};
-
 // Temporaries are spaced kTempStride floats apart (not a multiple of 4 KiB / 4, so an op's
 // loads and stores do not alias at the same page offset).
 constexpr int64_t kTempStride = VectorProgram::kSubBlock + 16;
 // Elements ahead of the current sub-block that each input is prefetched.
 constexpr int64_t kPrefetchAhead = 2048;
-// Most elements of a computed operand of an index map (computed whole once per run).
-constexpr int64_t kMaxComputedSource = int64_t{1} << 16;
 // Fewest sub-blocks per parallel chunk (smaller programs run on the calling thread).
 constexpr int64_t kParallelGrain = 64;
+
+// The element type of a buffer holding values of half type h (f32 for kNotHalf).
+PrimitiveType HalfType(uint8_t h) {
+  return h == fused::kHalfBf16 ? PrimitiveType::kBF16 : h == fused::kHalfF16 ? PrimitiveType::kF16 : PrimitiveType::kF32;
+}
 
 #if defined(__AVX512F__)
 // Where a gather stopped: the coords of output index `next` and their operand index.
@@ -59,14 +54,15 @@ struct GatherState {
 
 // dst[j] = src[map(start + j)] for j < n, where map is index-map node nd's operand index of
 // an output index; walks the minor dim in runs (copied, filled or strided). Consecutive calls
-// continue from *st without dividing.
+// continue from *st without dividing. f32 sources are copied as they are; half ones (uint16_t
+// bits of the type `half`) are widened.
 template <typename Src>
-void GatherAffine(const FusedNode& nd, const Src* src, int64_t start, int64_t n, float* dst,
+void GatherAffine(const FusedNode& nd, const Src* src, uint8_t half, int64_t start, int64_t n, float* dst,
                   GatherState* st) {
-  // f32 sources are copied as they are; bf16 ones (uint16_t bits) are widened.
-  auto wide = [](Src v) -> float {
+  const auto type = static_cast<fused::HalfType>(half);
+  auto wide = [type](Src v) -> float {
     if constexpr (std::is_same_v<Src, float>) return v;
-    else return fused::Bf16BitsToFloat(v);
+    else return type == fused::kHalfF16 ? HalfToFloat(v) : fused::Bf16BitsToFloat(v);
   };
   const std::vector<int64_t>& dims = nd.map_dims;
   const std::vector<int64_t>& coef = nd.map_coef;
@@ -89,7 +85,7 @@ void GatherAffine(const FusedNode& nd, const Src* src, int64_t start, int64_t n,
       if constexpr (std::is_same_v<Src, float>) {
         std::memcpy(dst + j, src + acc, static_cast<size_t>(len) * sizeof(float));
       } else {
-        fused::Bf16ToF32(src + acc, dst + j, len);
+        fused::HalfToF32(type, src + acc, dst + j, len);
       }
     } else if (c == 0) {
       std::fill_n(dst + j, len, wide(src[acc]));
@@ -124,203 +120,6 @@ inline void StoreOut(float* dst, const float* src, int64_t n, bool stream) {
 
 }  // namespace
 
-std::unique_ptr<VectorProgram> VectorProgram::Build(const std::vector<FusedNode>& nodes,
-                                                    const std::vector<int>& outputs) {
-#if !defined(__AVX512F__)
-  (void)nodes;
-  (void)outputs;
-  return nullptr;
-#else
-  if (outputs.empty()) return nullptr;
-  const int64_t count = static_cast<int64_t>(nodes.size());
-  for (int o : outputs) {
-    if (o < 0 || o >= count || nodes[o].dims.empty()) return nullptr;
-  }
-  const int64_t total = Elements(nodes[outputs[0]].dims);
-  // Nodes the outputs need: non-scalar ones become ops, scalars are evaluated once per run.
-  std::vector<char> need(count, 0);  // 1: op/input, 2: scalar
-  std::vector<int> stack(outputs.begin(), outputs.end());
-  while (!stack.empty()) {
-    const int id = stack.back();
-    stack.pop_back();
-    if (need[id]) continue;
-    const FusedNode& nd = nodes[id];
-    if (nd.kind != VKind::kF32) return nullptr;
-    if (nd.dims.empty()) {
-      need[id] = 2;
-      continue;
-    }
-    if ((nd.type != PrimitiveType::kF32 && nd.type != PrimitiveType::kBF16) || Elements(nd.dims) != total) {
-      return nullptr;
-    }
-    need[id] = 1;
-    if (nd.op == NodeOp::kAffine && !nd.op_dims.empty()) continue;  // gathers its source
-    for (int o : nd.operands) {
-      if (o < 0 || o >= count) return nullptr;
-      stack.push_back(o);
-    }
-  }
-  auto prog = std::unique_ptr<VectorProgram>(new VectorProgram());
-  struct Pending {
-    uint8_t code;
-    Ref a, b;
-  };
-  std::vector<Pending> pending;
-  std::vector<Ref> ref(count);
-  // Appends a rounding to bf16 of node `id`'s value, which becomes the node's value.
-  auto round_bf16 = [&](int64_t id) {
-    const Ref v = ref[id];
-    ref[id] = Ref{Ref::kValue, static_cast<int64_t>(pending.size())};
-    pending.push_back(Pending{vecops::kRoundBf16, v, v});
-  };
-  for (int64_t id = 0; id < count; ++id) {
-    if (!need[id]) continue;
-    const FusedNode& nd = nodes[id];
-    if (need[id] == 2) {
-      ref[id] = Ref{Ref::kScalar, static_cast<int64_t>(prog->scalar_nodes_.size())};
-      prog->scalar_nodes_.push_back(static_cast<int>(id));
-      continue;
-    }
-    auto operand = [&](size_t i) { return ref[nd.operands[i]]; };
-    uint8_t code = 0;
-    switch (nd.op) {
-      case NodeOp::kParam:
-        ref[id] = Ref{Ref::kInput, static_cast<int64_t>(prog->inputs_.size())};
-        prog->inputs_.push_back(Input{nd.param, -1});
-        prog->inputs_.back().bf16 = nd.type == PrimitiveType::kBF16;
-        break;
-      case NodeOp::kConstant:
-        if (static_cast<int64_t>(nd.cf.size()) != total) return nullptr;
-        ref[id] = Ref{Ref::kInput, static_cast<int64_t>(prog->inputs_.size())};
-        prog->inputs_.push_back(Input{-1, static_cast<int>(id)});
-        break;
-      case NodeOp::kAffine: {
-        if (nd.operands.size() != 1) return nullptr;
-        if (nd.op_dims.empty()) {  // scalar broadcast
-          ref[id] = operand(0);
-          break;
-        }
-        // Index map of a parameter or constant (through reshapes): gathered per sub-block.
-        int src = nd.operands[0];
-        while (src >= 0 && src < count && nodes[src].op == NodeOp::kIdentity && nodes[src].operands.size() == 1) {
-          src = nodes[src].operands[0];
-        }
-        if (src < 0 || src >= count || nd.map_dims.empty() || nd.map_dims.size() > 16) return nullptr;
-        const FusedNode& sn = nodes[src];
-        if (sn.kind != VKind::kF32 || (sn.type != PrimitiveType::kF32 && sn.type != PrimitiveType::kBF16)) {
-          return nullptr;
-        }
-        if (sn.op == NodeOp::kParam) {
-          prog->inputs_.push_back(Input{sn.param, -1, static_cast<int>(id)});
-          prog->inputs_.back().bf16 = sn.type == PrimitiveType::kBF16;
-        } else if (sn.op == NodeOp::kConstant && static_cast<int64_t>(sn.cf.size()) == Elements(sn.dims)) {
-          prog->inputs_.push_back(Input{-1, src, static_cast<int>(id)});
-        } else if (Elements(sn.dims) <= kMaxComputedSource) {
-          prog->inputs_.push_back(Input{-1, src, static_cast<int>(id), true});
-        } else {
-          return nullptr;
-        }
-        ref[id] = Ref{Ref::kInput, static_cast<int64_t>(prog->inputs_.size()) - 1};
-        break;
-      }
-      case NodeOp::kIdentity:
-        if (nd.operands.size() != 1) return nullptr;
-        ref[id] = operand(0);
-        break;
-      case NodeOp::kConvert: {  // between f32 and bf16: a rounding when it narrows
-        if (nd.operands.size() != 1) return nullptr;
-        const PrimitiveType from = nodes[nd.operands[0]].type;
-        if (from != PrimitiveType::kF32 && from != PrimitiveType::kBF16) return nullptr;
-        ref[id] = operand(0);
-        if (nd.type == PrimitiveType::kBF16 && from == PrimitiveType::kF32) round_bf16(id);
-        break;
-      }
-      case NodeOp::kUnary:
-        if (nd.opcode == Opcode::kCopy && nd.operands.size() == 1) {
-          ref[id] = operand(0);
-          break;
-        }
-        if (nd.operands.size() != 1 || !UnaryCode(nd.opcode, &code)) return nullptr;
-        ref[id] = Ref{Ref::kValue, static_cast<int64_t>(pending.size())};
-        pending.push_back(Pending{code, operand(0), operand(0)});
-        if (nd.type == PrimitiveType::kBF16) round_bf16(id);
-        break;
-      case NodeOp::kBinary:
-        if (nd.operands.size() != 2 || !BinaryCode(nd.opcode, &code)) return nullptr;
-        ref[id] = Ref{Ref::kValue, static_cast<int64_t>(pending.size())};
-        pending.push_back(Pending{code, operand(0), operand(1)});
-        if (nd.type == PrimitiveType::kBF16) round_bf16(id);
-        break;
-      default:
-        return nullptr;
-    }
-  }
-  // Temporaries: one per scalar (filled once), then op results reusing a temporary after
-  // its value's last use (outputs live to the end of the sub-block).
-  const int64_t nvals = static_cast<int64_t>(pending.size());
-  constexpr int64_t kForever = std::numeric_limits<int64_t>::max();
-  std::vector<int64_t> last_use(nvals, -1);
-  for (int64_t i = 0; i < nvals; ++i) {
-    for (const Ref& r : {pending[i].a, pending[i].b}) {
-      if (r.kind == Ref::kValue) last_use[r.index] = i;
-    }
-  }
-  // An op whose value no other op reads and only one output takes stores straight into that
-  // output (in whole sub-blocks).
-  std::vector<int64_t> direct(nvals, -2);  // -2: no output yet, -1: several, else the output
-  for (size_t k = 0; k < outputs.size(); ++k) {
-    const Ref& r = ref[outputs[k]];
-    if (r.kind != Ref::kValue) continue;
-    direct[r.index] = last_use[r.index] == -1 && direct[r.index] == -2 ? static_cast<int64_t>(k) : -1;
-    last_use[r.index] = kForever;
-  }
-  int64_t temps = static_cast<int64_t>(prog->scalar_nodes_.size());
-  for (int64_t s = 0; s < temps; ++s) prog->scalar_temps_.push_back(s);
-  std::vector<int64_t> value_temp(nvals, -1), free_temps;
-  auto slot = [&](const Ref& r) {
-    switch (r.kind) {
-      case Ref::kInput: return Slot{true, r.index};
-      case Ref::kScalar: return Slot{false, prog->scalar_temps_[r.index]};
-      default: return Slot{false, value_temp[r.index]};
-    }
-  };
-  for (int64_t i = 0; i < nvals; ++i) {
-    Op op;
-    op.code = pending[i].code;
-    op.a = slot(pending[i].a);
-    op.b = slot(pending[i].b);
-    // Operands whose last use is this op free their temporaries first (ops are elementwise:
-    // writing a register's lanes where it was read is safe).
-    for (const Ref& r : {pending[i].a, pending[i].b}) {
-      if (r.kind == Ref::kValue && last_use[r.index] == i && value_temp[r.index] >= 0) {
-        free_temps.push_back(value_temp[r.index]);
-        value_temp[r.index] = -2 - value_temp[r.index];  // freed (kept distinct from -1)
-      }
-    }
-    if (free_temps.empty()) {
-      op.dst = temps++;
-    } else {
-      op.dst = free_temps.back();
-      free_temps.pop_back();
-    }
-    value_temp[i] = op.dst;
-    prog->ops_.push_back(op);
-  }
-  for (int o : outputs) {
-    prog->output_slots_.push_back(slot(ref[o]));
-    prog->out_bf16_.push_back(nodes[o].type == PrimitiveType::kBF16);
-  }
-  prog->direct_.assign(outputs.size(), 0);
-  for (int64_t i = 0; i < nvals; ++i) {
-    if (direct[i] < 0 || prog->out_bf16_[direct[i]]) continue;
-    prog->ops_[i].out = direct[i];
-    prog->direct_[direct[i]] = 1;
-  }
-  prog->temps_ = temps;
-  return prog;
-#endif
-}
-
 bool VectorProgram::Run(const std::vector<FusedNode>& nodes, const std::vector<const Buffer*>& params,
                         std::vector<BufferPtr>& out, ThreadPool* pool,
                         const FusedRunOptions& options) const {
@@ -331,7 +130,7 @@ bool VectorProgram::Run(const std::vector<FusedNode>& nodes, const std::vector<c
   if (out.size() != output_slots_.size() || out.empty()) return false;
   const int64_t total = out[0]->element_count();
   for (size_t k = 0; k < out.size(); ++k) {
-    const PrimitiveType t = out_bf16_[k] ? PrimitiveType::kBF16 : PrimitiveType::kF32;
+    const PrimitiveType t = HalfType(out_half_[k]);
     if (out[k]->shape().element_type() != t || out[k]->element_count() != total) return false;
   }
   std::vector<const float*> base;
@@ -362,9 +161,9 @@ bool VectorProgram::Run(const std::vector<FusedNode>& nodes, const std::vector<c
     const Buffer* b = params[in.param];
     // An index map reads its source at the source's own shape.
     const int64_t want = in.affine < 0 ? total : Elements(nodes[nodes[in.affine].operands[0]].dims);
-    const PrimitiveType t = in.bf16 ? PrimitiveType::kBF16 : PrimitiveType::kF32;
+    const PrimitiveType t = HalfType(in.half);
     if (b == nullptr || b->shape().element_type() != t || b->element_count() != want) return false;
-    // bf16 sources are held as their bits (base16); base keeps the pointer for prefetching.
+    // Half sources are held as their bits (widened per sub-block).
     base.push_back(reinterpret_cast<const float*>(b->data()));
   }
   std::vector<float> scalars;
@@ -405,20 +204,22 @@ bool VectorProgram::Run(const std::vector<FusedNode>& nodes, const std::vector<c
         for (; pf_next < upto && pf_next < pf_lines; ++pf_next) {
           for (int64_t i = 0; i < ninputs; ++i) {
             if (inputs_[i].affine >= 0) continue;
-            const int64_t esize = inputs_[i].bf16 ? 2 : 4;
+            const int64_t esize = inputs_[i].half ? 2 : 4;
+            if (esize == 2 && 2 * pf_next >= pf_lines) continue;  // a half input has half the lines
             _mm_prefetch(reinterpret_cast<const char*>(base[i]) + (start + kPrefetchAhead) * esize + 64 * pf_next,
                          _MM_HINT_T0);
           }
         }
       };
       for (int64_t i = 0; i < ninputs; ++i) {
-        if (inputs_[i].bf16) {  // widened into the staging copy
+        if (inputs_[i].half) {  // widened into the staging copy
           float* st = staging + i * kTempStride;
           const uint16_t* src = reinterpret_cast<const uint16_t*>(base[i]);
+          const uint8_t h = inputs_[i].half;
           if (inputs_[i].affine >= 0) {
-            GatherAffine(nodes[inputs_[i].affine], src, start, n, st, &gather[i]);
+            GatherAffine(nodes[inputs_[i].affine], src, h, start, n, st, &gather[i]);
           } else {
-            fused::Bf16ToF32(src + start, st, n);
+            fused::HalfToF32(static_cast<fused::HalfType>(h), src + start, st, n);
           }
           if (n < S) std::fill(st + n, st + S, 0.0f);
           in[i] = st;
@@ -426,7 +227,7 @@ bool VectorProgram::Run(const std::vector<FusedNode>& nodes, const std::vector<c
         }
         if (inputs_[i].affine >= 0) {
           float* st = staging + i * kTempStride;
-          GatherAffine(nodes[inputs_[i].affine], base[i], start, n, st, &gather[i]);
+          GatherAffine(nodes[inputs_[i].affine], base[i], 0, start, n, st, &gather[i]);
           if (n < S) std::fill(st + n, st + S, 0.0f);
           in[i] = st;
           continue;
@@ -456,8 +257,9 @@ bool VectorProgram::Run(const std::vector<FusedNode>& nodes, const std::vector<c
       }
       for (size_t k = 0; k < out.size(); ++k) {
         if (whole && direct_[k]) continue;
-        if (out_bf16_[k]) {
-          fused::F32ToBf16(ptr(output_slots_[k]), out[k]->as<uint16_t>() + start, n);
+        if (out_half_[k]) {
+          fused::F32ToHalf(static_cast<fused::HalfType>(out_half_[k]), ptr(output_slots_[k]),
+                           out[k]->as<uint16_t>() + start, n);
           continue;
         }
         StoreOut(out[k]->as<float>() + start, ptr(output_slots_[k]), n, big);

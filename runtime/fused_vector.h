@@ -1,8 +1,8 @@
-// The register path of the fused loop, for fused programs whose outputs are pure f32 or bf16
-// elementwise math (kLoop fusions such as exp(tanh(2x+1)*y)-z). bf16 values are computed in
-// f32 and rounded to bf16 after each op whose result is bf16, exactly as the block loop and
-// the unfused kernels round them; bf16 inputs are widened per sub-block, bf16 outputs
-// narrowed on store. Build flattens the nodes into a
+// The register path of the fused loop, for fused programs whose outputs are pure f32, bf16 or
+// f16 elementwise math (kLoop fusions such as exp(tanh(2x+1)*y)-z). bf16/f16 values are
+// computed in f32 and rounded to their type after each op whose result is bf16/f16, exactly as
+// the block loop and the unfused kernels round them (fused_half.h); half inputs are widened
+// per sub-block, half outputs narrowed on store. Build (fused_vector_build.cc) flattens the nodes into a
 // straight-line program of vector ops over slots (streamed inputs read in place, scalars
 // evaluated once per run, temporaries); Run walks the output in sub-blocks of kSubBlock
 // elements, running every op of the program over 16-lane registers before the next sub-block,
@@ -31,12 +31,12 @@ class VectorProgram {
   static constexpr int64_t kSubBlock = 256;
 
   // The register program computing `outputs` of `nodes`, or null when some node they need is
-  // not f32/bf16 elementwise math this path implements, the outputs differ in element count, or
+  // not f32/bf16/f16 elementwise math this path implements, the outputs differ in element count, or
   // the build has no AVX-512.
   static std::unique_ptr<VectorProgram> Build(const std::vector<FusedNode>& nodes,
                                               const std::vector<int>& outputs);
 
-  // Computes every output into out[k] (f32/bf16 buffers of the outputs' shapes). Returns false,
+  // Computes every output into out[k] (f32/bf16/f16 buffers of the outputs' shapes). Returns false,
   // having written nothing, when the operands do not fit the program (a parameter of another
   // size or type); the caller then runs the block loop.
   bool Run(const std::vector<FusedNode>& nodes, const std::vector<const Buffer*>& params,
@@ -52,7 +52,7 @@ class VectorProgram {
     int64_t index = 0;  // inputs_ entry or temporary number
   };
   struct Op {
-    uint8_t code = 0;  // VecCode (fused_vector.cc)
+    uint8_t code = 0;  // VecCode (fused_vector_ops.h)
     Slot a, b;
     int64_t dst = 0;  // temporary number
     int64_t out = -1;  // output it also goes to directly (in whole sub-blocks), or -1
@@ -62,7 +62,7 @@ class VectorProgram {
     int node = -1;       // the constant's node
     int affine = -1;     // an index-map node (broadcast, slice, transpose) reading the input
     bool computed = false;  // `node` is a small computed value (evaluated whole per run)
-    bool bf16 = false;      // a bf16 parameter, converted per sub-block
+    uint8_t half = 0;       // fused::HalfType of a bf16/f16 parameter, widened per sub-block
   };
 
  private:
@@ -72,7 +72,7 @@ class VectorProgram {
   std::vector<int64_t> scalar_temps_;   // temporary holding each scalar
   std::vector<Slot> output_slots_;      // one per output
   std::vector<char> direct_;            // per output: written by its op in whole sub-blocks
-  std::vector<char> out_bf16_;          // per output: a bf16 buffer (values already rounded)
+  std::vector<uint8_t> out_half_;       // per output: fused::HalfType, narrowed on store
   int64_t temps_ = 0;
 };
 

@@ -1,7 +1,7 @@
 // Register kernels of the fused loop's register path (fused_vector.h): the op codes a
 // VectorProgram is built from, and RunOp, which runs one op over a sub-block's 16-lane
 // registers with the block loop's exact math (vmath exp/logistic, Eigen's packet tanh/log,
-// IEEE arithmetic, NaN-propagating max/min, bf16 rounding), storing to a temporary or an
+// IEEE arithmetic, NaN-propagating max/min, bf16/f16 rounding), storing to a temporary or an
 // output. Internal to fused_vector.cc.
 #pragma once
 
@@ -13,6 +13,7 @@
 #include <Eigen/Core>
 
 #include "ir/opcode.h"
+#include "runtime/fused_half.h"
 #include "runtime/vmath.h"
 
 namespace hlox::rt::vecops {
@@ -22,8 +23,9 @@ enum VecCode : uint8_t {
   kExp, kTanh, kLogistic, kLog, kSqrt, kRsqrt, kAbs, kNeg, kFloor, kCeil, kRoundEven,
   // binary
   kAdd, kSub, kMul, kDiv, kMax, kMin,
-  // rounding to bf16 precision (nearest even, NaN kept quiet; fused_half.h's RoundBf16)
-  kRoundBf16,
+  // rounding to bf16 / f16 precision (nearest even, NaN kept quiet; fused_half.h's
+  // RoundBf16, and HalfToFloat(FloatToHalf(x)))
+  kRoundBf16, kRoundF16,
 };
 
 // The code of a unary / binary opcode the register path implements; false otherwise.
@@ -133,6 +135,7 @@ inline void RunOpT(uint8_t code, const float* a, const float* b, float* o, int64
     case kMax: Loop2<kMode>(a, b, o, nv, MaxNan16); break;
     case kMin: Loop2<kMode>(a, b, o, nv, MinNan16); break;
     case kRoundBf16: Loop1<kMode>(a, o, nv, RoundBf16x16); break;
+    case kRoundF16: Loop1<kMode>(a, o, nv, fused::RoundF16x16); break;
     default: break;
   }
 }

@@ -1,9 +1,10 @@
 // Bench: fusions whose cost is in how they walk memory, not in their math.
 //   * head_split: the transformer encoder's "bias add -> reshape -> slice -> reshape ->
 //     transpose (moves the minor dim)" fusion, f32 [1024,1536] -> [64,64,128];
-//   * transpose_add: x^T + y over f32 [2048,2048];
+//   * transpose_add: x^T + y over f32 [2048,2048] (and [2049,2049]: no power-of-two row stride);
 //   * bf16_bias_add and bf16_log_softmax: two bf16 fusions of gh_bert_fwd_bwd_bf16 over
-//     [128,30522] (a bias add, and x - m - log(s) with row vectors m and s).
+//     [128,30522] (a bias add, and x - m - log(s) with row vectors m and s), and the bias add
+//     in f16 (f16_bias_add).
 // Each case runs, interleaved and best of `repeats`, on 1 and 2 threads: the fused program as
 // Run picks its path ("default": tiled walks for transposing outputs, the register path for
 // elementwise math), the same with tiling off ("untiled": the register path where it applies,
@@ -55,12 +56,23 @@ const Case kCases[] = {
      "  t = f32[2048,2048] transpose(x), dimensions={1,0}\n"
      "  ROOT o = f32[2048,2048] add(t, y)\n",
      "f32[2048,2048]"},
+    {"transpose_add_2049",  // the same off a power of two (cache-set conflicts of 2048's rows)
+     "  x = f32[2049,2049] parameter(0)\n  y = f32[2049,2049] parameter(1)\n",
+     "  t = f32[2049,2049] transpose(x), dimensions={1,0}\n"
+     "  ROOT o = f32[2049,2049] add(t, y)\n",
+     "f32[2049,2049]"},
     {"bf16_bias_add",
      "  b = bf16[30522] parameter(0)\n  x = bf16[128,30522] parameter(1)\n",
      "  r = bf16[1,128,30522] reshape(x)\n"
      "  bb = bf16[1,128,30522] broadcast(b), dimensions={2}\n"
      "  ROOT o = bf16[1,128,30522] add(r, bb)\n",
      "bf16[1,128,30522]"},
+    {"f16_bias_add",  // the same in f16 (register path since f16 joined it; before: the block loop)
+     "  b = f16[30522] parameter(0)\n  x = f16[128,30522] parameter(1)\n",
+     "  r = f16[1,128,30522] reshape(x)\n"
+     "  bb = f16[1,128,30522] broadcast(b), dimensions={2}\n"
+     "  ROOT o = f16[1,128,30522] add(r, bb)\n",
+     "f16[1,128,30522]"},
     {"bf16_log_softmax",
      "  s = bf16[128] parameter(0)\n  m = bf16[128] parameter(1)\n  x = bf16[1,128,30522] parameter(2)\n",
      "  r = bf16[128,30522] reshape(x)\n"

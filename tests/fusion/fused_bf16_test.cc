@@ -1,6 +1,6 @@
 // Fused f32/bf16/f16 math against the unfused elementwise kernels, bit for bit: one module
 // with a chain of exp, log, log1p, expm1, tanh, logistic and arithmetic, run once as a fusion
-// (the register path for f32/bf16, the block loop for f16) and once unfused, on 1 and 2
+// (the register path for f32/bf16/f16) and once unfused, on 1 and 2
 // threads. bf16/f16 values are computed in f32 and rounded after each op on both sides.
 #include <cstring>
 #include <string>

@@ -1,7 +1,8 @@
 // Tiled walks of transposing fusion outputs (runtime/fused_tile.cc) against plain reference
 // loops written here: 2-D transposes of sizes that are not multiples of the tile, 3-D and 4-D
 // permutations, a transpose behind reshape and slice of a bias add (the transformer's
-// head-split fusion), a reversed tile dim, a bf16 output and an s32 output. Every case runs
+// head-split fusion), a reversed tile dim, a bf16 output, an s32 output and a transpose big
+// enough to stream its output. Every case runs
 // tiled and row by row on the block loop (and on the register path where it applies), on 1
 // and 2 threads, and all runs must agree bit for bit.
 #include <cmath>
@@ -260,6 +261,27 @@ ENTRY main {
   auto prog = testing::Compile(text, &keep);
   ASSERT_NE(prog, nullptr);
   EXPECT_EQ(prog->tiled_output_count(), 0);
+}
+
+TEST(FusedTile, BigTransposeAddStreamsAndPrefetches) {
+  // x^T + y over [1537, 1539] f32 (28 MiB with the output; rows not 64-byte aligned): the
+  // streamed (non-temporal) tiled path, whose reads of y's rows and of x's runs prefetch the
+  // next tile, against a plain loop.
+  const int64_t R = 1537, C = 1539;
+  const std::string text = R"(HloModule m
+fused {
+  x = f32[1539,1537] parameter(0)
+  y = f32[1537,1539] parameter(1)
+  t = f32[1537,1539] transpose(x), dimensions={1,0}
+  ROOT o = f32[1537,1539] add(t, y)
+})";
+  Value x = Rand({C, R}, 21), y = Rand({R, C}, 22);
+  std::vector<float> got = Floats(RunAll(text, {&x, &y}, 1));
+  std::vector<float> ref(R * C);
+  for (int64_t i = 0; i < R; ++i) {
+    for (int64_t j = 0; j < C; ++j) ref[i * C + j] = x.array->as<float>()[j * R + i] + y.array->as<float>()[i * C + j];
+  }
+  ExpectEqual(got, ref);
 }
 
 }  // namespace
