@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "cost/host_reference.h"
 #include "cost/result.h"
 #include "ir/module.h"
 #include "passes/pass.h"
@@ -31,6 +32,10 @@ struct TimingProtocol {
   // (0) by default: it narrowed the spread bench's spread only modestly (docs/RESULTS.md).
   double sched_threshold = 0;
   bool sched_record = true;  // read the counters at sample boundaries for the record's totals
+  // Host-speed reference (cost/host_reference.h) timed at every sample boundary; the record
+  // then also holds the normalized cost. kMix weighs the compute reference by this.
+  HostReferenceKind host_reference = HostReferenceKind::kNone;
+  double reference_compute_weight = 0.5;
   std::string ToString() const;
 };
 

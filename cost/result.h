@@ -37,6 +37,14 @@ struct CostDistribution {
   double run_wait_seconds = 0; // run-queue wait of the process's threads
   double sampled_seconds = 0;  // wall time the samples spanned (boundary to boundary)
   bool unstable = false;       // time cap reached before the spread target
+  // Host-speed normalization (cost/host_reference.h), empty `reference` when none ran: each
+  // kept sample divided by its host slowdown (nearby reference time / quiet time).
+  std::string reference;       // "compute", "memory" or "mix"
+  double reference_quiet_compute = 0, reference_quiet_memory = 0;  // quiet times, seconds
+  double reference_slowdown = 0;   // median over kept samples of the host slowdown
+  double normalized_median = 0, normalized_mad = 0;  // of the normalized samples, seconds
+  double normalized_ci_low = 0, normalized_ci_high = 0;  // bootstrap 95% interval
+  std::vector<double> reference_compute, reference_memory;  // nearby times per kept sample
 };
 
 // Costs computed without running anything.

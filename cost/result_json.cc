@@ -36,7 +36,7 @@ absl::Status DoubleFromJson(const json& j, const char* key, double* out) {
 }  // namespace
 
 json ToJson(const CostDistribution& c) {
-  return json{{"median", c.median},   {"mad", c.mad},
+  json j{{"median", c.median},   {"mad", c.mad},
               {"ci_low", c.ci_low},   {"ci_high", c.ci_high},
               {"mean", c.mean},       {"min", c.min},
               {"calls_per_sample", c.calls_per_sample},
@@ -45,6 +45,20 @@ json ToJson(const CostDistribution& c) {
               {"run_wait_seconds", c.run_wait_seconds},
               {"sampled_seconds", c.sampled_seconds},
               {"samples", c.samples}, {"unstable", c.unstable}};
+  // Host-speed normalization, only when a reference ran (cost/host_reference.h).
+  if (!c.reference.empty()) {
+    j["reference"] = c.reference;
+    j["reference_quiet_compute"] = c.reference_quiet_compute;
+    j["reference_quiet_memory"] = c.reference_quiet_memory;
+    j["reference_slowdown"] = c.reference_slowdown;
+    j["normalized_median"] = c.normalized_median;
+    j["normalized_mad"] = c.normalized_mad;
+    j["normalized_ci_low"] = c.normalized_ci_low;
+    j["normalized_ci_high"] = c.normalized_ci_high;
+    j["reference_compute"] = c.reference_compute;
+    j["reference_memory"] = c.reference_memory;
+  }
+  return j;
 }
 
 json ToJson(const AnalyticalCost& a) {
@@ -93,7 +107,11 @@ json ToJson(const ResultRecord& r) {
 
 std::string ResultToJsonString(const ResultRecord& r, bool include_samples, int indent) {
   json j = ToJson(r);
-  if (!include_samples) j["cost"].erase("samples");
+  if (!include_samples) {
+    j["cost"].erase("samples");
+    j["cost"].erase("reference_compute");
+    j["cost"].erase("reference_memory");
+  }
   // Non-finite doubles would be written as null; the record never holds them by contract.
   return j.dump(indent);
 }
@@ -161,6 +179,16 @@ absl::StatusOr<ResultRecord> ResultFromJson(const json& j) {
     HLOX_GET(*o, "sampled_seconds", &c.sampled_seconds);
     HLOX_GET(*o, "samples", &c.samples);
     HLOX_GET(*o, "unstable", &c.unstable);
+    HLOX_GET(*o, "reference", &c.reference);
+    HLOX_GET(*o, "reference_quiet_compute", &c.reference_quiet_compute);
+    HLOX_GET(*o, "reference_quiet_memory", &c.reference_quiet_memory);
+    HLOX_GET(*o, "reference_slowdown", &c.reference_slowdown);
+    HLOX_GET(*o, "normalized_median", &c.normalized_median);
+    HLOX_GET(*o, "normalized_mad", &c.normalized_mad);
+    HLOX_GET(*o, "normalized_ci_low", &c.normalized_ci_low);
+    HLOX_GET(*o, "normalized_ci_high", &c.normalized_ci_high);
+    HLOX_GET(*o, "reference_compute", &c.reference_compute);
+    HLOX_GET(*o, "reference_memory", &c.reference_memory);
   }
   if (auto st = Object(j, "analytical", &o); !st.ok()) return st;
   if (o) {

@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "absl/strings/str_format.h"
+#include "cost/host_reference_store.h"
 #include "cost/stats.h"
 
 namespace hlox {
@@ -16,9 +17,13 @@ std::string TimingProtocol::ToString() const {
   return absl::StrFormat(
       "warmups=%d min_samples=%d max_samples=%d target_rel_error=%g time_cap_s=%g "
       "min_sample_s=%g stat=median stop=1.858*MAD/median/sqrt(n) ci=bootstrap95x%d "
-      "interference_threshold=%g cap_factor=%g sched_threshold=%g",
+      "interference_threshold=%g cap_factor=%g sched_threshold=%g%s",
       warmups, min_samples, max_samples, target_rel_error, time_cap_seconds, min_sample_seconds,
-      kBootstrapResamples, interference_threshold, interference_cap_factor, sched_threshold);
+      kBootstrapResamples, interference_threshold, interference_cap_factor, sched_threshold,
+      host_reference == HostReferenceKind::kNone
+          ? std::string()
+          : absl::StrFormat(" reference=%s compute_weight=%g", HostReferenceName(host_reference),
+                            reference_compute_weight));
 }
 
 double SteadySeconds() {
@@ -59,8 +64,10 @@ SampleSeries::SampleSeries(const TimingProtocol& p, double start, const TimingCl
       max_(std::max(min_, static_cast<size_t>(std::max(1, p.max_samples)))),
       cap_floor_(std::min<size_t>(min_, 3)),
       guard_(p.interference_threshold, clock, probe),
-      sched_(p.sched_threshold, p.sched_record, sched) {
+      sched_(p.sched_threshold, p.sched_record, sched),
+      ref_(p.host_reference, clock) {
   guard_.Probe();
+  ref_.Boundary();
   sched_.Boundary();  // last, right before the first sample
 }
 
@@ -84,6 +91,7 @@ bool SampleSeries::Add(double value, double timed_seconds) {
   values_.push_back(value);
   sched_.Boundary(timed_seconds);  // first, right after the sample
   guard_.Probe();
+  ref_.Boundary();
   std::vector<double> clean = Filter(values_);
   const size_t n = clean.size();
   if (n >= min_ && MedianRelativeError(clean) <= p_.target_rel_error) {
@@ -111,6 +119,34 @@ void SampleSeries::FillSchedTotals(CostDistribution& dist) const {
   dist.steal_seconds = t.steal;
   dist.run_wait_seconds = t.run_wait;
   dist.sampled_seconds = t.wall;
+}
+
+void SampleSeries::FillNormalized(CostDistribution& d, const std::vector<double>& per_sample,
+                                  uint64_t seed) const {
+  if (!ref_.active()) return;
+  UseStoredReferenceQuiet();
+  const size_t n = values_.size();
+  const std::vector<double> samples = Kept(per_sample);
+  // The compute reference's bracketing runs are averaged, the memory one's faster run is taken
+  // (its runs have outliers of their own): the better rule for each in the spread bench.
+  const std::vector<double> compute = Kept(NearbyReference(ref_.compute_seconds(), n, true));
+  const std::vector<double> memory = Kept(NearbyReference(ref_.memory_seconds(), n, false));
+  const ReferenceQuiet quiet = CurrentReferenceQuiet();
+  d.reference = HostReferenceName(p_.host_reference);
+  d.reference_quiet_compute = ref_.compute_seconds().empty() ? 0 : quiet.compute;
+  d.reference_quiet_memory = ref_.memory_seconds().empty() ? 0 : quiet.memory;
+  d.reference_compute = ref_.compute_seconds().empty() ? std::vector<double>() : compute;
+  d.reference_memory = ref_.memory_seconds().empty() ? std::vector<double>() : memory;
+  const std::vector<double> slowdown =
+      HostSlowdown(p_.host_reference, compute, memory, quiet, p_.reference_compute_weight);
+  CostDistribution norm;
+  norm.samples = NormalizeSamples(samples, slowdown);
+  Summarize(norm, seed);
+  d.reference_slowdown = slowdown.empty() ? 0 : Median(slowdown);
+  d.normalized_median = norm.median;
+  d.normalized_mad = norm.mad;
+  d.normalized_ci_low = norm.ci_low;
+  d.normalized_ci_high = norm.ci_high;
 }
 
 int64_t SampleSeries::disturbed() const {
@@ -151,6 +187,7 @@ absl::StatusOr<CostDistribution> MeasureCostOrError(const std::function<absl::St
   series.FillSchedTotals(d);
   d.unstable = !series.converged();
   Summarize(d, seed);
+  series.FillNormalized(d, series.values(), seed);
   return d;
 }
 

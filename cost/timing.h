@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "cost/evaluate.h"
+#include "cost/host_reference.h"
 #include "cost/interference.h"
 #include "cost/result.h"
 #include "cost/sched_guard.h"
@@ -41,9 +42,15 @@ class SampleSeries {
   // are kept: the undisturbed ones, or all when too few samples were undisturbed.
   std::vector<double> Kept(const std::vector<double>& series) const;
   const std::vector<double>& values() const { return values_; }
+  // The host references' run times at the sample boundaries (empty without a reference).
+  const HostReference& host_reference() const { return ref_; }
   int64_t disturbed() const;
   // Copies the scheduler counters' totals over all samples into `dist`.
   void FillSchedTotals(CostDistribution& dist) const;
+  // With a host reference in the protocol: fills dist's reference fields and the normalized
+  // summary from the kept samples (`per_sample`: all values, one per sample, as in Kept).
+  void FillNormalized(CostDistribution& dist, const std::vector<double>& per_sample,
+                      uint64_t seed) const;
 
  private:
   // Per sample: undisturbed by both guards.
@@ -57,6 +64,7 @@ class SampleSeries {
   size_t min_, max_, cap_floor_;
   InterferenceGuard guard_;
   SchedGuard sched_;
+  HostReference ref_;
   std::vector<double> values_;
   bool converged_ = false;
 };

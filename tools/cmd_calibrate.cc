@@ -1,9 +1,12 @@
 // hlox calibrate [--threads N] [--seconds S] [--output PATH] [--no-save]: measures this machine's
 // peak f32 GFLOP/s and memory bandwidth for 1 and N threads, prints them and stores them as
 // JSON (default $HLOX_CALIBRATION or ~/.cache/hlox/calibration.json) for the roofline model.
+// It also times the host-speed references (cost/host_reference.h) --reference-runs times and
+// stores their fastest runs as their quiet times (cost/host_reference_store.h).
 #include <iostream>
 
 #include "cost/calibrate.h"
+#include "cost/host_reference_store.h"
 #include "cost/provenance.h"
 #include "tools/commands.h"
 
@@ -15,6 +18,7 @@ struct CalibrateOptions {
   double seconds = 0.3;
   std::string output;
   bool no_save = false;
+  int reference_runs = 200;  // 0: leave the reference quiet times alone
 };
 
 int RunCalibrate(const CalibrateOptions& o) {
@@ -28,6 +32,15 @@ int RunCalibrate(const CalibrateOptions& o) {
     return 1;
   }
   std::cerr << "stored in " << path << "\n";
+  if (o.reference_runs <= 0) return 0;
+  const ReferenceQuiet q = CalibrateReferenceQuiet(o.reference_runs);
+  const std::string ref_path = ReferenceQuietPath();
+  if (absl::Status st = SaveReferenceQuiet(q, ref_path); !st.ok()) {
+    std::cerr << "hlox calibrate: " << st.message() << "\n";
+    return 1;
+  }
+  std::cerr << "host reference quiet times: compute " << q.compute << " s, memory " << q.memory
+            << " s; stored in " << ref_path << "\n";
   return 0;
 }
 
@@ -40,6 +53,9 @@ void RegisterCalibrate(CLI::App& app) {
   cmd->add_option("--seconds", o->seconds, "seconds per test")->check(CLI::Range(0.01, 60.0));
   cmd->add_option("--output,-o", o->output, "file to store (default $HLOX_CALIBRATION or ~/.cache/hlox/calibration.json)");
   cmd->add_flag("--no-save", o->no_save, "print only");
+  cmd->add_option("--reference-runs", o->reference_runs,
+                  "runs of each host-speed reference for its stored quiet time (0: skip)")
+      ->check(CLI::Range(0, 100000));
   cmd->callback([o] { ExitCode() = RunCalibrate(*o); });
 }
 

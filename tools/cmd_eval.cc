@@ -25,6 +25,7 @@ namespace {
 struct EvalCliOptions {
   std::string file, pipeline, decisions, paired_against;
   bool json = false, no_samples = false;
+  std::string reference;  // --reference: a HostReferenceKind name
   EvalOptions eval;
 };
 
@@ -42,6 +43,11 @@ void PrintTable(const ResultRecord& r) {
     std::printf("mad             %.3g s  (%.2f%% of median)%s\n", c.mad,
                 c.median > 0 ? 100 * c.mad / c.median : 0.0, c.unstable ? "  UNSTABLE" : "");
     std::printf("mean / min      %.6g / %.6g s\n", c.mean, c.min);
+    if (!c.reference.empty()) {
+      std::printf("normalized      %.6g s  (95%% CI %.6g .. %.6g; host slowdown %.3f against "
+                  "quiet, reference %s)\n", c.normalized_median, c.normalized_ci_low,
+                  c.normalized_ci_high, c.reference_slowdown, c.reference.c_str());
+    }
     std::printf("samples         %zu x %lld calls (%lld disturbed, left out)\n", c.samples.size(),
                 static_cast<long long>(c.calls_per_sample), static_cast<long long>(c.disturbed));
     if (c.sampled_seconds > 0) {
@@ -71,6 +77,10 @@ void PrintTable(const ResultRecord& r) {
 }
 
 int RunEval(EvalCliOptions& o) {
+  if (!o.reference.empty() && !ParseHostReference(o.reference, &o.eval.protocol.host_reference)) {
+    std::cerr << "hlox eval: --reference: compute, memory, mix or none\n";
+    return 2;
+  }
   auto module = ParseModuleFile(o.file);
   if (!module.ok()) {
     std::cerr << module.status().message() << "\n";
@@ -151,6 +161,13 @@ void RegisterEval(CLI::App& app) {
                   "leave out samples next to a probe this much slower than its fastest (0: off)");
   cmd->add_option("--sched-threshold", o->eval.protocol.sched_threshold,
                   "leave out samples whose steal + run-queue wait exceed this share (0: off)");
+  cmd->add_option("--reference", o->reference,
+                  "host-speed reference at sample boundaries: none, compute, memory or mix "
+                  "(adds the normalized cost to the record)")
+      ->check(CLI::IsMember({"none", "compute", "memory", "mix"}));
+  cmd->add_option("--reference-weight", o->eval.protocol.reference_compute_weight,
+                  "compute reference's weight in the mix (0..1)")
+      ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--scratchpad", o->eval.scratchpad_bytes, "scratchpad bytes for the traffic model");
   cmd->add_option("--tolerance-scale", o->eval.tolerance_scale, "multiply validation tolerances");
   cmd->add_flag("!--no-validate", o->eval.validate, "skip output validation");

@@ -2,13 +2,21 @@
 // with the standard protocol; reports each module's median run time and the largest deviation
 // of the ten medians from their median, and how many modules stay within 2%.
 //   cost_spread_bench [--repeats N] [--max-run-ms MS] [--time-cap S] [--threads T] [--guard G]
-//                     [--sched F] [--ab F] [--verbose] [filter]
+//                     [--sched F] [--ab F] [--reference K] [--weight W] [--verbose] [filter]
 // --guard sets the probe guard's threshold (cost/interference.h; 0 turns it off), --sched the
 // scheduler guard's (cost/sched_guard.h); the `disturbed` column is the mean number of samples
 // per measurement they left out; `steal%` and `wait%` are the steal charged to the measuring
 // thread and the run-queue wait of the process's threads, as a share of the sampled time.
 // --ab F measures every module both without the scheduler guard ([off]) and with it at F
 // ([sched]), interleaved (each repeat measures both, in alternating order), a line each.
+// --reference K (compute, memory or mix; mix runs both kernels) times the host references
+// (cost/host_reference.h) at every sample boundary (their quiet times are calibrated once,
+// before the corpus) and adds a line per module, from the same measurements: the largest
+// deviation of the ten medians normalized by the compute reference, the memory one and their
+// mix (compute weight W, default 0.5), each with the faster of a sample's two bracketing
+// reference runs (the protocol's rule) and with their mean; and how well the references track
+// the module (log-time correlations: `between` the ten raw medians and their median reference
+// times, `within` all samples and their nearby reference times). Needs the guards off.
 // --verbose prints every measurement.
 // Modules whose single run exceeds --max-run-ms (default 200) are skipped to keep the bench
 // inside a few minutes on a 2-core machine. Each module runs in a forked child, so a crashing
@@ -29,6 +37,7 @@
 #include <unistd.h>
 
 #include "bench/cost/bench_util.h"
+#include "bench/cost/reference_stats.h"
 #include "cost/stats.h"
 #include "cost/timing.h"
 #include "ir/parser.h"
@@ -45,6 +54,10 @@ struct Settings {
   TimingProtocol protocol;
   // --ab F: a second protocol, the first with the scheduler guard at F, measured interleaved.
   double ab_sched = 0;
+  double weight = 0.5;   // --weight: the mix's compute weight
+  ReferenceQuiet quiet;  // calibrated before the corpus when a reference is on
+  bool reference() const { return protocol.host_reference != HostReferenceKind::kNone; }
+  size_t estimators() const { return reference() ? size_t{bench::kEstimators} : size_t{1}; }
   std::vector<TimingProtocol> Variants() const {
     std::vector<TimingProtocol> v = {protocol};
     if (ab_sched > 0) {
@@ -56,10 +69,22 @@ struct Settings {
   }
 };
 
-// Tallies shared with the forked children, one per protocol variant: modules measured, within
-// 2%, worst deviation.
+// Tallies shared with the forked children, one per protocol variant and estimator: modules
+// measured, within 2%, worst deviation, every module's deviation.
 struct Tally {
+  static constexpr int kMaxModules = 256;
   double measured = 0, within = 0, worst = 0;
+  double devs[kMaxModules] = {};
+  void Add(double dev) {
+    if (measured < kMaxModules) devs[static_cast<int>(measured)] = dev;
+    measured += 1;
+    within += dev <= 0.02;
+    worst = std::max(worst, dev);
+  }
+  double MedianDev() const {
+    int n = std::min(static_cast<int>(measured), kMaxModules);
+    return Median(std::vector<double>(devs, devs + n));
+  }
 };
 
 // Largest relative deviation of `v` from its median.
@@ -67,6 +92,40 @@ double MaxDeviation(const std::vector<double>& v) {
   double mid = Median(v), dev = 0;
   for (double x : v) dev = std::max(dev, std::fabs(x - mid) / mid);
   return dev;
+}
+
+// The host-reference line of one module: normalized deviations and tracking correlations.
+void PrintReferenceLine(const std::vector<bench::ReferenceRun>& runs, const Settings& s,
+                        Tally* tally) {
+  double dev[bench::kEstimators] = {};
+  for (size_t e = bench::kComputeMin; e < bench::kEstimators; ++e) {
+    std::vector<double> medians;
+    for (const bench::ReferenceRun& r : runs) {
+      medians.push_back(bench::EstimatorMedian(r, e, s.quiet, s.weight));
+    }
+    dev[e] = MaxDeviation(medians);
+    if (tally != nullptr) tally[e].Add(dev[e]);
+  }
+  bench::ReferenceTracking t = bench::TrackReferences(runs);
+  auto range = [&](bool compute) {
+    std::vector<double> v;
+    for (const bench::ReferenceRun& r : runs) {
+      v.push_back(compute ? Median(r.compute) / s.quiet.compute
+                          : Median(r.memory) / s.quiet.memory);
+    }
+    return std::make_pair(*std::min_element(v.begin(), v.end()),
+                          *std::max_element(v.begin(), v.end()));
+  };
+  auto [c_lo, c_hi] = range(true);
+  auto [m_lo, m_hi] = range(false);
+  std::printf("    norm dev%% (min/mean pair): compute %.2f/%.2f memory %.2f/%.2f mix %.2f/%.2f "
+              "protocol %.2f | corr between: c %.2f m %.2f within: c %.2f m %.2f | "
+              "ref slowdown c %.2f-%.2f m %.2f-%.2f\n",
+              100 * dev[bench::kComputeMin], 100 * dev[bench::kComputeMean],
+              100 * dev[bench::kMemoryMin], 100 * dev[bench::kMemoryMean],
+              100 * dev[bench::kMixMin], 100 * dev[bench::kMixMean], 100 * dev[bench::kMixProtocol],
+              t.between_compute,
+              t.between_memory, t.within_compute, t.within_memory, c_lo, c_hi, m_lo, m_hi);
 }
 
 // The ten measurements of one module and its line of the table (one line per variant; with two
@@ -79,12 +138,24 @@ void MeasureRepeats(const Module& module, const std::string& name, const Setting
   std::vector<int> unstable(nv, 0);
   std::vector<size_t> samples(nv, 0), disturbed(nv, 0);
   std::vector<double> steal(nv, 0), wait(nv, 0), wall(nv, 0);
+  std::vector<std::vector<bench::ReferenceRun>> runs(nv);
   for (int r = 0; r < s.repeats && ok; ++r) {
     for (size_t k = 0; k < nv && ok; ++k) {
       const size_t v = r % 2 == 0 ? k : nv - 1 - k;
       // The same module on the same seeded inputs every time: only the measurement repeats.
-      CostDistribution d = bench::MeasureModule(module, variants[v], 0, s.threads, &ok);
+      // With a reference (and the guards off) the boundary times come too, for the estimators.
+      bench::ReferenceRun run;
+      const bool boundaries = s.reference() && variants[v].interference_threshold <= 0 &&
+                              variants[v].sched_threshold <= 0;
+      CostDistribution d =
+          boundaries ? bench::MeasureModuleBoundaries(module, variants[v], 0, s.threads, &ok,
+                                                      &run.compute, &run.memory)
+                     : bench::MeasureModule(module, variants[v], 0, s.threads, &ok);
       medians[v].push_back(d.median);
+      if (boundaries) {
+        run.dist = d;
+        runs[v].push_back(std::move(run));
+      }
       mins[v].push_back(d.min);
       if (s.verbose) {
         std::printf("  %-34s #%d%s median %.6g min %.6g samples %zu disturbed %lld steal %.1f%% "
@@ -107,17 +178,16 @@ void MeasureRepeats(const Module& module, const std::string& name, const Setting
     double dev = MaxDeviation(medians[v]);
     // The same for the per-measurement minimum, which contention on a shared machine disturbs less.
     double dev_min = MaxDeviation(mins[v]);
-    if (tally != nullptr) {
-      tally[v].measured += 1;
-      tally[v].within += dev <= 0.02;
-      tally[v].worst = std::max(tally[v].worst, dev);
-    }
+    if (tally != nullptr) tally[v * s.estimators()].Add(dev);
     std::string label = nv > 1 ? name + (v == 0 ? " [off]" : " [sched]") : name;
     const size_t n = medians[v].size();
     std::printf("%-36s %12.4g %10.2f %10.2f %8d %9zu %9zu %7.1f %7.1f\n", label.c_str(),
                 Median(medians[v]), 100 * dev, 100 * dev_min, unstable[v], samples[v] / n,
                 disturbed[v] / n, wall[v] > 0 ? 100 * steal[v] / wall[v] : 0.0,
                 wall[v] > 0 ? 100 * wait[v] / wall[v] : 0.0);
+    if (!runs[v].empty()) {
+      PrintReferenceLine(runs[v], s, tally ? tally + v * s.estimators() : nullptr);
+    }
   }
 }
 
@@ -176,18 +246,33 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--guard")) s.protocol.interference_threshold = std::atof(next());
     else if (!std::strcmp(argv[i], "--sched")) s.protocol.sched_threshold = std::atof(next());
     else if (!std::strcmp(argv[i], "--ab")) s.ab_sched = std::atof(next());
+    else if (!std::strcmp(argv[i], "--weight")) s.weight = std::atof(next());
+    else if (!std::strcmp(argv[i], "--reference")) {
+      if (!ParseHostReference(next(), &s.protocol.host_reference)) {
+        std::fprintf(stderr, "--reference: compute, memory, mix or none\n");
+        return 2;
+      }
+    }
     else if (!std::strcmp(argv[i], "--verbose")) s.verbose = true;
     else filter = argv[i];
   }
   std::printf("# protocol: %s threads=%d repeats=%d\n", s.protocol.ToString().c_str(), s.threads,
               s.repeats);
+  if (s.reference()) {
+    // Fixed quiet times for the whole run (the children inherit them).
+    s.quiet = CalibrateReferenceQuiet(100);
+    SetReferenceQuiet(s.quiet);
+    std::printf("# reference quiet: compute %.4g s, memory %.4g s (best of 100)\n", s.quiet.compute,
+                s.quiet.memory);
+  }
   std::printf("%-36s %12s %10s %10s %8s %9s %9s %7s %7s\n", "module", "median_s", "max_dev_%",
               "min_dev_%", "unstable", "samples", "disturbed", "steal%", "wait%");
   const size_t nv = s.Variants().size();
-  void* mem = mmap(nullptr, nv * sizeof(Tally), PROT_READ | PROT_WRITE,
+  const size_t nt = nv * s.estimators();
+  void* mem = mmap(nullptr, nt * sizeof(Tally), PROT_READ | PROT_WRITE,
                    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) return 1;
-  Tally* tally = new (mem) Tally[nv]();
+  Tally* tally = new (mem) Tally[nt]();
   MeasureReferences(s, "before");
   for (const std::string& path : bench::CorpusFiles()) {
     std::string name = bench::ModuleName(path);
@@ -197,10 +282,14 @@ int main(int argc, char** argv) {
   }
   MeasureReferences(s, "after");
   for (size_t v = 0; v < nv; ++v) {
-    std::printf("#%s %d modules measured, %d with all %d medians within 2%% of their median; "
-                "worst %.2f%%\n", nv > 1 ? (v == 0 ? " [off]" : " [sched]") : "",
-                static_cast<int>(tally[v].measured), static_cast<int>(tally[v].within), s.repeats,
-                100 * tally[v].worst);
+    for (size_t e = 0; e < s.estimators(); ++e) {
+      const Tally& t = tally[v * s.estimators() + e];
+      std::printf("#%s%s %d modules measured, %d with all %d medians within 2%% of their median; "
+                  "median %.2f%%, worst %.2f%%\n", nv > 1 ? (v == 0 ? " [off]" : " [sched]") : "",
+                  s.reference() ? (std::string(" ") + bench::EstimatorName(e)).c_str() : "",
+                  static_cast<int>(t.measured), static_cast<int>(t.within), s.repeats,
+                  100 * t.MedianDev(), 100 * t.worst);
+    }
   }
   return 0;
 }
