@@ -24,6 +24,7 @@
 #include <unordered_set>
 
 #include "absl/strings/str_cat.h"
+#include "agent/embedded.h"
 #include "broker/zmq_util.h"
 #include "common/logging.h"
 
@@ -61,7 +62,14 @@ class Client::Impl {
   absl::Status Start() {
     event_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (event_fd_ < 0) return absl::InternalError("eventfd failed");
-    auto s = proto::ConnectDealer(ctx_, address_, opts_.identity, &opts_.curve);
+    if (opts_.local_inproc && !opts_.curve.enabled()) {  // a fleet of this process (embedded.h)
+      LocalEndpoint local = LocalEndpointFor(address_);
+      if (local.context) {
+        local_ctx_ = std::move(local.context);
+        address_ = local.inproc;
+      }
+    }
+    auto s = proto::ConnectDealer(Ctx(), address_, opts_.identity, &opts_.curve);
     if (!s.ok()) return s.status();
     sock_ = std::make_unique<zmq::socket_t>(std::move(*s));
     last_heard_ = proto::NowMs();
@@ -370,7 +378,7 @@ class Client::Impl {
     }
     if (now - last_heard_ > int64_t(opts_.heartbeat_ms) * opts_.liveness) {
       // Broker gone: reconnect with a fresh socket and resubmit everything unfinished.
-      auto s = proto::ConnectDealer(ctx_, address_, opts_.identity, &opts_.curve);
+      auto s = proto::ConnectDealer(Ctx(), address_, opts_.identity, &opts_.curve);
       if (s.ok()) sock_ = std::make_unique<zmq::socket_t>(std::move(*s));
       std::lock_guard<std::mutex> lock(mu_);
       instance_ = 0;
@@ -403,9 +411,12 @@ class Client::Impl {
     }
   }
 
+  zmq::context_t& Ctx() { return local_ctx_ ? *local_ctx_ : ctx_; }
+
   std::string address_;
   ClientOptions opts_;
   zmq::context_t ctx_{1};
+  std::shared_ptr<zmq::context_t> local_ctx_;  // an in-process broker's (outlives sock_)
   std::thread io_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> wake_pending_{false};

@@ -30,6 +30,9 @@ struct ClientOptions {
   int liveness = 4;               // silent intervals before reconnecting and resubmitting
   int full_backoff_ms = 50;       // wait after the broker says FULL
   proto::CurveClientKeys curve;   // CURVE keys for a secured broker (default: off)
+  // Reach an embedded fleet of this process through its broker's inproc:// endpoint
+  // (agent/embedded.h) instead of its ipc:// address; false = always the address given.
+  bool local_inproc = true;
 };
 
 struct JobSpec {

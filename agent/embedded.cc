@@ -8,6 +8,8 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -17,9 +19,20 @@
 namespace hlox::agent {
 namespace {
 
+// Live fleets of this process: ipc address -> (inproc endpoint, the broker's context).
+std::mutex registry_mu;
+std::map<std::string, std::pair<std::string, std::weak_ptr<zmq::context_t>>>& Registry() {
+  static auto* r = new std::map<std::string, std::pair<std::string, std::weak_ptr<zmq::context_t>>>;
+  return *r;
+}
+
 class Fleet : public EmbeddedFleetHandle {
  public:
   ~Fleet() override {
+    {
+      std::lock_guard<std::mutex> lock(registry_mu);
+      Registry().erase(address_);
+    }
     for (int pid : pids_) ::kill(pid, SIGTERM);
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
     for (int pid : pids_) {
@@ -60,8 +73,14 @@ absl::StatusOr<EmbeddedFleet> StartEmbeddedFleet(int workers, const EmbeddedOpti
   broker::BrokerOptions bo;
   bo.bind = fleet->address_;
   bo.db_path = options.db_path;
+  bo.context = std::make_shared<zmq::context_t>(1);
+  bo.inproc_bind = absl::StrCat("inproc://", fleet->dir_.substr(fleet->dir_.rfind('/') + 1));
   auto b = broker::Broker::Create(bo);
   if (!b.ok()) return b.status();
+  {
+    std::lock_guard<std::mutex> lock(registry_mu);
+    Registry()[fleet->address_] = {bo.inproc_bind, bo.context};
+  }
   fleet->broker_ = std::move(*b);
   fleet->control_ = fleet->broker_->control_address();
   broker::Broker* raw = fleet->broker_.get();
@@ -98,6 +117,15 @@ absl::StatusOr<EmbeddedFleet> StartEmbeddedFleet(int workers, const EmbeddedOpti
   out.address = fleet->address_;
   out.handle = std::move(fleet);
   return out;
+}
+
+LocalEndpoint LocalEndpointFor(const std::string& address) {
+  std::lock_guard<std::mutex> lock(registry_mu);
+  auto it = Registry().find(address);
+  if (it == Registry().end()) return {};
+  std::shared_ptr<zmq::context_t> ctx = it->second.second.lock();
+  if (!ctx) return {};
+  return {it->second.first, std::move(ctx)};
 }
 
 }  // namespace hlox::agent

@@ -1,6 +1,9 @@
 // The embedded local mode: an in-process broker (on a thread) on an ipc:// address in a fresh
 // temporary directory, plus N local worker processes (the hlox binary's `worker` subcommand),
 // so `hlox search` / `hlox eval` work with no setup. Destroying the handle stops everything.
+// An agent::Client in the same process that connects to the fleet's ipc address is put on an
+// inproc:// endpoint of the same broker socket instead (LocalEndpointFor): its messages reach
+// the broker thread without ZeroMQ's I/O threads or the kernel in between.
 #pragma once
 
 #include <memory>
@@ -8,6 +11,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+
+namespace zmq {
+class context_t;
+}
 
 namespace hlox::agent {
 
@@ -39,5 +46,14 @@ struct EmbeddedFleet {
 // that outlives the fleet (normally main). Workers register asynchronously; jobs wait in the
 // queue until they do.
 absl::StatusOr<EmbeddedFleet> StartEmbeddedFleet(int workers, const EmbeddedOptions& options = {});
+
+// For `address` of a live embedded fleet of this process: its broker's inproc:// endpoint and
+// the ZeroMQ context it lives in (a socket must be made in that context to reach it). Empty
+// endpoint and null context for any other address.
+struct LocalEndpoint {
+  std::string inproc;
+  std::shared_ptr<zmq::context_t> context;
+};
+LocalEndpoint LocalEndpointFor(const std::string& address);
 
 }  // namespace hlox::agent

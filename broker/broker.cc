@@ -37,11 +37,18 @@ absl::StatusOr<std::unique_ptr<Broker>> Broker::Create(const BrokerOptions& opti
 
   b->control_addr_ =
       options.control_bind.empty() ? proto::ControlAddressFor(options.bind) : options.control_bind;
-  b->ctx_ = std::make_unique<zmq::context_t>(1);
+  b->ctx_ = options.context ? options.context : std::make_shared<zmq::context_t>(1);
   if (absl::Status sec = b->SetUpSecurity(); !sec.ok()) return sec;
   auto front = proto::BindRouter(*b->ctx_, options.bind, b->self_keys_.secret_key);
   if (!front.ok()) return front.status();
   b->front_ = std::make_unique<zmq::socket_t>(std::move(*front));
+  if (!options.inproc_bind.empty()) {
+    try {
+      b->front_->bind(options.inproc_bind);
+    } catch (const zmq::error_t& e) {
+      return absl::UnavailableError(absl::StrCat("bind ", options.inproc_bind, ": ", e.what()));
+    }
+  }
   if (b->zap_) HLOX_RETURN_IF_ERROR(b->zap_->Watch(*b->front_, "main"));
   if (!b->control_addr_.empty()) {
     auto control = proto::BindRouter(*b->ctx_, b->control_addr_, b->self_keys_.secret_key);
@@ -90,7 +97,7 @@ Broker::~Broker() {
   front_.reset();
   control_.reset();
   zap_.reset();
-  if (ctx_) ctx_->close();
+  ctx_.reset();  // a context shared with in-process agents ends with the last of them
 }
 
 absl::Status Broker::Run() {

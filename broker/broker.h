@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "broker/protocol.h"
+#include "broker/record_scan.h"
 #include "broker/result_store.h"
 #include "broker/zap_handler.h"
 #include "broker/zmq_util.h"
@@ -40,6 +41,11 @@ struct BrokerOptions {
   std::string bind = "tcp://127.0.0.1:5555";
   std::string control_bind;   // "" = proto::ControlAddressFor(bind)
   std::string db_path;        // "" = memory only
+  // In-process agents (the embedded mode): the main ROUTER also binds this inproc:// address
+  // in `context`, which the agents' sockets share, so their messages skip ZeroMQ's I/O threads
+  // and the kernel. "" / null = none / a context of the broker's own.
+  std::string inproc_bind;
+  std::shared_ptr<zmq::context_t> context;
   int heartbeat_ms = kHeartbeatIntervalMs;
   int liveness = kHeartbeatLiveness;
   int poison_crashes = kPoisonCrashes;
@@ -55,6 +61,9 @@ struct BrokerOptions {
   // that hold a job right now; otherwise the spin takes CPU from evaluations (false: always
   // spin).
   bool spin_needs_spare_core = true;
+  // Bench baseline only: decode every DONE and result record fully (msgpack objects, copies)
+  // instead of the bounded scan that reads just the fields the broker needs.
+  bool full_record_decode = false;
   // Security: with curve_secret_file (Z85 secret key) both sockets are CURVE servers and only
   // clients whose public key is a *.pub file in allow_dir get in. Without it, binding to a
   // non-loopback address fails unless `insecure` is set.
@@ -146,10 +155,12 @@ class Broker {
   void Enqueue(Job& job, bool front);
   void Dispatch();
   bool Assign(Job& job, Worker& w);
-  // Finishes a job (and its coalesced twins) with `record`; `measured` is the decoded record
+  // Checks a worker's record and reads the fields the broker needs (record_scan.h).
+  absl::StatusOr<proto::RecordSummary> SummarizeRecord(std::string_view record) const;
+  // Finishes a job (and its coalesced twins) with `record`; `measured` summarizes the record
   // when it is a fresh result from a worker (it feeds the spread statistics).
   void Complete(const std::string& job_id, std::string record, JobStatus status,
-                const ResultRecord* measured = nullptr);
+                const proto::RecordSummary* measured = nullptr);
   void CompleteWith(const std::string& job_id, JobStatus status, const std::string& message);
   void RequeueOrPoison(const std::string& job_id, const std::string& worker_id, bool crashed);
   void LoseWorker(const std::string& identity, const char* why);
@@ -160,7 +171,7 @@ class Broker {
   void OnControl(const std::string& identity, std::string_view body, bool control_socket);
   void RecordLatency(double seconds);
   // Remembers the relative spread (MAD/median) of a measured OK record for the metrics.
-  void RecordSpread(const ResultRecord& record);
+  void RecordSpread(const proto::RecordSummary& record);
 
   BrokerOptions opts_;
   std::atomic<bool> stop_{false};
@@ -168,7 +179,7 @@ class Broker {
   uint64_t instance_ = 0;
   int64_t started_ms_ = 0;
   std::string control_addr_;
-  std::unique_ptr<zmq::context_t> ctx_;
+  std::shared_ptr<zmq::context_t> ctx_;
   std::unique_ptr<ZapHandler> zap_;
   proto::CurveClientKeys self_keys_;
   std::unique_ptr<zmq::socket_t> front_, control_;

@@ -3,6 +3,7 @@
 // registration and loss, timeouts.
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "broker/broker.h"
@@ -209,7 +210,7 @@ bool Broker::Assign(Job& job, Worker& w) {
 }
 
 void Broker::Complete(const std::string& job_id, std::string record, JobStatus status,
-                      const ResultRecord* measured) {
+                      const proto::RecordSummary* measured) {
   auto it = jobs_.find(job_id);
   if (it == jobs_.end()) return;
   std::unique_ptr<Job> job = std::move(it->second);
@@ -327,31 +328,53 @@ void Broker::OnDone(const std::string& identity, std::string_view body) {
     SendTo(identity, Command::kReregister, std::string(), false);
     return;
   }
-  absl::StatusOr<proto::DoneMsg> m = proto::DecodeDone(body);
+  // The record is routed and stored as the bytes received: a bounded scan checks it and reads
+  // the few fields needed (record_scan.h). The bench baseline decodes everything, as before.
+  std::optional<proto::DoneMsg> full;
+  absl::StatusOr<proto::DoneView> m = absl::UnknownError("");
+  if (opts_.full_record_decode) {
+    absl::StatusOr<proto::DoneMsg> d = proto::DecodeDone(body);
+    if (d.ok()) {
+      full = std::move(*d);
+      m = proto::DoneView{full->job_id, full->attempt, full->crashed, full->record};
+    } else {
+      m = d.status();
+    }
+  } else {
+    m = proto::ScanDone(body);
+  }
   if (!m.ok()) {
     Reject(identity, proto::ErrorCodeFor(m.status()), std::string(m.status().message()));
     return;
   }
   Worker& w = wit->second;
-  auto jit = jobs_.find(m->job_id);
+  const std::string job_id(m->job_id);
+  auto jit = jobs_.find(job_id);
   bool current = jit != jobs_.end() && jit->second->running && jit->second->worker == identity &&
                  jit->second->attempts == m->attempt;
   if (current) {
-    absl::StatusOr<ResultRecord> rec = proto::DecodeRecord(m->record);
+    absl::StatusOr<proto::RecordSummary> rec = SummarizeRecord(m->record);
     if (m->crashed) {
       ++w.failed;
-      log::broker().warn("job {} crashed worker {}", m->job_id, w.caps.worker_id);
-      RequeueOrPoison(m->job_id, identity, true);
+      log::broker().warn("job {} crashed worker {}", job_id, w.caps.worker_id);
+      RequeueOrPoison(job_id, identity, true);
     } else if (!rec.ok()) {
       ++w.failed;
-      CompleteWith(m->job_id, JobStatus::kRunError,
+      CompleteWith(job_id, JobStatus::kRunError,
                    absl::StrCat("worker sent a bad record: ", rec.status().message()));
     } else {
       (rec->status == JobStatus::kOk ? w.done : w.failed)++;
-      Complete(m->job_id, std::move(m->record), rec->status, &*rec);
+      Complete(job_id, std::string(m->record), rec->status, &*rec);
     }
   }
-  if (workers_.count(identity)) ReleaseCredit(workers_[identity], m->job_id);
+  if (workers_.count(identity)) ReleaseCredit(workers_[identity], job_id);
+}
+
+absl::StatusOr<proto::RecordSummary> Broker::SummarizeRecord(std::string_view record) const {
+  if (!opts_.full_record_decode) return proto::ScanRecord(record);
+  absl::StatusOr<ResultRecord> r = proto::DecodeRecord(record);
+  if (!r.ok()) return r.status();
+  return proto::RecordSummary{r->status, r->cost.median, r->cost.mad, r->cost.samples.size()};
 }
 
 void Broker::OnNeedModule(const std::string& identity, std::string_view body) {

@@ -29,9 +29,9 @@ void Broker::RecordLatency(double seconds) {
   ++tput_bucket_[slot];
 }
 
-void Broker::RecordSpread(const ResultRecord& r) {
-  if (r.cost.median <= 0 || r.cost.samples.empty()) return;
-  double spread = r.cost.mad / r.cost.median;
+void Broker::RecordSpread(const proto::RecordSummary& r) {
+  if (r.median <= 0 || r.samples == 0) return;
+  double spread = r.mad / r.median;
   if (spreads_.size() < 4096) {
     spreads_.push_back(spread);
   } else {

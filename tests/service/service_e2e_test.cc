@@ -203,5 +203,41 @@ TEST(ServiceE2E, EmbeddedFleet) {
   EXPECT_EQ(fleet->handle->worker_pids().size(), 2u);
 }
 
+// A client in the fleet's process reaches the broker on its inproc endpoint; one that opts out
+// uses the ipc address; both get every result, and the endpoint is gone with the fleet (a
+// client that outlives it still shuts down).
+TEST(ServiceE2E, EmbeddedFleetInprocAndIpcClients) {
+  agent::EmbeddedOptions o;
+  o.hlox_binary = HloxBinary();
+  o.worker_args = {"--test-mode", "echo"};
+  auto fleet = agent::StartEmbeddedFleet(1, o);
+  ASSERT_TRUE(fleet.ok()) << fleet.status();
+  agent::LocalEndpoint local = agent::LocalEndpointFor(fleet->address);
+  ASSERT_NE(local.context, nullptr);
+  EXPECT_EQ(local.inproc.rfind("inproc://", 0), 0u) << local.inproc;
+  EXPECT_EQ(agent::LocalEndpointFor("ipc:///tmp/not-a-fleet").context, nullptr);
+  local = {};
+  auto inproc = agent::Client::Connect(fleet->address);
+  agent::ClientOptions co;
+  co.local_inproc = false;
+  auto ipc = agent::Client::Connect(fleet->address, co);
+  ASSERT_TRUE(inproc.ok() && ipc.ok());
+  auto text = std::make_shared<const std::string>(AddModule());
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE((*inproc)->Submit(Job("in" + std::to_string(i), text, false)).ok());
+    ASSERT_TRUE((*ipc)->Submit(Job("ipc" + std::to_string(i), text, false)).ok());
+  }
+  auto a = Collect(**inproc, 20, 30s, nullptr);
+  auto b = Collect(**ipc, 20, 30s, nullptr);
+  ASSERT_EQ(a.size(), 20u);
+  ASSERT_EQ(b.size(), 20u);
+  for (auto& [id, r] : a) EXPECT_EQ(id.rfind("in", 0), 0u) << id;
+  for (auto& [id, r] : b) EXPECT_EQ(id.rfind("ipc", 0), 0u) << id;
+  const std::string address = fleet->address;
+  fleet->handle.reset();
+  EXPECT_EQ(agent::LocalEndpointFor(address).context, nullptr);
+  inproc->reset();  // outlived the broker: closes without hanging on the shared context
+}
+
 }  // namespace
 }  // namespace hlox::testing
