@@ -5,8 +5,16 @@ seeds, from the default policy and from random decisions) and report, per test m
 verified relative improvement each reaches and how many evaluations guided search needs to reach
 random search's verified result.
 
-    /usr/bin/python3 bench/search/generalization.py [--budget 100] [--train-budget 150] [--seeds 2]
-        [--train A,B] [--test C,D] [--verify 3] [--heldout-gibbs N] [--workdir DIR [--reuse]]
+    /usr/bin/python3 bench/search/generalization.py [--objective measured|roofline|ops] [--budget N]
+        [--train-budget N] [--seeds K] [--train A,B] [--test C,D] [--verify 3] [--min-gain G]
+        [--heldout-gibbs N] [--workdir DIR [--reuse]]
+
+--objective roofline (or ops) runs the deterministic protocol of generalization_det.py: the cost
+is exact (roofline: FLOPs and bytes per kernel under the module's fusion, calibrated peaks, no
+run), so a search's own costs are its result, no paired verdict or noise reference is needed,
+and determinism is checked (same seed, same log). Its defaults: budget 200, Gibbs training
+budget 200, 5 seeds, the TRAIN_DET / TEST_DET split below (12 test modules). The rest of this
+text is the measured protocol (defaults: budget 100, training budget 150, 2 seeds, TRAIN / TEST).
 
 Verdict rule (measured objective). A search's own costs are single measurements taken while
 the machine does other work; on a shared host they spread by tens of percent, so a run's best
@@ -50,6 +58,8 @@ import subprocess
 import sys
 import tempfile
 
+import generalization_det
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 HLOX = os.environ.get("HLOX_BIN", os.path.join(ROOT, "build", "bin", "hlox"))
 CORPUS = os.environ.get("HLOX_CORPUS", os.path.join(ROOT, "..", "shared", "hlo"))
@@ -61,6 +71,16 @@ TRAIN = ("hloenv_mlp_regression_train_step,hloenv_maml_flax_train_step,gh_simple
          "gh_linear_tp4_pp8,hloenv_jax_md_safe_mask,alpa_truncated_normal_pre,hloenv_ott_median,"
          "hloenv_deeperwin_heaviside,hloenv_jaxrl_diag")
 TEST = "hloenv_jaxrl_qr,alpa_embed_sgd_spmd_post,hloenv_gans_normal,hloenv_efficientnet_normal_init"
+# Deterministic objectives: the 24 corpus modules with a fusion decision point of 7+ sites that
+# evaluate in well under 0.1 s, ranked by site count (ties by name), alternately test and train
+# (the rule fixed before any result); training also gets three slower modules (0.3-0.7 s each).
+TEST_DET = ("alpa_truncated_normal_pre,hloenv_gans_normal,hloenv_nngp_serial_kernel,hloenv_maml_flax_train_step,"
+            "hloenv_nux_randint,hloenv_jraph_gnn_accuracy,hloenv_brax_uniform,hloenv_jaxlie_round,"
+            "alpa_embed_sgd_spmd_pre,hloenv_muzero_var,hloenv_deeperwin_heaviside,hloenv_ott_median")
+TRAIN_DET = ("hloenv_efficientnet_normal_init,gh_simple_linear_train,gh_linear_tp4_pp8,hloenv_mlp_regression_train_step,"
+             "hloenv_toy_nn_loss,gh_linear_adam,hloenv_siren_uniform,hloenv_jaxrl_qr,hloenv_toy_shuffle,"
+             "hloenv_jax_md_safe_mask,hloenv_jaxrl_diag,alpa_embed_sgd_spmd_post,gh_gpt2_decode_tp1,"
+             "gh_bert_optimizer_tp1,hloenv_neural_tangents_kernel")
 
 
 def run(cmd):
@@ -188,24 +208,29 @@ def summary(name, cs):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--objective", default="measured")
-    ap.add_argument("--budget", type=int, default=100)
-    ap.add_argument("--train-budget", type=int, default=150)
-    ap.add_argument("--seeds", type=int, default=2)
-    ap.add_argument("--train", default=TRAIN)
-    ap.add_argument("--test", default=TEST)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--objective", default="measured", choices=("measured", "roofline", "ops"))
+    ap.add_argument("--budget", type=int, default=0, help="default 100 (measured), 200 (deterministic)")
+    ap.add_argument("--train-budget", type=int, default=0, help="default 150 (measured), 200 (deterministic)")
+    ap.add_argument("--seeds", type=int, default=0, help="default 2 (measured), 5 (deterministic)")
+    ap.add_argument("--train", default="", help="default TRAIN (measured) or TRAIN_DET")
+    ap.add_argument("--test", default="", help="default TEST (measured) or TEST_DET")
+    ap.add_argument("--min-gain", type=float, default=0.001, help="deterministic: smallest relative gain counted")
     ap.add_argument("--verify", type=int, default=3)
     ap.add_argument("--workdir", default="")
     ap.add_argument("--reuse", action="store_true")
     ap.add_argument("--heldout-gibbs", type=int, default=0)
     ap.add_argument("--epochs", type=int, default=120)
     a = ap.parse_args()
+    det = a.objective != "measured"
+    a.budget = a.budget or (200 if det else 100)
+    a.train_budget = a.train_budget or (200 if det else 150)
+    a.seeds = a.seeds or (5 if det else 2)
+    a.train = a.train or (TRAIN_DET if det else TRAIN)
+    a.test = a.test or (TEST_DET if det else TEST)
+    a.corpus = CORPUS
     if set(a.train.split(",")) & set(a.test.split(",")):
         print("train and test modules must be disjoint", file=sys.stderr)
-        return 1
-    if a.objective != "measured":
-        print("only --objective measured has a paired verdict", file=sys.stderr)
         return 1
     tmp = a.workdir or tempfile.mkdtemp(prefix="hlox-gen-")
     os.makedirs(tmp, exist_ok=True)
@@ -223,6 +248,8 @@ def main():
                    a.objective, reuse=a.reuse)
         print("advantage model on held-out Gibbs logs:\n" +
               run([HLOX, "train-advantage", "--evaluate", "--logs", os.path.join(tmp, "heldout"), "-o", model]).strip())
+    if det:
+        return generalization_det.run_table(a, search, model, tmp)
     print(f"\nobjective {a.objective}, budget {a.budget}, seeds {a.seeds}, verified steps {a.verify}; "
           f"trained on {a.train}\n")
     print("| test module | start | random: search's own / verified improvement | guided: search's own / verified "
