@@ -8,7 +8,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <ctime>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 
 #include "absl/strings/str_cat.h"
@@ -64,6 +67,21 @@ std::vector<const Instruction*> LiveOrder(const Computation& comp) {
     }
   }
   return order;
+}
+
+// Profile clock: wall time, or with HLOX_PROFILE_CLOCK=thread the calling thread's CPU time
+// (steadier on a shared machine; counts only the calling thread, so use it with --threads 1).
+double ProfileNow() {
+  static const bool thread_clock = [] {
+    const char* v = std::getenv("HLOX_PROFILE_CLOCK");
+    return v != nullptr && std::string(v) == "thread";
+  }();
+  if (thread_clock) {
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace
@@ -190,7 +208,7 @@ struct Executor::Impl {
         operands.clear();
         for (int o : s.operands) operands.push_back(&slots[o]);
         const bool timed = stats != nullptr && stats->profile;
-        const auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+        const double t0 = timed ? ProfileNow() : 0.0;
         // Offer the first dying operand buffer that nothing else holds (a view, a tuple
         // element still held, a value shared with a caller's argument all fail this).
         for (int d : s.donors) {
@@ -203,8 +221,7 @@ struct Executor::Impl {
         absl::StatusOr<Value> r = s.kernel(*s.instr, operands, ctx);
         OfferDonation(nullptr);
         if (timed) {
-          stats->profile_times.push_back(
-              {s.instr, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()});
+          stats->profile_times.push_back({s.instr, ProfileNow() - t0});
         }
         if (!r.ok()) {
           return absl::Status(r.status().code(),

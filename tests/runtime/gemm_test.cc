@@ -132,5 +132,25 @@ TEST(Sgemm, PackedBufferSplitsInKAndN) {
   CheckCase({false, false, 128, 40, 300, 0, false}, one, two, 33);
 }
 
+// With 3 and 5 threads the parallel phases split into other chunks and threads run other parts
+// of C; the bits must not change (row and column mode, both packs, column groups).
+TEST(Sgemm, SameBitsWithThreeAndFiveThreads) {
+  ThreadPool one(1), three(3), five(5);
+  const GemmCase cases[] = {{false, false, 300, 200, 600, 1, false},   // row mode, B packed
+                            {true, true, 256, 700, 300, 0, true},      // column mode (wide C)
+                            {false, true, 100, 900, 520, 2, false},    // column mode (few rows)
+                            {true, false, 420, 64, 1100, 0, true}};    // row mode, column groups
+  uint32_t seed = 40;
+  for (const GemmCase& g : cases) {
+    std::vector<float> c1 = RunCase(g, &one, seed, true);
+    for (ThreadPool* p : {&three, &five}) {
+      std::vector<float> cn = RunCase(g, p, seed, false);
+      EXPECT_EQ(0, std::memcmp(c1.data(), cn.data(), c1.size() * sizeof(float)))
+          << Name(g) << " 1 vs " << p->threads() << " threads";
+    }
+    ++seed;
+  }
+}
+
 }  // namespace
 }  // namespace hlox::rt
