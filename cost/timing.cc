@@ -153,11 +153,10 @@ int64_t SampleSeries::disturbed() const {
   return static_cast<int64_t>(values_.size() - Kept(values_).size());
 }
 
-absl::StatusOr<CostDistribution> MeasureCostOrError(const std::function<absl::Status()>& fn,
-                                                    const TimingProtocol& p, uint64_t seed,
-                                                    const TimingClock& clock,
-                                                    const TimingProbe& probe,
-                                                    const SchedSource& sched) {
+absl::StatusOr<CostDistribution> MeasureCostOrError(
+    const std::function<absl::Status()>& fn, const TimingProtocol& p, uint64_t seed,
+    const TimingClock& clock, const TimingProbe& probe, const SchedSource& sched,
+    std::vector<double>* reference_compute, std::vector<double>* reference_memory) {
   CostDistribution d;
   const double start = clock();
   // Warm-ups; at least one call is timed to size the batches.
@@ -188,6 +187,8 @@ absl::StatusOr<CostDistribution> MeasureCostOrError(const std::function<absl::St
   d.unstable = !series.converged();
   Summarize(d, seed);
   series.FillNormalized(d, series.values(), seed);
+  if (reference_compute != nullptr) *reference_compute = series.host_reference().compute_seconds();
+  if (reference_memory != nullptr) *reference_memory = series.host_reference().memory_seconds();
   return d;
 }
 

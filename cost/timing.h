@@ -74,12 +74,13 @@ class SampleSeries {
 // cap stops sampling once at least min(min_samples, 3) undisturbed samples exist (or, without
 // them, at interference_cap_factor times the cap); `unstable` is set when sampling stopped
 // before the precision target. Samples the interference guard judged disturbed are dropped
-// (counted in `disturbed`) unless too few others exist.
-absl::StatusOr<CostDistribution> MeasureCostOrError(const std::function<absl::Status()>& fn,
-                                                    const TimingProtocol& protocol, uint64_t seed,
-                                                    const TimingClock& clock = SteadySeconds,
-                                                    const TimingProbe& probe = {},
-                                                    const SchedSource& sched = {});
+// (counted in `disturbed`) unless too few others exist. When given, `reference_compute` and
+// `reference_memory` receive the host reference's run times at every sample boundary.
+absl::StatusOr<CostDistribution> MeasureCostOrError(
+    const std::function<absl::Status()>& fn, const TimingProtocol& protocol, uint64_t seed,
+    const TimingClock& clock = SteadySeconds, const TimingProbe& probe = {},
+    const SchedSource& sched = {}, std::vector<double>* reference_compute = nullptr,
+    std::vector<double>* reference_memory = nullptr);
 // Same for a workload that cannot fail.
 CostDistribution MeasureCost(const std::function<void()>& fn, const TimingProtocol& protocol,
                              uint64_t seed, const TimingClock& clock = SteadySeconds,

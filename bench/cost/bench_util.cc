@@ -91,38 +91,11 @@ CostDistribution MeasureModuleBoundaries(const Module& module, const TimingProto
   if (!exec.ok()) return {};
   auto inputs = rt::MakeSeededInputs(module, seed);
   rt::Executor& e = **exec;
-  const TimingClock clock = SteadySeconds;
-  const TimingProbe probe;
-  const SchedSource sched;
-  CostDistribution d;
-  const double start = clock();
-  double last_call = 0;
-  for (int i = 0; i < std::max(1, p.warmups); ++i) {
-    double t0 = clock();
-    if (!e.Run(inputs).ok()) return {};
-    last_call = clock() - t0;
-    if (clock() - start >= 0.5 * p.time_cap_seconds) break;
-  }
-  d.calls_per_sample = CallsPerSample(last_call, p.min_sample_seconds);
-  SampleSeries series(p, start, clock, probe, sched);
-  while (true) {
-    double t0 = clock();
-    for (int64_t c = 0; c < d.calls_per_sample; ++c) {
-      if (!e.Run(inputs).ok()) return {};
-    }
-    const double timed = clock() - t0;
-    if (series.Add(timed / static_cast<double>(d.calls_per_sample), timed)) break;
-  }
-  d.samples = series.Kept(series.values());
-  d.disturbed = series.disturbed();
-  series.FillSchedTotals(d);
-  d.unstable = !series.converged();
-  Summarize(d, seed);
-  series.FillNormalized(d, series.values(), seed);
-  *compute = series.host_reference().compute_seconds();
-  *memory = series.host_reference().memory_seconds();
+  auto d = MeasureCostOrError([&]() { return e.Run(inputs).status(); }, p, seed, SteadySeconds,
+                              TimingProbe{}, SchedSource{}, compute, memory);
+  if (!d.ok()) return {};
   *ok = true;
-  return d;
+  return *d;
 }
 
 }  // namespace hlox::bench

@@ -34,8 +34,7 @@ CostDistribution MeasureModule(const Module& module, const TimingProtocol& proto
 
 // MeasureModule with the protocol's host reference, also returning the reference run times at
 // every sample boundary (samples + 1 of each kind that ran). The protocol's guards must be off
-// (every sample kept) for the boundaries to line up with the samples. Same loop as
-// MeasureCostOrError (warm-ups, batching, SampleSeries).
+// (every sample kept) for the boundaries to line up with the samples.
 CostDistribution MeasureModuleBoundaries(const Module& module, const TimingProtocol& protocol,
                                          uint64_t seed, int threads, bool* ok,
                                          std::vector<double>* compute, std::vector<double>* memory);
