@@ -33,6 +33,9 @@ class Fleet : public EmbeddedFleetHandle {
       std::lock_guard<std::mutex> lock(registry_mu);
       Registry().erase(address_);
     }
+    // The broker stops first: workers it could still reach as they exit would be reported lost.
+    if (broker_) broker_->Stop();
+    if (thread_.joinable()) thread_.join();
     for (int pid : pids_) ::kill(pid, SIGTERM);
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
     for (int pid : pids_) {
@@ -46,8 +49,6 @@ class Fleet : public EmbeddedFleetHandle {
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
       }
     }
-    if (broker_) broker_->Stop();
-    if (thread_.joinable()) thread_.join();
     broker_.reset();
     std::error_code ec;
     if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
