@@ -32,7 +32,11 @@ absl::StatusOr<PairedResult> MeasurePairedOrError(const std::function<absl::Stat
   std::mt19937_64 rng(seed * 0x2545f4914f6cdd1dull + 1);
   std::bernoulli_distribution coin(0.5);
   // Rounds the interference guard judges disturbed are left out, as in MeasureCostOrError.
-  SampleSeries series(p, start, clock, probe, sched);
+  // No host reference: the ratio already cancels the host's speed, so its kernels would only
+  // cost time between rounds.
+  TimingProtocol rounds = p;
+  rounds.host_reference = HostReferenceKind::kNone;
+  SampleSeries series(rounds, start, clock, probe, sched);
   std::vector<double> sides[2];
   while (true) {
     bool candidate_first = coin(rng);
