@@ -336,25 +336,22 @@ int main(int argc, char** argv) {
   }
   const std::string relay_front = "tcp://127.0.0.1:47813", relay_back = "tcp://127.0.0.1:47814";
   std::vector<pid_t> relay_workers;
-  for (int i = 0; i < 2; ++i) {
-    pid_t p = ::fork();
-    if (p == 0) {
-      RelayWorker(relay_back, "rw" + std::to_string(i));
-      ::_exit(0);
+  // Two echo workers of a relay's back end, each in a forked process.
+  auto fork_relay_workers = [&](const std::string& back, const std::string& prefix) {
+    for (int i = 0; i < 2; ++i) {
+      pid_t p = ::fork();
+      if (p == 0) {
+        RelayWorker(back, prefix + std::to_string(i));
+        ::_exit(0);
+      }
+      relay_workers.push_back(p);
     }
-    relay_workers.push_back(p);
-  }
+  };
+  fork_relay_workers(relay_back, "rw");
   // The same relay in its own process (next to the hlox broker process), forked before this
   // process has a ZeroMQ context; its echo workers are the 2 above.
   const std::string prelay_front = "tcp://127.0.0.1:47817", prelay_back = "tcp://127.0.0.1:47818";
-  for (int i = 0; i < 2; ++i) {
-    pid_t p = ::fork();
-    if (p == 0) {
-      RelayWorker(prelay_back, "prw" + std::to_string(i));
-      ::_exit(0);
-    }
-    relay_workers.push_back(p);
-  }
+  fork_relay_workers(prelay_back, "prw");
   pid_t prelay = ::fork();
   if (prelay == 0) {
     std::atomic<bool> never{false};
