@@ -1,6 +1,8 @@
 // ResultRecord <-> msgpack (the RECORD layout of docs/PROTOCOL.md), status names, the module
 // content hash and the result-cache key.
+#include <algorithm>
 #include <cstdio>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "broker/msgpack_view.h"
@@ -16,6 +18,32 @@ using Packer = msgpack::packer<msgpack::sbuffer>;
 void KV(Packer& pk, std::string_view k, std::string_view v) { PackStr(pk, k); PackStr(pk, v); }
 void KI(Packer& pk, std::string_view k, int64_t v) { PackStr(pk, k); pk.pack(v); }
 void KD(Packer& pk, std::string_view k, double v) { PackStr(pk, k); pk.pack(v); }
+
+// `key` and at most kMaxSamples entries of `v` as a float64 array.
+void PackF64Array(Packer& pk, std::string_view key, const std::vector<double>& v) {
+  PackStr(pk, key);
+  const size_t n = std::min(v.size(), kMaxSamples);
+  pk.pack_array(static_cast<uint32_t>(n));
+  for (size_t i = 0; i < n; ++i) pk.pack(v[i]);
+}
+
+// Appends the float array at `key` of `m` (absent or nil: nothing) to `out`.
+absl::Status F64Array(const MapView& m, std::string_view key, std::vector<double>* out) {
+  const msgpack::object* s = m.Find(key);
+  if (!s) return absl::OkStatus();
+  if (s->type != msgpack::type::ARRAY) {
+    return absl::InvalidArgumentError(absl::StrCat("key '", std::string(key), "' not an array"));
+  }
+  for (uint32_t i = 0; i < s->via.array.size; ++i) {
+    const msgpack::object& e = s->via.array.ptr[i];
+    if (e.type != msgpack::type::FLOAT64 && e.type != msgpack::type::FLOAT32) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("an entry of '", std::string(key), "' is not a float"));
+    }
+    out->push_back(e.via.f64);
+  }
+  return absl::OkStatus();
+}
 
 constexpr std::string_view kStatusNames[] = {"OK",      "WRONG_OUTPUT", "INVALID_DECISIONS",
                                              "RUN_ERROR", "TIMEOUT",    "POISON",
@@ -53,16 +81,32 @@ std::string EncodeRecord(const ResultRecord& r) {
   KV(pk, "pipeline", r.pipeline);
   PackStr(pk, "cost");
   const CostDistribution& c = r.cost;
-  pk.pack_map(10);
+  // The interference totals and the host-speed normalization only when measured (absent keys
+  // read as 0 / no reference; decoders that predate them skip them).
+  const bool sched = c.steal_seconds != 0 || c.run_wait_seconds != 0 || c.sampled_seconds != 0;
+  const bool ref = !c.reference.empty();
+  pk.pack_map(10 + (sched ? 3 : 0) + (ref ? 10 : 0));
   KD(pk, "median", c.median); KD(pk, "mad", c.mad); KD(pk, "ci_low", c.ci_low);
   KD(pk, "ci_high", c.ci_high); KD(pk, "mean", c.mean); KD(pk, "min", c.min);
   KI(pk, "calls_per_sample", c.calls_per_sample);
   KI(pk, "disturbed", c.disturbed);
-  PackStr(pk, "samples");
-  size_t ns = std::min(c.samples.size(), kMaxSamples);
-  pk.pack_array(static_cast<uint32_t>(ns));
-  for (size_t i = 0; i < ns; ++i) pk.pack(c.samples[i]);
+  PackF64Array(pk, "samples", c.samples);
   PackStr(pk, "unstable"); pk.pack(c.unstable);
+  if (sched) {
+    KD(pk, "steal_seconds", c.steal_seconds); KD(pk, "run_wait_seconds", c.run_wait_seconds);
+    KD(pk, "sampled_seconds", c.sampled_seconds);
+  }
+  if (ref) {
+    KV(pk, "reference", c.reference);
+    KD(pk, "reference_quiet_compute", c.reference_quiet_compute);
+    KD(pk, "reference_quiet_memory", c.reference_quiet_memory);
+    KD(pk, "reference_slowdown", c.reference_slowdown);
+    KD(pk, "normalized_median", c.normalized_median); KD(pk, "normalized_mad", c.normalized_mad);
+    KD(pk, "normalized_ci_low", c.normalized_ci_low);
+    KD(pk, "normalized_ci_high", c.normalized_ci_high);
+    PackF64Array(pk, "reference_compute", c.reference_compute);
+    PackF64Array(pk, "reference_memory", c.reference_memory);
+  }
   PackStr(pk, "analytical");
   const AnalyticalCost& a = r.analytical;
   pk.pack_map(7);
@@ -111,16 +155,20 @@ absl::StatusOr<ResultRecord> DecodeRecord(std::string_view bytes) {
   HLOX_ASSIGN_OR_RETURN(r.cost.calls_per_sample, I64(c, "calls_per_sample"));
   HLOX_ASSIGN_OR_RETURN(r.cost.disturbed, I64(c, "disturbed"));
   HLOX_ASSIGN_OR_RETURN(r.cost.unstable, c.OptBool("unstable", false));
-  if (const msgpack::object* s = c.Find("samples")) {
-    if (s->type != msgpack::type::ARRAY) return absl::InvalidArgumentError("samples not an array");
-    for (uint32_t i = 0; i < s->via.array.size; ++i) {
-      const msgpack::object& e = s->via.array.ptr[i];
-      if (e.type != msgpack::type::FLOAT64 && e.type != msgpack::type::FLOAT32) {
-        return absl::InvalidArgumentError("sample is not a float");
-      }
-      r.cost.samples.push_back(e.via.f64);
-    }
-  }
+  HLOX_RETURN_IF_ERROR(F64Array(c, "samples", &r.cost.samples));
+  HLOX_ASSIGN_OR_RETURN(r.cost.steal_seconds, c.OptF64("steal_seconds", 0));
+  HLOX_ASSIGN_OR_RETURN(r.cost.run_wait_seconds, c.OptF64("run_wait_seconds", 0));
+  HLOX_ASSIGN_OR_RETURN(r.cost.sampled_seconds, c.OptF64("sampled_seconds", 0));
+  HLOX_ASSIGN_OR_RETURN(r.cost.reference, c.OptStr("reference", kMaxNameBytes));
+  HLOX_ASSIGN_OR_RETURN(r.cost.reference_quiet_compute, c.OptF64("reference_quiet_compute", 0));
+  HLOX_ASSIGN_OR_RETURN(r.cost.reference_quiet_memory, c.OptF64("reference_quiet_memory", 0));
+  HLOX_ASSIGN_OR_RETURN(r.cost.reference_slowdown, c.OptF64("reference_slowdown", 0));
+  HLOX_ASSIGN_OR_RETURN(r.cost.normalized_median, c.OptF64("normalized_median", 0));
+  HLOX_ASSIGN_OR_RETURN(r.cost.normalized_mad, c.OptF64("normalized_mad", 0));
+  HLOX_ASSIGN_OR_RETURN(r.cost.normalized_ci_low, c.OptF64("normalized_ci_low", 0));
+  HLOX_ASSIGN_OR_RETURN(r.cost.normalized_ci_high, c.OptF64("normalized_ci_high", 0));
+  HLOX_RETURN_IF_ERROR(F64Array(c, "reference_compute", &r.cost.reference_compute));
+  HLOX_RETURN_IF_ERROR(F64Array(c, "reference_memory", &r.cost.reference_memory));
   HLOX_ASSIGN_OR_RETURN(MapView a, m.Map("analytical"));
   HLOX_ASSIGN_OR_RETURN(r.analytical.op_count, I64(a, "op_count"));
   HLOX_ASSIGN_OR_RETURN(r.analytical.flops, a.OptF64("flops", 0));

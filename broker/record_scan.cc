@@ -223,14 +223,20 @@ absl::Status ScanMap(Reader& r, uint32_t count, int depth, const Field* fields, 
         if (v.kind != Kind::kBool) return WrongType(fd.name, "a bool");
         break;
       case Want::kSamples:
-        if (v.kind != Kind::kArray) return absl::InvalidArgumentError("samples not an array");
+        if (v.kind != Kind::kArray) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("key '", std::string(fd.name), "' not an array"));
+        }
         if (depth + 1 > kMaxDepth) {
           return absl::ResourceExhaustedError("msgpack limit: nesting too deep");
         }
         for (uint32_t e = 0; e < v.count; ++e) {
           Value x;
           HLOX_RETURN_IF_ERROR(r.Next(&x));
-          if (x.kind != Kind::kFloat) return absl::InvalidArgumentError("sample is not a float");
+          if (x.kind != Kind::kFloat) {
+            return absl::InvalidArgumentError(
+                absl::StrCat("an entry of '", std::string(fd.name), "' is not a float"));
+          }
         }
         break;
       case Want::kMap:
@@ -282,6 +288,13 @@ constexpr Field kCostFields[] = {
     {"ci_high", Want::kNum}, {"mean", Want::kNum}, {"min", Want::kNum},
     {"calls_per_sample", Want::kInt}, {"disturbed", Want::kInt}, {"unstable", Want::kBool},
     {"samples", Want::kSamples},
+    {"steal_seconds", Want::kNum}, {"run_wait_seconds", Want::kNum},
+    {"sampled_seconds", Want::kNum}, {"reference", Want::kStr, false, kMaxNameBytes},
+    {"reference_quiet_compute", Want::kNum}, {"reference_quiet_memory", Want::kNum},
+    {"reference_slowdown", Want::kNum}, {"normalized_median", Want::kNum},
+    {"normalized_mad", Want::kNum}, {"normalized_ci_low", Want::kNum},
+    {"normalized_ci_high", Want::kNum}, {"reference_compute", Want::kSamples},
+    {"reference_memory", Want::kSamples},
 };
 constexpr Field kAnalyticalFields[] = {
     {"op_count", Want::kInt}, {"flops", Want::kNum}, {"bytes_moved", Want::kNum},

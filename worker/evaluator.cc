@@ -6,11 +6,11 @@
 #include "worker/evaluator.h"
 
 #include <sys/wait.h>
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "broker/protocol.h"
@@ -35,8 +35,12 @@ ResultRecord EvaluateInThisProcess(const EvalRequest& req, const EvalSettings& s
 
 namespace {
 
-EvalOutcome RunForked(const EvalRequest& req, const EvalSettings& s) {
+EvalOutcome RunForked(const EvalRequest& req, const EvalSettings& s,
+                      const std::function<void()>& started) {
   EvalOutcome out;
+  // The previous result is handed off while this job runs in its warm child; when a reference
+  // must be computed or a child forked first, right now instead (`started` runs only once).
+  if (!(s.warm_child && ExecutorWarmChildren().PidFor(req) > 0) && started) started();
   // A reference-output child that crashed or hung already decided this job's fate.
   uint32_t timeout_ms = req.run_timeout_ms ? req.run_timeout_ms : 120000;
   auto t0 = std::chrono::steady_clock::now();
@@ -59,7 +63,7 @@ EvalOutcome RunForked(const EvalRequest& req, const EvalSettings& s) {
   uint32_t left = static_cast<uint32_t>(std::max<int64_t>(1, int64_t{timeout_ms} - spent));
   ChildOutput child =
       s.warm_child
-          ? ExecutorWarmChildren().Run(req, s, left)
+          ? ExecutorWarmChildren().Run(req, s, left, started)
           : RunInChild([&] { return proto::EncodeRecord(EvaluateInThisProcess(req, s)); }, left,
                        proto::kMaxMessageBytes);
   if (!child.started) {
@@ -92,6 +96,46 @@ EvalOutcome RunForked(const EvalRequest& req, const EvalSettings& s) {
   return out;
 }
 
+// The sleep test job: `sleep_ms` long as exactly as this host allows. A relative sleep
+// overshoots by the timer slack and the wake-up latency (40-170 us typical here, milliseconds
+// when both cores are busy), so it sleeps to an absolute deadline kSleepJobSpinUs short of the
+// end and spins the rest. The spin does not yield: on a loaded machine a yield hands the core
+// to any runnable process for a whole time slice. `started` runs while the job's clock runs.
+EvalOutcome RunSleepJob(const EvalRequest& req, const EvalSettings& s,
+                        const std::function<void()>& started) {
+  constexpr int64_t kSleepJobSpinUs = 150;
+  auto now_ns = [] {
+    timespec ts;
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+  };
+  const int64_t t0 = now_ns(), end = t0 + int64_t{s.sleep_ms} * 1000000;
+  if (started) started();
+  const int64_t wake = end - kSleepJobSpinUs * 1000;
+  if (wake > now_ns()) {
+    timespec ts{static_cast<time_t>(wake / 1000000000), static_cast<long>(wake % 1000000000)};
+    while (::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {}
+  }
+  int64_t t = now_ns();
+  while (t < end) {
+#if defined(__x86_64__)
+    __builtin_ia32_pause();
+#endif
+    t = now_ns();
+  }
+  EvalOutcome out;
+  out.record.eval_seconds = 1e-9 * double(t - t0);
+  out.record.status = JobStatus::kOk;
+  // When the job ended on the host's monotonic clock: a bench on this host measures from it
+  // how long the result took to reach the agent (service_bench).
+  out.record.message = absl::StrCat("test job ended at CLOCK_MONOTONIC ns ", t);
+  out.record.module_hash = req.module_hash;
+  out.record.pipeline = req.pipeline;
+  out.record.provenance.worker_id = s.worker_id;
+  out.record.provenance.hardware_class = s.hardware_class;
+  return out;
+}
+
 }  // namespace
 
 ResultRecord MakeRecord(JobStatus status, const std::string& message, const EvalRequest& req,
@@ -108,39 +152,26 @@ ResultRecord MakeRecord(JobStatus status, const std::string& message, const Eval
   return r;
 }
 
-EvalOutcome EvaluateJob(const EvalRequest& req, const EvalSettings& s) {
-  if (s.sleep_ms >= 0) {
-    // Test mode: a job that takes sleep_ms. A plain sleep overshoots by the timer slack and
-    // the wake-up latency (~1.10 ms for 1 ms here), so sleep to just short of the end and
-    // spin the rest: the job's length is what it says, and any gap is the service's. The
-    // spin does not yield: on a loaded machine a yield hands the core to any runnable
-    // process for a whole time slice and the job overruns by milliseconds.
-    auto t0 = std::chrono::steady_clock::now();
-    auto end = t0 + std::chrono::milliseconds(s.sleep_ms);
-    if (s.sleep_ms > 0) std::this_thread::sleep_until(end - std::chrono::microseconds(150));
-    while (std::chrono::steady_clock::now() < end) {
-#if defined(__x86_64__)
-      __builtin_ia32_pause();
-#endif
-    }
-    EvalOutcome out;
-    out.record.eval_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    out.record.status = JobStatus::kOk;
-    out.record.module_hash = req.module_hash;
-    out.record.pipeline = req.pipeline;
-    out.record.provenance.worker_id = s.worker_id;
-    out.record.provenance.hardware_class = s.hardware_class;
-    return out;
-  }
-  if (!req.module) {
-    EvalOutcome out;
-    out.record = MakeRecord(JobStatus::kRunError, req.parse_error, req, s);
-    return out;
-  }
-  if (s.fork) return RunForked(req, s);
+EvalOutcome EvaluateJob(const EvalRequest& req, const EvalSettings& s,
+                        const std::function<void()>& started) {
+  bool called = false;  // every path calls `started` exactly once
+  auto once = [&] {
+    if (!called && started) started();
+    called = true;
+  };
   EvalOutcome out;
-  out.record = EvaluateInThisProcess(req, s);
+  if (s.sleep_ms >= 0) {
+    out = RunSleepJob(req, s, once);
+  } else if (!req.module) {
+    once();
+    out.record = MakeRecord(JobStatus::kRunError, req.parse_error, req, s);
+  } else if (s.fork) {
+    out = RunForked(req, s, once);
+  } else {
+    once();
+    out.record = EvaluateInThisProcess(req, s);
+  }
+  once();
   return out;
 }
 

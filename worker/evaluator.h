@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -39,7 +40,11 @@ struct EvalOutcome {
 };
 
 // Evaluates `req` per `settings`; never throws, never crashes the caller in fork mode.
-EvalOutcome EvaluateJob(const EvalRequest& req, const EvalSettings& settings);
+// `started` (optional) is called exactly once, as soon as the job runs on its own (the warm
+// child has it, the test job's clock runs) or before it runs on this thread, so the caller can
+// hand off the previous job's result while this one runs.
+EvalOutcome EvaluateJob(const EvalRequest& req, const EvalSettings& settings,
+                        const std::function<void()>& started = {});
 
 // EvaluateCandidate for `req` in the calling process (no isolation); what a job's child runs.
 ResultRecord EvaluateInThisProcess(const EvalRequest& req, const EvalSettings& settings);

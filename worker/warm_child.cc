@@ -154,7 +154,7 @@ void WarmChild::Stop() {
 }
 
 ChildOutput WarmChild::Run(const EvalRequest& req, const EvalSettings& settings,
-                           uint32_t timeout_ms) {
+                           uint32_t timeout_ms, const std::function<void()>& started) {
   ChildOutput out;
   const auto t0 = std::chrono::steady_clock::now();
   const Deadline deadline = t0 + std::chrono::milliseconds(timeout_ms);
@@ -185,6 +185,7 @@ ChildOutput WarmChild::Run(const EvalRequest& req, const EvalSettings& settings,
   }
   out.started = true;
   ++jobs_;
+  if (started) started();  // the child computes meanwhile
   char head[4];
   Io io = ReadFull(fd_, head, 4, deadline);
   if (io == Io::kOk) {
@@ -213,7 +214,7 @@ ChildOutput WarmChild::Run(const EvalRequest& req, const EvalSettings& settings,
 }
 
 ChildOutput WarmChildPool::Run(const EvalRequest& req, const EvalSettings& settings,
-                               uint32_t timeout_ms) {
+                               uint32_t timeout_ms, const std::function<void()>& started) {
   int pick = -1;
   for (int i = 0; i < kWarmChildren && pick < 0; ++i) {
     if (slots_[i].Serves(req)) pick = i;
@@ -228,7 +229,7 @@ ChildOutput WarmChildPool::Run(const EvalRequest& req, const EvalSettings& setti
     }
   }
   last_used_[pick] = ++clock_;
-  return slots_[pick].Run(req, settings, timeout_ms);
+  return slots_[pick].Run(req, settings, timeout_ms, started);
 }
 
 void WarmChildPool::StopAll() {

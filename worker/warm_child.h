@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -33,8 +34,10 @@ class WarmChild {
   // Evaluates `req` (req.module must be set) in the warm child for req.module, forking one
   // first when there is none for it; `timeout_ms` bounds the job (the child is killed then).
   // The result is reported like RunInChild's: bytes are the encoded ResultRecord on success;
-  // a child that died or was killed is reaped and forgotten. Not thread-safe.
-  ChildOutput Run(const EvalRequest& req, const EvalSettings& settings, uint32_t timeout_ms);
+  // a child that died or was killed is reaped and forgotten. `started` (optional) is called
+  // once the child has the job (not when none could be started). Not thread-safe.
+  ChildOutput Run(const EvalRequest& req, const EvalSettings& settings, uint32_t timeout_ms,
+                  const std::function<void()>& started = {});
 
   // Ends the current child (if any) and reaps it.
   void Stop();
@@ -66,7 +69,8 @@ class WarmChildPool {
  public:
   // WarmChild::Run in the child serving req.module, else in a free or the least recently used
   // slot. Not thread-safe.
-  ChildOutput Run(const EvalRequest& req, const EvalSettings& settings, uint32_t timeout_ms);
+  ChildOutput Run(const EvalRequest& req, const EvalSettings& settings, uint32_t timeout_ms,
+                  const std::function<void()>& started = {});
   void StopAll();
   // The pid of the child serving req.module, or -1.
   pid_t PidFor(const EvalRequest& req) const;

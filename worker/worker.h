@@ -25,7 +25,7 @@ struct WorkerOptions {
   int credit = 2;                     // jobs outstanding at once (one runs, one waits)
   bool fork = true;                   // evaluate in a child process
   bool fresh_child = false;           // a new child per job instead of a warm one per module
-  std::string test_mode;              // "" | "echo" | "sleep-<ms>"
+  std::string test_mode;              // "" | "echo" | "sleep-<ms>" | "sleep-<ms>-serial"
   int heartbeat_ms = kWorkerHeartbeatMs;
   int liveness = kWorkerLiveness;
   std::string curve_key_file;         // own CURVE secret key file ("" = CURVE off)

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -174,6 +175,22 @@ inline double ThreadCpuSeconds(std::thread& t) {
   timespec ts{};
   if (pthread_getcpuclockid(t.native_handle(), &cid) != 0 || clock_gettime(cid, &ts) != 0) return 0;
   return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
+// Voluntary context switches of all threads of process `pid` so far: each is a sleep (in poll,
+// a futex, a read) that a wake-up ended. 0 when unreadable.
+inline int64_t ProcessWakeups(pid_t pid) {
+  int64_t n = 0;
+  std::error_code ec;
+  for (const auto& t : std::filesystem::directory_iterator(
+           "/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream f(t.path() / "status");
+    std::string line;
+    while (std::getline(f, line)) {
+      if (line.rfind("voluntary_ctxt_switches:", 0) == 0) n += std::atoll(line.c_str() + 24);
+    }
+  }
+  return n;
 }
 
 // The q-quantile (0..1) of `v` (sorted in place).

@@ -160,6 +160,56 @@ TEST(Protocol, RecordRoundTrip) {
   EXPECT_EQ(d->instruction_count, 7);
 }
 
+// The cost's interference totals and host-speed normalization travel in the record when
+// measured, and are absent (zero, no reference) otherwise: records from older workers decode.
+TEST(Protocol, RecordCarriesNormalizedCost) {
+  ResultRecord r;
+  r.cost.median = 2e-3;
+  r.cost.samples = {2e-3, 2.2e-3, 1.9e-3};
+  r.cost.steal_seconds = 1.5e-4;
+  r.cost.run_wait_seconds = 2.5e-4;
+  r.cost.sampled_seconds = 0.125;
+  r.cost.reference = "mix";
+  r.cost.reference_quiet_compute = 8e-5;
+  r.cost.reference_quiet_memory = 4e-4;
+  r.cost.reference_slowdown = 1.25;
+  r.cost.normalized_median = 1.6e-3;
+  r.cost.normalized_mad = 3e-5;
+  r.cost.normalized_ci_low = 1.55e-3;
+  r.cost.normalized_ci_high = 1.7e-3;
+  r.cost.reference_compute = {9e-5, 1e-4, 1.1e-4};
+  r.cost.reference_memory = {4.1e-4, 5e-4, 4.5e-4};
+  auto d = DecodeRecord(EncodeRecord(r));
+  ASSERT_TRUE(d.ok()) << d.status();
+  const CostDistribution& c = d->cost;
+  EXPECT_EQ(c.steal_seconds, 1.5e-4);
+  EXPECT_EQ(c.run_wait_seconds, 2.5e-4);
+  EXPECT_EQ(c.sampled_seconds, 0.125);
+  EXPECT_EQ(c.reference, "mix");
+  EXPECT_EQ(c.reference_quiet_compute, 8e-5);
+  EXPECT_EQ(c.reference_quiet_memory, 4e-4);
+  EXPECT_EQ(c.reference_slowdown, 1.25);
+  EXPECT_EQ(c.normalized_median, 1.6e-3);
+  EXPECT_EQ(c.normalized_mad, 3e-5);
+  EXPECT_EQ(c.normalized_ci_low, 1.55e-3);
+  EXPECT_EQ(c.normalized_ci_high, 1.7e-3);
+  EXPECT_EQ(c.reference_compute, r.cost.reference_compute);
+  EXPECT_EQ(c.reference_memory, r.cost.reference_memory);
+  EXPECT_EQ(c.samples, r.cost.samples);
+
+  ResultRecord plain;
+  plain.cost.median = 1e-3;
+  const std::string bytes = EncodeRecord(plain);
+  EXPECT_EQ(bytes.find("normalized_median"), std::string::npos);
+  EXPECT_EQ(bytes.find("steal_seconds"), std::string::npos);
+  auto p = DecodeRecord(bytes);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_TRUE(p->cost.reference.empty());
+  EXPECT_EQ(p->cost.normalized_median, 0);
+  EXPECT_EQ(p->cost.sampled_seconds, 0);
+  EXPECT_TRUE(p->cost.reference_compute.empty());
+}
+
 TEST(Protocol, CacheKeyAndAddresses) {
   PipelineDecisions a = {{"s#0", {1, 0}}}, b = {{"s#0", {0, 1}}};
   EXPECT_EQ(CacheKey("h", "p", a, "cpu"), CacheKey("h", "p", a, "cpu"));

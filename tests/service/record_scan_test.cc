@@ -27,7 +27,14 @@ ResultRecord SampleRecord(bool mismatch) {
   r.analytical.op_count = 9;
   r.provenance.host = "h";
   r.provenance.seed = 5;
-  if (mismatch) r.mismatch = Mismatch{0, 3, 1.0, 2.0, "x"};
+  if (mismatch) {
+    r.mismatch = Mismatch{0, 3, 1.0, 2.0, "x"};
+    // The optional cost keys (interference totals, host-speed normalization) ride along.
+    r.cost.sampled_seconds = 0.05;
+    r.cost.reference = "compute";
+    r.cost.normalized_median = 2.1e-3;
+    r.cost.reference_compute = {8e-5, 9e-5, 8.5e-5};
+  }
   r.instruction_count = 11;
   r.eval_seconds = 0.01;
   return r;
@@ -106,6 +113,30 @@ TEST(RecordScan, HandBuiltCasesAgree) {
   ExpectAgree(RecordWith("message", [](Packer& pk) { pk.pack_nil(); }), "message nil");
   ExpectAgree(RecordWith("eval_seconds", [](Packer& pk) { pk.pack(-3); }), "negative int as f64");
   ExpectAgree(RecordWith("eval_seconds", [](Packer& pk) { Str(pk, "x"); }), "f64 as str");
+  // The optional cost keys, wrong types included, are checked alike.
+  auto cost_with = [](std::string_view key, auto value) {
+    msgpack::sbuffer b;
+    Packer pk(b);
+    pk.pack_map(4);
+    Str(pk, "status"); Str(pk, "OK");
+    Str(pk, "cost"); pk.pack_map(2); Str(pk, "median"); pk.pack(1.0); Str(pk, key); value(pk);
+    Str(pk, "analytical"); pk.pack_map(0);
+    Str(pk, "provenance"); pk.pack_map(0);
+    return Bytes(b);
+  };
+  ExpectAgree(cost_with("normalized_median", [](Packer& pk) { pk.pack(1e-3); }), "norm f64");
+  ExpectAgree(cost_with("normalized_mad", [](Packer& pk) { Str(pk, "x"); }), "norm as str");
+  ExpectAgree(cost_with("reference", [](Packer& pk) { pk.pack(3); }), "reference int");
+  ExpectAgree(cost_with("reference", [](Packer& pk) { Str(pk, std::string(300, 'r')); }),
+              "reference too long");
+  ExpectAgree(cost_with("reference_memory", [](Packer& pk) { pk.pack(1.0); }), "ref not array");
+  ExpectAgree(cost_with("reference_compute", [](Packer& pk) {
+    pk.pack_array(2); pk.pack(1.0); pk.pack(2);
+  }), "ref entry int");
+  ExpectAgree(cost_with("reference_compute", [](Packer& pk) {
+    pk.pack_array(2); pk.pack(1.0); pk.pack(2.0);
+  }), "ref array");
+  EXPECT_FALSE(ScanRecord(cost_with("steal_seconds", [](Packer& pk) { pk.pack(true); })).ok());
   ExpectAgree(RecordWith("instruction_count", [](Packer& pk) { pk.pack(1.5); }), "i64 as float");
   ExpectAgree(RecordWith("instruction_count", [](Packer& pk) { pk.pack(int8_t(-2)); }), "int8");
   ExpectAgree(RecordWith("mismatch", [](Packer& pk) { pk.pack(1); }), "mismatch not a map");

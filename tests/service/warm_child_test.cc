@@ -3,6 +3,7 @@
 // worker kept when it was forked, and a job that crashes or hangs it costs only that job: the
 // child is reaped and the next job gets a fresh one.
 #include <signal.h>
+#include <time.h>
 
 #include <unistd.h>
 
@@ -140,6 +141,58 @@ TEST(ServiceWarmChild, CrashOrHangCostsOnlyThatJob) {
   EXPECT_EQ(after.record.status, JobStatus::kOk) << after.record.message;
   EXPECT_NE(w.PidFor(good), before);
   EXPECT_GT(w.PidFor(good), 0);
+}
+
+// EvaluateJob's `started` (the worker hands off the previous result there) runs exactly once on
+// every path; for the sleep test job before the job's end, and the job never ends early.
+TEST(ServiceWarmChild, StartedRunsOnceOnEveryPath) {
+  ::setenv("HLOX_TEST_TARGETS", "1", 1);
+  int calls = 0;
+  int64_t called_ns = 0;
+  auto started = [&] {
+    ++calls;
+    timespec ts;
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    called_ns = int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+  };
+  EvalSettings sleep;
+  sleep.sleep_ms = 3;
+  EvalOutcome slept = EvaluateJob(EvalRequest{}, sleep, started);
+  EXPECT_EQ(calls, 1);
+  EXPECT_GE(slept.record.eval_seconds, 3e-3);
+  const std::string& m = slept.record.message;
+  ASSERT_NE(m.rfind(' '), std::string::npos) << m;
+  const int64_t end_ns = std::atoll(m.c_str() + m.rfind(' ') + 1);
+  EXPECT_LE(called_ns, end_ns);  // the hand-off ran inside the job, not after it
+
+  EvalRequest req = TextRequest(kModule, "warm-text-4");
+  ASSERT_TRUE(req.module);
+  EvalSettings s;
+  pid_t during = -1;
+  auto check_child = [&] {
+    ++calls;
+    during = ExecutorWarmChildren().PidFor(req);
+  };
+  for (int i = 0; i < 2; ++i) {  // the first forks the child (hand-off first), then warm
+    calls = 0;
+    EXPECT_EQ(EvaluateJob(req, s, check_child).record.status, JobStatus::kOk);
+    EXPECT_EQ(calls, 1);
+  }
+  EXPECT_GT(during, 0);  // the second job's hand-off ran while its warm child had it
+
+  EvalSettings fresh, inproc;
+  fresh.warm_child = false;
+  inproc.fork = false;
+  EvalRequest broken;  // no module: the parse-error path
+  broken.parse_error = "does not parse";
+  EvalRequest abort_req = TextRequest(CustomCallModule("__hlox$abort"), "warm-abort-2");
+  ASSERT_TRUE(abort_req.module);
+  for (const auto& [r, st] : {std::pair{&req, &fresh}, std::pair{&req, &inproc},
+                              std::pair{&broken, &s}, std::pair{&abort_req, &s}}) {
+    calls = 0;
+    (void)EvaluateJob(*r, *st, started);
+    EXPECT_EQ(calls, 1);
+  }
 }
 
 }  // namespace
