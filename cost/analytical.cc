@@ -6,6 +6,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "cost/fused_flops.h"
 #include "cost/kernel_model.h"
 #include "cost/peak_memory.h"
 #include "cost/scratchpad.h"
@@ -22,36 +23,47 @@ struct Totals {
   }
 };
 
-Totals ComputationTotals(const Computation& c, double flops_per_s, double bytes_per_s) {
+struct Rates {
+  double flops_per_s, bytes_per_s, kernel_overhead_s, fusion_overhead_s;
+  FlopsOptions flops;
+};
+
+Totals ComputationTotals(const Computation& c, const Rates& r) {
   Totals t;
   KernelModel m = BuildKernelModel(c);
   for (const Kernel& k : m.kernels) {
     const Instruction& i = *k.instr;
+    if (i.opcode() == Opcode::kFusion && r.flops.fusion_rule == FusionFlopsRule::kRuntime &&
+        i.to_apply() != nullptr && !FusedLoopSupported(*i.to_apply())) {
+      t.Add(ComputationTotals(*i.to_apply(), r));  // the runtime runs its body unfused
+      continue;
+    }
     if (k.control_flow) {
       Totals inner;
       if (i.opcode() == Opcode::kWhile) {
         for (const Computation* b : i.called_computations()) {
-          inner.Add(ComputationTotals(*b, flops_per_s, bytes_per_s));
+          inner.Add(ComputationTotals(*b, r));
         }
         t.Add(inner, static_cast<double>(WhileTripCount(i)));
       } else if (i.opcode() == Opcode::kConditional) {
         for (const Computation* b : i.called_computations()) {
-          Totals bt = ComputationTotals(*b, flops_per_s, bytes_per_s);
+          Totals bt = ComputationTotals(*b, r);
           if (bt.seconds > inner.seconds) inner = bt;
         }
         t.Add(inner);
       } else {
         for (const Computation* b : i.called_computations()) {
-          t.Add(ComputationTotals(*b, flops_per_s, bytes_per_s));
+          t.Add(ComputationTotals(*b, r));
         }
       }
       continue;
     }
-    double f = InstructionFlops(i);
+    double f = InstructionFlops(i, r.flops);
     double b = k.ReadBytes() + k.WriteBytes();
     t.flops += f;
     t.bytes += b;
-    t.seconds += std::max(f / flops_per_s, b / bytes_per_s);
+    t.seconds += std::max(f / r.flops_per_s, b / r.bytes_per_s) + r.kernel_overhead_s;
+    if (i.opcode() == Opcode::kFusion) t.seconds += r.fusion_overhead_s;
   }
   return t;
 }
@@ -87,9 +99,14 @@ AnalyticalCost ComputeAnalyticalCost(const Module& module, const AnalyticalOptio
   a.scratchpad_bytes = options.scratchpad_bytes;
   if (module.entry() == nullptr) return a;
   const Computation& entry = *module.entry();
-  double flops_per_s = std::max(1e-3, options.peaks.GflopsFor(options.threads)) * 1e9;
-  double bytes_per_s = std::max(1e-3, options.peaks.BandwidthGbsFor(options.threads)) * 1e9;
-  Totals t = ComputationTotals(entry, flops_per_s, bytes_per_s);
+  Rates r;
+  r.flops_per_s = std::max(1e-3, options.peaks.GflopsFor(options.threads)) * 1e9;
+  r.bytes_per_s = std::max(1e-3, options.peaks.BandwidthGbsFor(options.threads)) * 1e9;
+  r.kernel_overhead_s = std::max(0.0, options.peaks.kernel_overhead_us) * 1e-6;
+  r.fusion_overhead_s = std::max(0.0, options.peaks.fusion_overhead_us) * 1e-6;
+  r.flops.fusion_rule = options.fusion_flops;
+  r.flops.threads = options.threads;
+  Totals t = ComputationTotals(entry, r);
   a.op_count = AnalyticalOpCount(module);
   a.flops = t.flops;
   a.bytes_moved = t.bytes;

@@ -7,14 +7,19 @@
 //   padding or base-dilation holes excluded), elementwise 1 per element, transcendental
 //   kTranscendentalFlops per element, reductions one reducer application per input element.
 //   While bodies count known_trip_count times (1 when unknown), conditionals their costliest branch.
-//   Inside a fusion an instruction counts once per element its users demand (recomputation
-//   under broadcasts and reduces; small recomputed operands materialised once), because a
-//   fusion runs as one loop nest over its root's elements.
+//   A fusion counts what the runtime's fused loop evaluates (fused_flops.h): a shared fused
+//   value once per index set it is evaluated on (elementwise users share it), a producer under
+//   a broadcast once per consumer element unless the runtime computes it once (small computed
+//   operands; the register path's computed sources), and a fusion the fused loop cannot
+//   compile once per instruction (it runs unfused).
 // - bytes moved: DRAM traffic under the module's fusion: every kernel (a fusion or an unfused
 //   op) reads its operands and writes its outputs once; values inside a fusion never move.
 //   Aliasing ops (parameter, constant, tuple, get-tuple-element, bitcast) move nothing; slices,
 //   dynamic slices and gathers read only what they produce.
-// - roofline seconds: sum over kernels of max(flops / peak, bytes / bandwidth).
+// - roofline seconds: sum over kernels of max(flops / peak, bytes / bandwidth), plus the
+//   peaks' kernel_overhead_us per kernel and fusion_overhead_us more per fusion (0 and 0 give
+//   the classic roofline); a fusion the fused loop cannot compile counts as the kernels of its
+//   body (it runs unfused).
 // - scratchpad traffic for a scratchpad of S bytes: see scratchpad.h.
 // - peak memory: see peak_memory.h.
 #pragma once
@@ -30,10 +35,26 @@ namespace hlox {
 
 inline constexpr double kTranscendentalFlops = 8;  // exp, log, tanh, sin, erf, pow, ...
 
+// How FLOPs inside fusions are counted.
+enum class FusionFlopsRule : uint8_t {
+  kRuntime,  // what the runtime's fused loop evaluates (fused_flops.h); the default
+  // The rule before 2026-11-21: demand summed over every user (a value shared by k users
+  // counted k times, compounding along chains), recomputation under broadcasts unless the
+  // operand has <= 16384 elements. It ranked unfused configurations as faster when they were
+  // slower; kept only as cost_kendall_bench's comparison baseline.
+  kDemand,
+};
+
+struct FlopsOptions {
+  FusionFlopsRule fusion_rule = FusionFlopsRule::kRuntime;
+  int threads = 1;  // runtime threads (hoisted fused operands are computed once per evaluator)
+};
+
 struct AnalyticalOptions {
   MachinePeaks peaks = DefaultPeaks();
   int threads = 1;
   int64_t scratchpad_bytes = int64_t{1} << 20;  // 1 MiB
+  FusionFlopsRule fusion_flops = FusionFlopsRule::kRuntime;
 };
 
 // Every analytical cost of `module` (which must be verified).
@@ -44,7 +65,7 @@ AnalyticalCost ComputeAnalyticalCost(const Module& module, const AnalyticalOptio
 int64_t AnalyticalOpCount(const Module& module);
 // FLOPs of one execution of `instr` (fusions: their fused instructions; control flow: their
 // bodies as described above).
-double InstructionFlops(const Instruction& instr);
+double InstructionFlops(const Instruction& instr, const FlopsOptions& options = {});
 // Trip count of a while from backend_config known_trip_count, else 1.
 int64_t WhileTripCount(const Instruction& while_instr);
 

@@ -132,6 +132,8 @@ std::string PeaksToJsonString(const MachinePeaks& p) {
                    {"bandwidth_gbs_1", p.bandwidth_gbs_1},
                    {"bandwidth_gbs_n", p.bandwidth_gbs_n},
                    {"threads_n", p.threads_n},
+                   {"kernel_overhead_us", p.kernel_overhead_us},
+                   {"fusion_overhead_us", p.fusion_overhead_us},
                    {"host", p.host},
                    {"cpu", p.cpu},
                    {"source", p.source}};
@@ -170,6 +172,8 @@ absl::StatusOr<MachinePeaks> LoadPeaks(const std::string& path) {
     p.bandwidth_gbs_1 = j.at("bandwidth_gbs_1").get<double>();
     p.bandwidth_gbs_n = j.at("bandwidth_gbs_n").get<double>();
     p.threads_n = j.value("threads_n", 1);
+    p.kernel_overhead_us = std::max(0.0, j.value("kernel_overhead_us", p.kernel_overhead_us));
+    p.fusion_overhead_us = std::max(0.0, j.value("fusion_overhead_us", p.fusion_overhead_us));
     p.host = j.value("host", "");
     p.cpu = j.value("cpu", "");
   } catch (const nlohmann::json::exception& e) {

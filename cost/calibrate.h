@@ -17,6 +17,14 @@ struct MachinePeaks {
   double bandwidth_gbs_1 = 4;   // GB/s (1e9 bytes), one thread
   double bandwidth_gbs_n = 4;   // GB/s, threads_n threads
   int threads_n = 1;
+  // Roofline overheads: microseconds per kernel launched (dispatch, output allocation) and
+  // more per fusion kernel (program lookup, evaluator set-up). Not measured by MeasurePeaks
+  // (the cost core does not run the runtime); a calibration file may set them. The defaults
+  // are a least-squares fit of measured time over 240 candidates of 10 small corpus modules
+  // on a 2-vCPU Xeon guest (0.3-0.4 us per kernel, 0.4-0.8 us more per fusion; chains of 64
+  // tiny kernels give 0.1-0.5 and 0.3-0.8).
+  double kernel_overhead_us = 0.3;
+  double fusion_overhead_us = 0.6;
   std::string host, cpu;
   std::string source = "defaults";  // "defaults", "measured" or the file it was loaded from
 

@@ -1,4 +1,6 @@
-// FLOP counts per instruction and trip counts of while loops (see analytical.h for the rules).
+// FLOP counts per instruction and trip counts of while loops (see analytical.h for the rules;
+// fusions by the runtime's fused-loop rules in fused_flops.cc, or the old demand rule kept as a
+// comparison baseline).
 #include <algorithm>
 #include <cmath>
 #include <regex>
@@ -6,6 +8,7 @@
 #include <unordered_map>
 
 #include "cost/analytical.h"
+#include "cost/fused_flops.h"
 
 namespace hlox {
 namespace {
@@ -55,23 +58,20 @@ double ApplyFlops(const Computation* c) {
   return std::max(f, 1.0);
 }
 
-double ComputationFlops(const Computation* c) {
+double ComputationFlops(const Computation* c, const FlopsOptions& o) {
   if (c == nullptr) return 0;
   double f = 0;
-  for (const auto& i : c->instructions()) f += InstructionFlops(*i);
+  for (const auto& i : c->instructions()) f += InstructionFlops(*i, o);
   return f;
 }
 
-// A fused computation runs as one loop nest over its root's elements, so an instruction inside
-// it is evaluated once per element its users demand, not once per element of its shape: under
-// a broadcast it is recomputed for every broadcast element, under a reduce once per reduced
-// element. Demand flows from the root (its elements) to operands in reverse post order; each
-// instruction then costs its per-element FLOPs times its demand. A computed operand demanded
-// more than 16x its size is materialised once when it is small (at most kHoistElements), as the
-// runtime's fused evaluator does, so its demand is capped at its size.
+// FusionFlopsRule::kDemand (the comparison baseline, analytical.h): demand flows from the root
+// (its elements) to operands in reverse post order, summed over users; each instruction costs
+// its per-element FLOPs times its demand. A computed operand demanded more than 16x its size is
+// capped at its size when it is small (at most kHoistElements).
 constexpr double kHoistElements = 16384;
 
-double FusionFlops(const Computation* c) {
+double DemandFusionFlops(const Computation* c) {
   if (c == nullptr || c->root() == nullptr) return 0;
   std::unordered_map<const Instruction*, double> demand;
   const Instruction* root = c->root();
@@ -172,24 +172,27 @@ int64_t WhileTripCount(const Instruction& while_instr) {
   return 1;
 }
 
-double InstructionFlops(const Instruction& i) {
+double InstructionFlops(const Instruction& i, const FlopsOptions& o) {
   const Opcode op = i.opcode();
   if (IsTranscendental(op)) return kTranscendentalFlops * Elements(i.shape());
   switch (op) {
     case Opcode::kDot: return DotFlops(i);
     case Opcode::kConvolution: return ConvFlops(i);
-    case Opcode::kFusion: return FusionFlops(i.to_apply());
-    case Opcode::kCall: return ComputationFlops(i.to_apply());
+    case Opcode::kFusion:
+      if (i.to_apply() == nullptr) return 0;
+      return o.fusion_rule == FusionFlopsRule::kDemand ? DemandFusionFlops(i.to_apply())
+                                                       : FusedLoopFlops(*i.to_apply(), o.threads);
+    case Opcode::kCall: return ComputationFlops(i.to_apply(), o);
     case Opcode::kWhile: {
       const auto& c = i.called_computations();
       double per_trip = 0;
-      for (const Computation* comp : c) per_trip += ComputationFlops(comp);
+      for (const Computation* comp : c) per_trip += ComputationFlops(comp, o);
       return per_trip * static_cast<double>(WhileTripCount(i));
     }
     case Opcode::kConditional: {
       double best = 0;
       for (const Computation* comp : i.called_computations()) {
-        best = std::max(best, ComputationFlops(comp));
+        best = std::max(best, ComputationFlops(comp, o));
       }
       return best;
     }

@@ -91,27 +91,6 @@ ENTRY e {
   ROOT f = f32[100] fusion(p0, p1), kind=kLoop, calls=fused_computation
 })";
 
-// Inside a fusion an instruction costs once per element its users demand: exp under a
-// broadcast to [N, 32] is recomputed 32 times per element when its operand is too large to be
-// materialised once (N = 20000 > 16384), but only once when it is small (N = 100).
-std::string BroadcastExpFusion(int n) {
-  std::string s = std::to_string(n);
-  return "HloModule bexp\nfused {\n  p = f32[" + s + "] parameter(0)\n  e = f32[" + s +
-         "] exponential(p)\n  b = f32[" + s + ",32] broadcast(e), dimensions={0}\n  ROOT n = f32[" + s +
-         ",32] negate(b)\n}\nENTRY main {\n  x = f32[" + s + "] parameter(0)\n  ROOT f = f32[" + s +
-         ",32] fusion(x), kind=kLoop, calls=fused\n}\n";
-}
-
-TEST(AnalyticalTest, FusionFlopsCountRecomputation) {
-  auto big = Parse(BroadcastExpFusion(20000));
-  auto small = Parse(BroadcastExpFusion(100));
-  ASSERT_NE(big, nullptr);
-  ASSERT_NE(small, nullptr);
-  // negate: 1 per output element; exp: kTranscendentalFlops per evaluation.
-  EXPECT_DOUBLE_EQ(ComputeAnalyticalCost(*big).flops, 20000.0 * 32 + kTranscendentalFlops * 20000 * 32);
-  EXPECT_DOUBLE_EQ(ComputeAnalyticalCost(*small).flops, 100.0 * 32 + kTranscendentalFlops * 100);
-}
-
 TEST(AnalyticalTest, OpCountExcludesParametersConstantsAndTuples) {
   auto m = Parse(kUnfused);
   ASSERT_TRUE(m);
@@ -143,8 +122,23 @@ TEST(AnalyticalTest, RooflineUsesPeaks) {
   AnalyticalOptions o;
   o.peaks.gflops_1 = 1;          // 1e9 flop/s
   o.peaks.bandwidth_gbs_1 = 1;   // 1e9 B/s
+  o.peaks.kernel_overhead_us = o.peaks.fusion_overhead_us = 0;  // the classic roofline
   // Kernels: add max(100, 1200) + exp max(800, 800) + multiply max(100, 1200), in ns.
   EXPECT_NEAR(ComputeAnalyticalCost(*u, o).roofline_seconds, 3200e-9, 1e-15);
+}
+
+TEST(AnalyticalTest, RooflineAddsKernelOverheads) {
+  auto u = Parse(kUnfused);
+  auto f = Parse(kFused);
+  ASSERT_TRUE(u && f);
+  AnalyticalOptions o;
+  o.peaks.gflops_1 = 1;
+  o.peaks.bandwidth_gbs_1 = 1;
+  o.peaks.kernel_overhead_us = 2;
+  o.peaks.fusion_overhead_us = 3;
+  // Three plain kernels: 3200 ns + 3 x 2 us. One fusion: max(1000, 1200) ns + 2 us + 3 us.
+  EXPECT_NEAR(ComputeAnalyticalCost(*u, o).roofline_seconds, 3200e-9 + 6e-6, 1e-15);
+  EXPECT_NEAR(ComputeAnalyticalCost(*f, o).roofline_seconds, 1200e-9 + 5e-6, 1e-15);
 }
 
 TEST(AnalyticalTest, ScratchpadTrafficLimits) {

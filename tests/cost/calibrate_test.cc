@@ -22,6 +22,8 @@ TEST(CalibrateTest, SaveLoadRoundTrip) {
   p.bandwidth_gbs_1 = 10;
   p.bandwidth_gbs_n = 15;
   p.threads_n = 3;
+  p.kernel_overhead_us = 0.7;
+  p.fusion_overhead_us = 1.9;
   p.cpu = "test cpu";
   std::string path = TempPath("hlox_calib_dir/calib");
   ASSERT_TRUE(SavePeaks(p, path).ok());
@@ -31,6 +33,8 @@ TEST(CalibrateTest, SaveLoadRoundTrip) {
   EXPECT_EQ(q->gflops_n, 90);
   EXPECT_EQ(q->bandwidth_gbs_n, 15);
   EXPECT_EQ(q->threads_n, 3);
+  EXPECT_DOUBLE_EQ(q->kernel_overhead_us, 0.7);
+  EXPECT_DOUBLE_EQ(q->fusion_overhead_us, 1.9);
   EXPECT_EQ(q->cpu, "test cpu");
   EXPECT_EQ(q->source, path);
   // Linear between 1 and threads_n, flat beyond.
