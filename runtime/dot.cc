@@ -152,13 +152,20 @@ absl::Status DotGeneral(const Buffer& lhs, const Buffer& rhs, const DotDimension
       acc.resize(batch * mn);
       c = acc.data();
     }
-    // Batches in parallel when there are several; otherwise the GEMM splits rows.
+    // Batches in parallel when there are many, or each is too small for the GEMM's own split to
+    // balance well, with at least kParallelMinMnk multiply-adds per chunk (smaller ones do not
+    // repay a fork/join); otherwise each batch's GEMM splits its rows or columns. Every batch is
+    // one deterministic GEMM either way, so the choice never changes bits.
     auto one = [&](int64_t bi, ThreadPool* p) {
       GemmT<T>(a.trans, b.trans, m, n, k, ap + bi * m * k, a.trans ? m : k, bp + bi * k * n, b.trans ? k : n,
                c + bi * mn, n, false, p);
     };
-    if (batch > 1 && pool != nullptr) {
-      pool->ParallelFor(batch, 1, [&](int64_t lo, int64_t hi) { for (int64_t bi = lo; bi < hi; ++bi) one(bi, nullptr); });
+    int64_t mnk = std::max<int64_t>(1, mn * std::max<int64_t>(1, k));
+    bool split_batches = batch > 1 && pool != nullptr &&
+                         (batch >= 4 * int64_t{pool->threads()} || mnk < kBatchSplitMaxMnk);
+    if (split_batches) {
+      int64_t grain = std::max<int64_t>(1, kParallelMinMnk / mnk);
+      pool->ParallelFor(batch, grain, [&](int64_t lo, int64_t hi) { for (int64_t bi = lo; bi < hi; ++bi) one(bi, nullptr); });
     } else {
       for (int64_t bi = 0; bi < batch; ++bi) one(bi, pool);
     }

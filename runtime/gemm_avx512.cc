@@ -20,14 +20,19 @@
 #include <cstddef>
 #include <new>
 
+#include "runtime/gemm_internal.h"
+
 namespace hlox::rt::gemm {
 namespace {
 
 constexpr int64_t kMcPanels = 16;           // A panels packed together (224 rows, ~470 KiB)
 constexpr int64_t kNcPanels = 8;            // B panels swept per A panel (256 columns, ~400 KiB)
 constexpr int64_t kBBufferFloats = 2 << 20;  // cap on packed B per pass (8 MiB)
-constexpr int64_t kParallelMinMnk = 1 << 20;  // below this m*n*k, no fork/join
 constexpr int64_t kMinUnits = 32;             // split columns too when m has fewer panels
+// Packing chunk of a parallel GEMM: 16K floats (64 KiB, a few us) per chunk, so a shared pack
+// that the compute phase waits for is split too (the pack of a 256^3 GEMM is about a tenth of
+// its 2-thread time), while a pack smaller than one chunk stays on the calling thread.
+constexpr int64_t kPackGrainFloats = 1 << 14;
 constexpr int64_t kMaxUnpackedBPanels = 1;    // up to this many A panels, B is read in place
 
 // Grow-only 64-byte aligned scratch, one per thread and role, so steady state never allocates.
@@ -212,7 +217,7 @@ void RowMode(const Problem& pr, bool parallel, ThreadPool* pool) {
           }
         };
         int64_t units = (kb1 - kb0) * jbn;
-        if (parallel) pool->ParallelFor(units, std::max<int64_t>(1, (1 << 16) / panel_floats), pack);
+        if (parallel) pool->ParallelFor(units, std::max<int64_t>(1, kPackGrainFloats / panel_floats), pack);
         else pack(0, units);
       }
       int64_t groups = 1;  // a power of two, so column groups split B panels evenly
@@ -246,7 +251,8 @@ void ColumnMode(const Problem& pr, bool parallel, ThreadPool* pool) {
       }
     };
     int64_t units = (kb1 - kb0) * mp;
-    if (parallel) pool->ParallelFor(units, std::max<int64_t>(1, (1 << 16) / kAPanel), pack);
+    // Grain by the floats a panel really holds (kMr x kc; kAPanel counts the padded k-stride).
+    if (parallel) pool->ParallelFor(units, std::max<int64_t>(1, kPackGrainFloats / (kMr * pr.kcb)), pack);
     else pack(0, units);
     auto compute = [&](int64_t lo, int64_t hi) {
       float* bchunk = t_local.Get(kNcPanels * panel_floats);

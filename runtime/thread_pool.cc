@@ -21,7 +21,7 @@
 
 namespace hlox::rt {
 namespace {
-constexpr int kSpinIterations = 20000;  // roughly 20-50 us of pause before sleeping
+constexpr int kSpinIterations = 20000;  // about 240 us of pause (12 ns each here) before sleeping
 thread_local bool t_in_parallel = false;  // nested ParallelFor runs inline
 }  // namespace
 

@@ -7,21 +7,26 @@ module; `hlox run --inputs --repeat --json` times the unoptimized and the optimi
 thread count (median over the repeats). PyTorch eager runs the same computation (export.make_step:
 forward, (out*out).mean() loss, autograd, SGD update; or forward only for inference models) in a
 subprocess with a cleaned environment (OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset,
-OMP_WAIT_POLICY=PASSIVE, OMP/OpenBLAS threads = the thread count), warm-up then median of repeats.
+OMP_WAIT_POLICY=PASSIVE, OMP/OpenBLAS/MKL_NUM_THREADS = the thread count before torch is imported)
+that also pins every pool by call (torch.set_num_threads, torch.set_num_interop_threads,
+openblas_set_num_threads on OpenBLAS's pthread pool) and reports its OS thread count, the
+threads that used CPU while timed and its CPU / wall ratio over the timed calls (1.00 or less at 1
+thread: no work on the other core), warm-up then median of repeats.
 It times both the functional step (export's exact semantics) and the usual in-place
 loss.backward() + optimizer.step() and takes the faster as the baseline. Every hlox output is
 compared with PyTorch's (max abs diff), so a fast but wrong runtime cannot look good.
 
     /usr/bin/python3 bench/models/whole_graph.py [--small] [--models a,b] [--threads 1,2]
-        [--repeat 5] [--hlox build/bin/hlox] [--json out.json] [--workdir DIR]
+        [--repeat 5] [--rounds 1] [--variants none,default] [--cpu-time] [--hlox build/bin/hlox] [--json out.json] [--workdir DIR]
 
 Prints a Markdown table: model, threads, PyTorch ms, hlox none ms, hlox default ms, and the
-ratios PyTorch/hlox (> 1 means hlox is faster).
+ratios PyTorch/hlox (> 1 means hlox is faster). --rounds N alternates PyTorch and hlox N times per
+row and keeps each side's fastest round (a loaded machine slows both alike).
 
---cpu-time adds the same comparison in process CPU time per step (1 thread only), which a
-loaded machine inflates far less than wall time: PyTorch's median time.process_time() per step,
-and hlox's (CPU of `hlox run --repeat R+1` - CPU of `--repeat 1`) / R from the children's
-rusage (each the less of two tries), so loading and parsing cancel out."""
+--cpu-time adds the same comparison in process CPU time per step, which a loaded machine inflates
+far less than wall time at 1 thread: PyTorch's median time.process_time() per step, read around
+the same calls as its wall time, and hlox's (CPU of `hlox run --repeat R+1` - CPU of `--repeat 1`)
+/ R from the children's rusage (each the less of two tries), so loading and parsing cancel out."""
 
 import argparse
 import json
@@ -56,17 +61,62 @@ def _openblas_core():
         return "?"
 
 
-def _median_ms(fn, warmup, repeat, clock=time.perf_counter):
-    """Median time of fn() in ms (wall, or `clock`) over `repeat` calls after `warmup` untimed
-    ones."""
+def _median_ms(fn, warmup, repeat):
+    """(median wall ms, median process CPU ms, total CPU / total wall) of fn() over `repeat` calls
+    after `warmup` untimed ones; both clocks read around the same calls, so CPU / wall > 1 shows
+    work on another core."""
     for _ in range(warmup):
         fn()
-    times = []
+    walls, cpus = [], []
     for _ in range(repeat):
-        t0 = clock()
+        c0, t0 = time.process_time(), time.perf_counter()
         fn()
-        times.append(clock() - t0)
-    return 1e3 * statistics.median(times)
+        walls.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)
+    return 1e3 * statistics.median(walls), 1e3 * statistics.median(cpus), sum(cpus) / sum(walls)
+
+
+def _task_ticks():
+    """{tid: (thread name, user+system clock ticks)} of this process's threads."""
+    out = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                s = f.read()
+        except OSError:
+            continue
+        fields = s[s.rindex(")") + 2:].split()
+        out[tid] = (s[s.index("(") + 1:s.rindex(")")], int(fields[11]) + int(fields[12]))
+    return out
+
+
+def _busy_threads(before, after, min_ticks=2):
+    """Threads that used at least min_ticks clock ticks between two _task_ticks() snapshots."""
+    busy = []
+    for tid, (name, ticks) in after.items():
+        used = ticks - before.get(tid, (name, 0))[1]
+        if used >= min_ticks:
+            busy.append(f"{name}:{tid}:{used}")
+    return busy
+
+
+def _pin_blas_threads(threads):
+    """Sets OpenBLAS's own pthread pool to `threads` through both names it is loaded under
+    (Debian's libblas.so.3, which torch links, forwards to libopenblas.so.0, one instance);
+    returns what each reports."""
+    import ctypes
+    got = {}
+    for soname in ("libblas.so.3", "libopenblas.so.0"):
+        try:
+            lib = ctypes.CDLL(soname, mode=os.RTLD_NOLOAD | os.RTLD_GLOBAL)
+        except OSError:
+            continue
+        try:
+            lib.openblas_set_num_threads(ctypes.c_int(threads))
+            got[soname] = lib.openblas_get_num_threads()
+        except AttributeError:
+            got[soname] = "?"
+    return got
 
 
 def torch_worker(args):
@@ -75,7 +125,11 @@ def torch_worker(args):
     import torch
     from hlox import export, zoo
 
+    # Every pool that could run work on another core, pinned to the thread count: ATen's
+    # intra-op (OpenMP) and inter-op pools, and OpenBLAS's own pthread pool.
     torch.set_num_threads(args.threads)
+    torch.set_num_interop_threads(args.threads)
+    blas_threads = _pin_blas_threads(args.threads)
     ctor, _, train = zoo.ZOO[args.model]
     model = ctor()
     model.train(train)
@@ -94,7 +148,9 @@ def torch_worker(args):
     os.makedirs(args.save, exist_ok=True)
     for i, o in enumerate(outs):
         np.save(os.path.join(args.save, f"{i}.npy"), o.detach().contiguous().numpy())
-    functional_ms = _median_ms(lambda: step(params, buffers, *xs), args.warmup, args.repeat)
+    ticks0 = _task_ticks()
+    functional_ms, functional_cpu_ms, functional_cpu_wall = _median_ms(
+        lambda: step(params, buffers, *xs), args.warmup, args.repeat)
 
     # Direct step: the module's own parameters, backward() and an in-place SGD update.
     with torch.no_grad():
@@ -116,34 +172,40 @@ def torch_worker(args):
         def direct():
             with torch.no_grad():
                 model(*xs)
-    direct_ms = _median_ms(direct, args.warmup, args.repeat)
-    cpu = {}
-    if args.cpu_time:
-        cpu["functional_cpu_ms"] = _median_ms(lambda: step(params, buffers, *xs), 1, args.repeat,
-                                              time.process_time)
-        cpu["direct_cpu_ms"] = _median_ms(direct, 1, args.repeat, time.process_time)
-    print(json.dumps({"functional_ms": functional_ms, "direct_ms": direct_ms, **cpu,
-                      "torch_threads": torch.get_num_threads(), "openblas_core": _openblas_core()}))
+    direct_ms, direct_cpu_ms, direct_cpu_wall = _median_ms(direct, args.warmup, args.repeat)
+    ticks1 = _task_ticks()
+    print(json.dumps({"functional_ms": functional_ms, "direct_ms": direct_ms,
+                      "functional_cpu_ms": functional_cpu_ms, "direct_cpu_ms": direct_cpu_ms,
+                      "cpu_over_wall": max(functional_cpu_wall, direct_cpu_wall),
+                      "torch_threads": torch.get_num_threads(),
+                      "torch_interop_threads": torch.get_num_interop_threads(),
+                      "blas_threads": blas_threads, "os_threads": len(ticks1),
+                      "busy_threads": _busy_threads(ticks0, ticks1),
+                      "openblas_core": _openblas_core()}))
     return 0
 
 
+BASELINE_THREAD_VARS = ["OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"]
+
+
 def clean_env(threads):
-    """The PyTorch baseline's environment: OpenBLAS forcing variables unset, passive OpenMP."""
+    """The PyTorch baseline's environment: OpenBLAS forcing variables unset, passive OpenMP, every
+    thread-count variable = threads (the child also pins ATen's and OpenBLAS's pools by call)."""
     env = dict(os.environ)
     env.pop("OPENBLAS_CORETYPE", None)
     env.pop("OPENBLAS_L2_SIZE", None)
     env["OMP_WAIT_POLICY"] = "PASSIVE"
-    env["OMP_NUM_THREADS"] = str(threads)
-    env["OPENBLAS_NUM_THREADS"] = str(threads)
+    for k in BASELINE_THREAD_VARS:
+        env[k] = str(threads)
     env["PYTHONPATH"] = os.path.join(ROOT, "python")
     return env
 
 
-def time_torch(model, example, threads, repeat, save, timeout, lr, cpu_time=False):
+def time_torch(model, example, threads, repeat, save, timeout, lr):
     """Runs torch_worker in a child with clean_env(threads); its JSON or {'error': ...}."""
     cmd = [sys.executable, os.path.abspath(__file__), "--torch-worker", "--model", model,
            "--example", example, "--threads", str(threads), "--repeat", str(repeat), "--save", save,
-           "--lr", repr(lr)] + (["--cpu-time"] if cpu_time else [])
+           "--lr", repr(lr)]
     r = subprocess.run(cmd, env=clean_env(threads), capture_output=True, text=True, timeout=timeout)
     if r.returncode != 0:
         return {"error": (r.stderr.strip().splitlines() or ["?"])[-1]}
@@ -272,7 +334,7 @@ def bench_model(name, o, work):
         f.write(exp.text)
     example = os.path.join(work, f"{name}_example")
     export.write_example(exp, example)
-    variants = {"none": hlo}
+    variants = {"none": hlo} if "none" in o.variants else {}
     opt = os.path.join(work, f"{name}.default.hlo")
     t0 = time.perf_counter()
     r = subprocess.run([o.hlox, "opt", hlo, "--pipeline", "default", "-o", opt],
@@ -280,7 +342,8 @@ def bench_model(name, o, work):
     opt_s = time.perf_counter() - t0
     opt_error = None
     if r.returncode == 0:
-        variants["default"] = opt
+        if "default" in o.variants:
+            variants["default"] = opt
     else:
         opt_error = (r.stderr.strip().splitlines() or [f"rc={r.returncode}"])[-1]
     print(f"## {name}: exported in {export_s:.1f} s ({count_instructions(hlo)} instructions, "
@@ -289,29 +352,51 @@ def bench_model(name, o, work):
              else f"FAILED: {opt_error}"), flush=True)
     rows = []
     for t in o.threads:
-        row = {"model": name, "threads": t, "train": train, "opt_error": opt_error}
+        row = {"model": name, "threads": t, "train": train, "opt_error": opt_error, "rounds": o.rounds}
         tdir = os.path.join(work, f"{name}_torch_t{t}")
-        try:
-            row["torch"] = time_torch(name, example, t, o.repeat, tdir, o.timeout, o.lr,
-                                      o.cpu_time and t == 1)
-        except subprocess.TimeoutExpired:
-            row["torch"] = {"error": f"timed out after {o.timeout} s"}
-        if "error" not in row["torch"]:
-            row["torch"]["ms"] = min(row["torch"]["functional_ms"], row["torch"]["direct_ms"])
-            row["torch"]["diff_vs_export"] = max_diffs(example, tdir, len(exp.outputs))
-        for v, path in variants.items():
-            out = os.path.join(work, f"{name}_{v}_t{t}_out")
-            res = run_hlox(o.hlox, path, example, t, o.repeat, out, o.timeout)
-            if "error" not in res and o.cpu_time and t == 1:
-                res["cpu_ms"] = hlox_cpu_ms(o.hlox, path, example, t, o.repeat, o.timeout)
-            if "error" not in res:
-                res["diff"] = max_diffs(example, out, len(exp.outputs))
-                if train:
-                    res["update_err"] = update_error(example, out, len(exp.outputs))
-            row[v] = res
+        # Rounds alternate PyTorch and hlox so that load changes hit both; each side keeps its
+        # fastest round (and its least CPU time).
+        for _ in range(o.rounds):
+            try:
+                tr = time_torch(name, example, t, o.repeat, tdir, o.timeout, o.lr)
+            except subprocess.TimeoutExpired:
+                tr = {"error": f"timed out after {o.timeout} s"}
+            if "error" not in tr:
+                tr["ms"] = min(tr["functional_ms"], tr["direct_ms"])
+                tr["diff_vs_export"] = max_diffs(example, tdir, len(exp.outputs))
+            row["torch"] = _better(row.get("torch"), tr)
+            row.setdefault("round_ms", {}).setdefault("torch", []).append(tr.get("ms"))
+            for v, path in variants.items():
+                out = os.path.join(work, f"{name}_{v}_t{t}_out")
+                res = run_hlox(o.hlox, path, example, t, o.repeat, out, o.timeout)
+                if "error" not in res and o.cpu_time:
+                    res["cpu_ms"] = hlox_cpu_ms(o.hlox, path, example, t, o.repeat, o.timeout)
+                if "error" not in res:
+                    res["diff"] = max_diffs(example, out, len(exp.outputs))
+                    if train:
+                        res["update_err"] = update_error(example, out, len(exp.outputs))
+                row[v] = _better(row.get(v), res)
+                row["round_ms"].setdefault(v, []).append(res.get("ms"))
         rows.append(row)
         print("  " + json.dumps(row), flush=True)
     return rows
+
+
+def _better(old, new):
+    """The faster of two timing results (an error only when both failed); the CPU figures are
+    the least of the two, since load only adds to them."""
+    if old is None or "error" in old:
+        return new
+    if "error" in new:
+        return old
+    best = dict(new if new["ms"] < old["ms"] else old)
+    for key in ("cpu_ms", "functional_cpu_ms", "direct_cpu_ms"):
+        vals = [r[key] for r in (old, new) if r.get(key) is not None]
+        if vals:
+            best[key] = min(vals)
+    if "cpu_over_wall" in best:  # the worst round: more than 1 means work on another core
+        best["cpu_over_wall"] = max(r.get("cpu_over_wall", 0) for r in (old, new))
+    return best
 
 
 def fmt_ms(res):
@@ -359,7 +444,7 @@ def report(rows, o):
     print("|---|---|---|---|---|---|---|---|---|")
     for row in rows:
         tr = row["torch"]
-        ok = not row.get("opt_error") and all(row_ok(row.get(v), o) for v in ("none", "default"))
+        ok = not row.get("opt_error") and all(row_ok(row.get(v), o) for v in o.variants)
         all_ok = all_ok and ok
         print(f"| {row['model']} | {row['threads']} | {fmt_ms(tr)} | {fmt_ms(row.get('none'))} | "
               f"{fmt_ms(row.get('default'))} | {fmt_ratio(tr, row.get('none'))} | "
@@ -373,22 +458,36 @@ def report(rows, o):
         tr = r["torch"]
         if "error" not in tr:
             d = tr.get("diff_vs_export")
-            print(f"- {r['model']} t={r['threads']}: PyTorch functional {tr['functional_ms']:.2f} ms, "
-                  f"direct {tr['direct_ms']:.2f} ms, OpenBLAS core {tr['openblas_core']}, eager vs "
-                  f"exported outputs max abs diff {('missing' if d is None else f'{d[0]:.1e}')}")
-    cpu_rows = [r for r in rows if "functional_cpu_ms" in r["torch"]]
+            print(f"- {r['model']} t={r['threads']}: PyTorch functional {tr['functional_ms']:.2f} ms "
+                  f"(cpu {tr['functional_cpu_ms']:.2f}), direct {tr['direct_ms']:.2f} ms (cpu "
+                  f"{tr['direct_cpu_ms']:.2f}), OpenBLAS core {tr['openblas_core']}, threads: torch "
+                  f"{tr['torch_threads']}, inter-op {tr['torch_interop_threads']}, OpenBLAS "
+                  f"{tr['blas_threads']}, OS {tr['os_threads']}, busy while timed "
+                  f"[{', '.join(tr['busy_threads'])}] (name:tid:ticks); eager vs exported outputs "
+                  f"max abs diff {('missing' if d is None else f'{d[0]:.1e}')}")
+            if r.get("rounds", 1) > 1:
+                print("  ms per round: " + "; ".join(
+                    f"{k} " + " ".join("-" if x is None else f"{x:.1f}" for x in xs)
+                    for k, xs in r["round_ms"].items()))
+    cpu_rows = [r for r in rows if any((r.get(v) or {}).get("cpu_ms") for v in ("none", "default"))]
     if cpu_rows:
-        print("\n| model | threads | PyTorch cpu ms | hlox none cpu ms | hlox default cpu ms | "
-              "PyTorch/hlox none (cpu) | PyTorch/hlox default (cpu) |")
+        print("\n| model | threads | PyTorch cpu ms (max cpu/wall) | hlox none cpu ms (cpu/wall) | "
+              "hlox default cpu ms (cpu/wall) | PyTorch/hlox none (cpu) | PyTorch/hlox default (cpu) |")
         print("|---|---|---|---|---|---|---|")
         for r in cpu_rows:
-            tc = min(r["torch"]["functional_cpu_ms"], r["torch"]["direct_cpu_ms"])
+            tr = r["torch"]
+            if "error" in tr:
+                continue
+            fast = "functional" if tr["functional_ms"] <= tr["direct_ms"] else "direct"
+            tc = tr[f"{fast}_cpu_ms"]
             cells = []
             for v in ("none", "default"):
-                c = (r.get(v) or {}).get("cpu_ms")
-                cells.append(("n/a", "-") if not c else (f"{c:.2f}", f"{tc / c:.2f}"))
-            print(f"| {r['model']} | {r['threads']} | {tc:.2f} | {cells[0][0]} | {cells[1][0]} | "
-                  f"{cells[0][1]} | {cells[1][1]} |")
+                res = r.get(v) or {}
+                c = res.get("cpu_ms")
+                cells.append(("n/a", "-") if not c else
+                             (f"{c:.2f} ({c / res['ms']:.2f})", f"{tc / c:.2f}"))
+            print(f"| {r['model']} | {r['threads']} | {tc:.2f} ({tr['cpu_over_wall']:.2f}) | {cells[0][0]} | "
+                  f"{cells[1][0]} | {cells[0][1]} | {cells[1][1]} |")
     print(f"\nok = every hlox output within {o.tol:g} * (1 + |PyTorch|) of PyTorch's and, for train "
           f"steps, every parameter update (p_new - p, i.e. -lr * grad) within {o.update_tol:g} of "
           "PyTorch's relative to its largest entry ('update' in the diff column).")
@@ -414,7 +513,11 @@ def main(argv=None):
                     "rounding of p, so the update check means something)")
     ap.add_argument("--timeout", type=int, default=900, help="seconds per subprocess")
     ap.add_argument("--cpu-time", action="store_true",
-                    help="also compare CPU time per step (1-thread rows; robust to machine load)")
+                    help="also compare CPU time per step (robust to machine load at 1 thread)")
+    ap.add_argument("--variants", default="none,default",
+                    help="hlox modules to time: none (unoptimized), default (optimized), or both")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="alternate PyTorch and hlox this many times per row; best round each")
     # Internal: the PyTorch timing child.
     ap.add_argument("--torch-worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--model", help=argparse.SUPPRESS)
@@ -429,6 +532,7 @@ def main(argv=None):
 
     from hlox import zoo
     o.threads = [int(t) for t in o.threads.split(",") if t.strip()]
+    o.variants = [v for v in o.variants.split(",") if v in ("none", "default")]
     models = o.models.split(",") if o.models else DEFAULT_MODELS
     if o.small:
         models = [m if m.endswith("_small") else m + "_small" for m in models]
@@ -444,7 +548,9 @@ def main(argv=None):
           f"train-step lr: {o.lr:g}")
     print("environment as found: " + ", ".join(f"{k}={os.environ.get(k, '(unset)')}" for k in ENV_KEYS))
     print("PyTorch baseline runs with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset, "
-          "OMP_WAIT_POLICY=PASSIVE, OMP_NUM_THREADS=OPENBLAS_NUM_THREADS=torch.set_num_threads=threads; "
+          "OMP_WAIT_POLICY=PASSIVE, " + "=".join(BASELINE_THREAD_VARS) + "=threads (set before "
+          "torch is imported), torch.set_num_threads=torch.set_num_interop_threads=threads and "
+          "openblas_set_num_threads(threads) (OpenBLAS's pthread pool); "
           "hlox runs with the environment as found (it does not use OpenBLAS or OpenMP).")
     print(f"load average at start: {load_average()} (cores: {os.cpu_count()})\n", flush=True)
     rows = []

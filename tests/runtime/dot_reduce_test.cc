@@ -1,5 +1,5 @@
 // Dot against a naive triple loop (batch and contracting dims in any position, several
-// dtypes) and reduce against a naive reference (any dims, fast and generic reducers,
+// dtypes; batched f32 dots bit-identical for 1-3 threads) and reduce against a naive reference (any dims, fast and generic reducers,
 // variadic argmax, empty reductions, identical bits for 1 and 2 threads).
 #include <cmath>
 #include <cstring>
@@ -111,6 +111,46 @@ TEST(DotTest, MatchesNaiveForAllDimensionLayouts) {
         for (size_t i = 0; i < got.size(); ++i) {
           ASSERT_NEAR(got[i], want[i], tol * std::max(1.0, std::fabs(want[i])) + (is_int ? 0 : 1e-12)) << t << " " << text << " at " << i;
         }
+      }
+    }
+  }
+}
+
+// Batched f32 dots take either split (whole batches per thread, several per chunk when they are
+// tiny; or each batch's GEMM split over rows/columns when there are few big ones): every thread
+// count must give the same bits, and the values must match a double-precision loop.
+TEST(DotTest, BatchedDotSameBitsForAnyThreadCount) {
+  struct Case { int64_t batch, m, n, k; };
+  const Case cases[] = {{40, 5, 6, 7},          // tiny: many batches per chunk
+                        {9, 64, 64, 64},        // a few batches per chunk
+                        {2, 260, 250, 260},     // few big GEMMs: the GEMM splits
+                        {3, 130, 33, 17}};      // few small GEMMs: batches split
+  for (const Case& c : cases) {
+    std::vector<int64_t> ld = {c.batch, c.m, c.k}, rd = {c.batch, c.k, c.n}, od = {c.batch, c.m, c.n};
+    Value a = MakeArray(S(ShapeText("f32", ld)), Uniform(3, -1, 1));
+    Value b = MakeArray(S(ShapeText("f32", rd)), Uniform(4, -1, 1));
+    std::string text = absl::StrCat("HloModule m\nENTRY e {\n  a = ", ShapeText("f32", ld), " parameter(0)\n  b = ",
+                                    ShapeText("f32", rd), " parameter(1)\n  ROOT d = ", ShapeText("f32", od),
+                                    " dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, "
+                                    "rhs_contracting_dims={1}\n}\n");
+    std::vector<double> av = ToDoubles(a), bv = ToDoubles(b);
+    std::vector<float> first;
+    for (int threads : {1, 2, 3}) {
+      auto out = RunText(text, {a, b}, threads);
+      ASSERT_TRUE(out.ok()) << out.status().message();
+      const float* got = reinterpret_cast<const float*>(out->array->data());
+      int64_t total = c.batch * c.m * c.n;
+      if (first.empty()) {
+        first.assign(got, got + total);
+        for (int64_t bi = 0; bi < c.batch; ++bi)
+          for (int64_t i = 0; i < c.m; ++i)
+            for (int64_t j = 0; j < c.n; ++j) {
+              double want = 0;
+              for (int64_t p = 0; p < c.k; ++p) want += av[(bi * c.m + i) * c.k + p] * bv[(bi * c.k + p) * c.n + j];
+              ASSERT_NEAR(got[(bi * c.m + i) * c.n + j], want, 1e-5 * c.k) << text << " at " << bi << "," << i << "," << j;
+            }
+      } else {
+        EXPECT_EQ(0, std::memcmp(first.data(), got, total * sizeof(float))) << text << " 1 vs " << threads << " threads";
       }
     }
   }
