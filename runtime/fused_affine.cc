@@ -16,6 +16,7 @@
 
 #include "runtime/fused_half.h"
 #include "runtime/fused_node.h"
+#include "runtime/fused_stream.h"
 #include "runtime/fused_walk.h"
 
 namespace hlox::rt {
@@ -168,10 +169,8 @@ void PrefetchNextRuns(const T* f, const int64_t* run_lin, const int64_t* run_len
   for (int64_t r = 2; r < runs; ++r) {
     if (run_lin[r] - run_lin[r - 1] != d) return;
   }
-  const int64_t per_line = 64 / static_cast<int64_t>(sizeof(T));
   for (int64_t r = 0; r < runs; ++r) {
-    const T* next = f + run_lin[r] + runs * d;
-    for (int64_t k = 0; k < run_len[r]; k += per_line) __builtin_prefetch(next + k, 0, 2);
+    PrefetchLinesL2(f + run_lin[r] + runs * d, run_len[r] * static_cast<int64_t>(sizeof(T)));
   }
 }
 

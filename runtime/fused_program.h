@@ -35,6 +35,10 @@ struct FusedRunOptions {
   // Outputs whose index map moves the minor dim (transposes) are walked in tiles
   // (fused_tile.cc); false walks them row by row (for tests and benches comparing the two).
   bool tiled = true;
+  // The register path runs whole sub-blocks of programs whose inputs are all read in place as
+  // 128-element micro-blocks (fused_vector.h); false runs every op over the whole sub-block
+  // first (the path before micro-blocks, for tests and benches comparing the two).
+  bool micro_blocks = true;
 };
 
 class FusedProgram {

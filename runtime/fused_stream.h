@@ -47,6 +47,15 @@ class BlockPrefetcher {
   int64_t per_step_ = 0;  // lines per Step, over all ranges
 };
 
+// Prefetches into L2 every cache line of [p, p + bytes) (a range off line boundaries spans
+// one line more than bytes / 64).
+inline void PrefetchLinesL2(const void* p, int64_t bytes) {
+  if (bytes <= 0) return;
+  const uintptr_t first = reinterpret_cast<uintptr_t>(p) & ~uintptr_t{63};
+  const uintptr_t last = reinterpret_cast<uintptr_t>(p) + static_cast<uintptr_t>(bytes) - 1;
+  for (uintptr_t a = first; a <= last; a += 64) __builtin_prefetch(reinterpret_cast<const void*>(a), 0, 2);
+}
+
 // Copies n floats from src to dst with non-temporal stores (any alignment). Call
 // StreamFence() before another thread may read dst.
 void StreamStoreF32(float* dst, const float* src, int64_t n);

@@ -128,8 +128,9 @@ bool TileRuns(const IndexSet& s) {
 void GatherTileF32(const float* src, int64_t step, int64_t runs, int64_t len, float* o) {
   for (int64_t k = 0; k < len; ++k) {
     const float* row = src + k * step;
-    // The row's continuation, which the next tile of the walk reads, into L2.
-    for (int64_t r = 0; r < runs; r += 16) __builtin_prefetch(row + runs + r, 0, 2);
+    // The row's continuation, which the next tile of the walk reads, into L2: every line it
+    // touches (a row off line boundaries spans one line more than its length in lines).
+    PrefetchLinesL2(row + runs, runs * 4);
     for (int64_t r = 0; r < runs; ++r) o[r * len + k] = row[r];
   }
 }

@@ -1,11 +1,13 @@
 // Register kernels of the fused loop's register path (fused_vector.h): the op codes a
-// VectorProgram is built from, and RunOp, which runs one op over a sub-block's 16-lane
-// registers with the block loop's exact math (vmath exp/logistic, Eigen's packet tanh/log,
+// VectorProgram is built from, and RunOp / OpFunction (the same as a plain function per op and
+// store mode), which run one op over a sub-block's 16-lane registers with the block loop's exact math (vmath exp/logistic, Eigen's packet tanh/log,
 // IEEE arithmetic, NaN-propagating max/min, bf16/f16 rounding), storing to a temporary or an
 // output. Internal to fused_vector.cc.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <utility>
 
 // GCC 12 reports false maybe-uninitialized warnings inside Eigen's AVX-512 tanh/log.
 #pragma GCC diagnostic push
@@ -106,47 +108,66 @@ inline __m512 RoundBf16x16(__m512 v) {
   return _mm512_castsi512_ps(_mm512_mask_mov_epi32(r, is_nan, nan));
 }
 
-// Runs op `code` over nv registers.
-template <int kMode>
-inline void RunOpT(uint8_t code, const float* a, const float* b, float* o, int64_t nv) {
+constexpr int kNear = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+constexpr int kDown = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
+constexpr int kUp = _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC;
+inline __m512 SignMask16() { return _mm512_castsi512_ps(_mm512_set1_epi32(INT32_MIN)); }
+
+// Runs op kCode over nv registers.
+template <int kMode, int kCode>
+inline void RunOpC(const float* a, const float* b, float* o, int64_t nv) {
   using Eigen::internal::Packet16f;
-  const __m512 sign = _mm512_castsi512_ps(_mm512_set1_epi32(INT32_MIN));
-  constexpr int kNear = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
-  constexpr int kDown = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
-  constexpr int kUp = _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC;
-  switch (code) {
-    case kExp: Loop1<kMode>(a, o, nv, [](__m512 x) { return vmath::Exp16(x); }); break;
-    case kTanh: Loop1<kMode>(a, o, nv, [](__m512 x) { return Eigen::internal::ptanh<Packet16f>(x); }); break;
-    case kLogistic: Loop1<kMode>(a, o, nv, [](__m512 x) { return vmath::Logistic16(x); }); break;
-    case kLog: Loop1<kMode>(a, o, nv, [](__m512 x) { return Eigen::internal::plog<Packet16f>(x); }); break;
-    case kSqrt: Loop1<kMode>(a, o, nv, [](__m512 x) { return _mm512_sqrt_ps(x); }); break;
-    case kRsqrt:
-      Loop1<kMode>(a, o, nv, [](__m512 x) { return _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_sqrt_ps(x)); });
-      break;
-    case kAbs: Loop1<kMode>(a, o, nv, [&](__m512 x) { return _mm512_andnot_ps(sign, x); }); break;
-    case kNeg: Loop1<kMode>(a, o, nv, [&](__m512 x) { return _mm512_xor_ps(sign, x); }); break;
-    case kFloor: Loop1<kMode>(a, o, nv, [](__m512 x) { return _mm512_roundscale_ps(x, kDown); }); break;
-    case kCeil: Loop1<kMode>(a, o, nv, [](__m512 x) { return _mm512_roundscale_ps(x, kUp); }); break;
-    case kRoundEven: Loop1<kMode>(a, o, nv, [](__m512 x) { return _mm512_roundscale_ps(x, kNear); }); break;
-    case kAdd: Loop2<kMode>(a, b, o, nv, [](__m512 x, __m512 y) { return _mm512_add_ps(x, y); }); break;
-    case kSub: Loop2<kMode>(a, b, o, nv, [](__m512 x, __m512 y) { return _mm512_sub_ps(x, y); }); break;
-    case kMul: Loop2<kMode>(a, b, o, nv, [](__m512 x, __m512 y) { return _mm512_mul_ps(x, y); }); break;
-    case kDiv: Loop2<kMode>(a, b, o, nv, [](__m512 x, __m512 y) { return _mm512_div_ps(x, y); }); break;
-    case kMax: Loop2<kMode>(a, b, o, nv, MaxNan16); break;
-    case kMin: Loop2<kMode>(a, b, o, nv, MinNan16); break;
-    case kRoundBf16: Loop1<kMode>(a, o, nv, RoundBf16x16); break;
-    case kRoundF16: Loop1<kMode>(a, o, nv, fused::RoundF16x16); break;
-    default: break;
+  if constexpr (kCode == kExp) Loop1<kMode>(a, o, nv, [](__m512 x) { return vmath::Exp16(x); });
+  else if constexpr (kCode == kTanh) Loop1<kMode>(a, o, nv, [](__m512 x) { return Eigen::internal::ptanh<Packet16f>(x); });
+  else if constexpr (kCode == kLogistic) Loop1<kMode>(a, o, nv, [](__m512 x) { return vmath::Logistic16(x); });
+  else if constexpr (kCode == kLog) Loop1<kMode>(a, o, nv, [](__m512 x) { return Eigen::internal::plog<Packet16f>(x); });
+  else if constexpr (kCode == kSqrt) Loop1<kMode>(a, o, nv, [](__m512 x) { return _mm512_sqrt_ps(x); });
+  else if constexpr (kCode == kRsqrt) {
+    Loop1<kMode>(a, o, nv, [](__m512 x) { return _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_sqrt_ps(x)); });
   }
+  else if constexpr (kCode == kAbs) Loop1<kMode>(a, o, nv, [](__m512 x) { return _mm512_andnot_ps(SignMask16(), x); });
+  else if constexpr (kCode == kNeg) Loop1<kMode>(a, o, nv, [](__m512 x) { return _mm512_xor_ps(SignMask16(), x); });
+  else if constexpr (kCode == kFloor) Loop1<kMode>(a, o, nv, [](__m512 x) { return _mm512_roundscale_ps(x, kDown); });
+  else if constexpr (kCode == kCeil) Loop1<kMode>(a, o, nv, [](__m512 x) { return _mm512_roundscale_ps(x, kUp); });
+  else if constexpr (kCode == kRoundEven) Loop1<kMode>(a, o, nv, [](__m512 x) { return _mm512_roundscale_ps(x, kNear); });
+  else if constexpr (kCode == kAdd) Loop2<kMode>(a, b, o, nv, [](__m512 x, __m512 y) { return _mm512_add_ps(x, y); });
+  else if constexpr (kCode == kSub) Loop2<kMode>(a, b, o, nv, [](__m512 x, __m512 y) { return _mm512_sub_ps(x, y); });
+  else if constexpr (kCode == kMul) Loop2<kMode>(a, b, o, nv, [](__m512 x, __m512 y) { return _mm512_mul_ps(x, y); });
+  else if constexpr (kCode == kDiv) Loop2<kMode>(a, b, o, nv, [](__m512 x, __m512 y) { return _mm512_div_ps(x, y); });
+  else if constexpr (kCode == kMax) Loop2<kMode>(a, b, o, nv, MaxNan16);
+  else if constexpr (kCode == kMin) Loop2<kMode>(a, b, o, nv, MinNan16);
+  else if constexpr (kCode == kRoundBf16) Loop1<kMode>(a, o, nv, RoundBf16x16);
+  else if constexpr (kCode == kRoundF16) Loop1<kMode>(a, o, nv, fused::RoundF16x16);
+}
+
+// An op over nv registers of a and b (b unused by unary ops) into o, as a plain function.
+using OpFn = void (*)(const float* a, const float* b, float* o, int64_t nv);
+
+// RunOpC over exactly kNv registers (known when compiling, so the loop unrolls); nv unused.
+template <int kMode, int kCode, int kNv>
+void RunOpFixed(const float* a, const float* b, float* o, int64_t /*nv*/) {
+  RunOpC<kMode, kCode>(a, b, o, kNv);
+}
+
+template <int kMode, int kNv, int... kCodes>
+constexpr std::array<OpFn, sizeof...(kCodes)> OpTable(std::integer_sequence<int, kCodes...>) {
+  if constexpr (kNv == 0) return {&RunOpC<kMode, kCodes>...};
+  else return {&RunOpFixed<kMode, kCodes, kNv>...};
+}
+
+// The function running op `code` with store mode `mode` (null for an unknown code) over the
+// nv registers it is passed, or with kNv > 0 over exactly kNv registers whatever nv says.
+template <int kNv = 0>
+inline OpFn OpFunction(uint8_t code, StoreMode mode) {
+  constexpr auto kCodes = std::make_integer_sequence<int, kRoundF16 + 1>();
+  static constexpr std::array<OpFn, kRoundF16 + 1> kTables[3] = {
+      OpTable<kTemp, kNv>(kCodes), OpTable<kOut, kNv>(kCodes), OpTable<kStream, kNv>(kCodes)};
+  return code <= kRoundF16 ? kTables[mode][code] : nullptr;
 }
 
 // Runs op `code` over nv registers of a and b (b unused by unary ops) into o.
 inline void RunOp(uint8_t code, const float* a, const float* b, float* o, int64_t nv, StoreMode mode) {
-  switch (mode) {
-    case kTemp: RunOpT<kTemp>(code, a, b, o, nv); break;
-    case kOut: RunOpT<kOut>(code, a, b, o, nv); break;
-    case kStream: RunOpT<kStream>(code, a, b, o, nv); break;
-  }
+  if (OpFn fn = OpFunction<>(code, mode)) fn(a, b, o, nv);
 }
 
 #endif

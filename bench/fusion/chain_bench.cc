@@ -8,10 +8,11 @@
 //     to 16M;
 //   * the fused time (hlox's InstructionFusion output run by the executor, FusionKernel: the
 //     register path, runtime/fused_vector.h), the same fused program forced onto the block
-//     loop (the path before the register path), and the unfused time (six whole-tensor
-//     kernels), for 1 and 2 threads.
-// Prints each figure and the ratio fused / max(floors) (goal <= 1.25), block loop / fused and
-// unfused / fused.
+//     loop (the path before the register path), the register path without micro-blocks (every
+//     op over a whole 256-element sub-block before the next: the register path before
+//     micro-blocks), and the unfused time (six whole-tensor kernels), for 1 and 2 threads.
+// Prints each figure and the ratio fused / max(floors) (goal <= 1.25), block loop / fused,
+// sub-blocks / fused and unfused / fused.
 // Usage: fusion_chain_bench [elements] [repeats] [fused]   ("fused": skip the unfused runs,
 // for profiling the fused loop alone)
 #include <algorithm>
@@ -181,8 +182,9 @@ int Main(int argc, char** argv) {
     auto fused_exec = rt::Executor::Create(*fused, rt::ExecOptions{threads, 1});
     auto unfused_exec = rt::Executor::Create(**unfused, rt::ExecOptions{threads, 1});
     if (!fused_exec.ok() || !unfused_exec.ok()) return 1;
-    rt::FusedRunOptions block_opt;
+    rt::FusedRunOptions block_opt, sub_opt;
     block_opt.vector_path = false;
+    sub_opt.micro_blocks = false;
     for (auto* e : {&*fused_exec, &*unfused_exec}) {
       auto warm = (**e).Run(args);
       if (!warm.ok()) {
@@ -195,13 +197,14 @@ int Main(int argc, char** argv) {
     // Every variant once per round, best of `reps` rounds.
     // The ordinary-store triad runs in rounds of its own first: the dirty lines it leaves in the
     // caches would slow whichever variant ran after it.
-    BestOf t_triad, t_triad_rfo, t_compute, t_fused, t_block, t_unfused;
+    BestOf t_triad, t_triad_rfo, t_compute, t_fused, t_block, t_sub, t_unfused;
     for (int r = 0; r < reps; ++r) t_triad_rfo.Time(triad_rfo);
     for (int r = 0; r < reps; ++r) {
       t_triad.Time(triad);
       if (threads == 1) t_compute.Time([&] { cf.Run(cf_iters); });
       t_fused.Time([&] { auto out = (*fused_exec)->Run(args); });
       t_block.Time([&] { auto out = program->Run(arg_ptrs, &pool, block_opt); });
+      t_sub.Time([&] { auto out = program->Run(arg_ptrs, &pool, sub_opt); });
       if (!fused_only) t_unfused.Time([&] { auto out = (*unfused_exec)->Run(args); });
     }
     static double compute_wall = 0, compute_cpu = 0;  // measured with threads=1
@@ -218,24 +221,26 @@ int Main(int argc, char** argv) {
     const double fused_ms = t_fused.wall;
     const double unfused_ms = fused_only ? 0 : t_unfused.wall;
     std::printf("threads=%d triad %.1f GB/s | floors: bandwidth %.2f ms, compute %.2f ms | "
-                "fused %.2f ms (%.2fx floor) | block loop %.2f ms (%.2fx fused) | unfused %.2f ms "
-                "(%.2fx fused)\n",
+                "fused %.2f ms (%.2fx floor) | block loop %.2f ms (%.2fx fused) | sub-blocks %.2f ms "
+                "(%.2fx floor, %.2fx fused) | unfused %.2f ms (%.2fx fused)\n",
                 threads, bw / 1e9, bw_floor * 1e3, cfloor * 1e3, fused_ms * 1e3, fused_ms / floor,
-                t_block.wall * 1e3, t_block.wall / fused_ms, unfused_ms * 1e3, unfused_ms / fused_ms);
+                t_block.wall * 1e3, t_block.wall / fused_ms, t_sub.wall * 1e3, t_sub.wall / floor,
+                t_sub.wall / fused_ms, unfused_ms * 1e3, unfused_ms / fused_ms);
     std::printf("threads=%d ordinary-store triad %.1f GB/s (STREAM count): its floor %.2f ms, fused %.2fx "
                 "that floor\n", threads, 12.0 * static_cast<double>(n) / t_triad_rfo.wall / 1e9,
                 bytes / (12.0 * static_cast<double>(n) / t_triad_rfo.wall) * 1e3,
                 fused_ms / std::max(bytes / (12.0 * static_cast<double>(n) / t_triad_rfo.wall), cfloor));
-    std::printf("threads=%d page faults in %d runs: fused %lld, block loop %lld, unfused %lld\n", threads, reps,
-                static_cast<long long>(t_fused.faults), static_cast<long long>(t_block.faults),
+    std::printf("threads=%d page faults in %d runs: fused %lld, block loop %lld, sub-blocks %lld, unfused %lld\n",
+                threads, reps, static_cast<long long>(t_fused.faults), static_cast<long long>(t_block.faults),
+                static_cast<long long>(t_sub.faults),
                 static_cast<long long>(fused_only ? 0 : t_unfused.faults));
     if (threads == 1) {  // the same figures in CPU time (robust to a loaded machine)
       const double cbw_floor = bytes / (3.0 * 4.0 * static_cast<double>(n) / t_triad.cpu);
       const double cfloor_cpu = std::max(cbw_floor, compute_cpu);
       std::printf("threads=1 cpu-time: floors: bandwidth %.2f ms, compute %.2f ms | fused %.2f ms "
-                  "(%.2fx floor) | block loop %.2f ms | unfused %.2f ms\n",
+                  "(%.2fx floor) | block loop %.2f ms | sub-blocks %.2f ms (%.2fx floor) | unfused %.2f ms\n",
                   cbw_floor * 1e3, compute_cpu * 1e3, t_fused.cpu * 1e3, t_fused.cpu / cfloor_cpu,
-                  t_block.cpu * 1e3, fused_only ? 0.0 : t_unfused.cpu * 1e3);
+                  t_block.cpu * 1e3, t_sub.cpu * 1e3, t_sub.cpu / cfloor_cpu, fused_only ? 0.0 : t_unfused.cpu * 1e3);
     }
   }
   if (cf.sink == 12345.f) std::printf(" ");

@@ -232,6 +232,45 @@ TEST(FusedVector, BigChainStreamsWithSameBitsOnAnyThreadCount) {
               r[n - 1], 1e-4);
 }
 
+TEST(FusedVector, PlainPathOutputsMatchBlockLoopOnAnyThreadCount) {
+  // The plain path (every input read in place: micro-blocks of whole sub-blocks, the partial
+  // last sub-block on the general path) with an output an op stores directly, one copied from
+  // a temporary it shares with later ops and one copied from a parameter; split over 2 threads
+  // (>= 64 sub-blocks) without and with non-temporal stores (the second size streams).
+  for (int64_t n : {int64_t{3} * 16384 + 77, (int64_t{1} << 21) + 45}) {
+    std::unique_ptr<Module> keep;
+    auto prog = Compile(OpsText(n), &keep);
+    ASSERT_NE(prog, nullptr);
+    Value x = F32({n}, 7), y = F32({n}, 8), s = Scalar(-0.75f);
+    std::vector<const Value*> args = {&x, &y, &s};
+    FusedRunOptions reg, block, whole;
+    block.vector_path = false;
+    whole.micro_blocks = false;
+    ThreadPool pool(2);
+    auto one = prog->Run(args, nullptr, reg);
+    auto two = prog->Run(args, &pool, reg);
+    auto old = prog->Run(args, nullptr, block);
+    auto sub = prog->Run(args, &pool, whole);
+    ASSERT_TRUE(one.ok() && two.ok() && old.ok() && sub.ok());
+    EXPECT_TRUE(SameBits(*one, *two)) << "n=" << n;
+    EXPECT_TRUE(SameBits(*one, *old)) << "n=" << n;
+    EXPECT_TRUE(SameBits(*one, *sub)) << "n=" << n;
+    EXPECT_EQ(0, std::memcmp(one->tuple[2].array->data(), x.array->data(), x.array->byte_size()));
+    const float* r = one->tuple[0].array->as<float>();
+    const float* m = one->tuple[1].array->as<float>();
+    for (int64_t i = 0; i < n; i += 331) {
+      const double xi = x.array->as<float>()[i], yi = y.array->as<float>()[i];
+      ASSERT_EQ(static_cast<float>(xi * -0.5625), m[i]) << i;
+      const double want = OpsReference(xi, yi, -0.75);
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(r[i])) << "n=" << n << " i=" << i;
+      } else {
+        ASSERT_NEAR(want, r[i], 1e-4 * (1 + std::fabs(want))) << "n=" << n << " i=" << i;
+      }
+    }
+  }
+}
+
 // Row and column broadcasts, a transpose and a strided slice of parameters, a constant array
 // and a reshape, over [R, C] with R*C not a whole number of registers.
 TEST(FusedVector, IndexMapsOfParametersAreGathered) {
