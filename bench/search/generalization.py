@@ -7,13 +7,16 @@ random search's verified result.
 
     /usr/bin/python3 bench/search/generalization.py [--objective measured|roofline|ops] [--budget N]
         [--train-budget N] [--seeds K] [--train A,B] [--test C,D] [--verify 3] [--min-gain G]
-        [--heldout-gibbs N] [--workdir DIR [--reuse]]
+        [--heldout-gibbs N] [--check-seed S] [--workdir DIR [--reuse]]
 
 --objective roofline (or ops) runs the deterministic protocol of generalization_det.py: the cost
-is exact (roofline: FLOPs and bytes per kernel under the module's fusion, calibrated peaks, no
-run), so a search's own costs are its result, no paired verdict or noise reference is needed,
+is exact (roofline: FLOPs and bytes per kernel under the module's fusion plus per-kernel
+overheads, calibrated or default peaks, no run), so a search's own costs are its result, no paired verdict or noise reference is needed,
 and determinism is checked (same seed, same log). Its defaults: budget 200, Gibbs training
-budget 200, 5 seeds, the TRAIN_DET / TEST_DET split below (12 test modules). The rest of this
+budget 200, 5 seeds, the TRAIN_DET / TEST_DET split below (12 test modules). It ends with the
+measured check (measured_check.py): the final best configurations of seed --check-seed (0; -1:
+none) paired-measured against the default pipeline, to see whether the objective's gains are real
+speedups (sign agreement counts, with and without the interval excluding 1). The rest of this
 text is the measured protocol (defaults: budget 100, training budget 150, 2 seeds, TRAIN / TEST).
 
 Verdict rule (measured objective). A search's own costs are single measurements taken while
@@ -221,6 +224,8 @@ def main():
     ap.add_argument("--reuse", action="store_true")
     ap.add_argument("--heldout-gibbs", type=int, default=0)
     ap.add_argument("--epochs", type=int, default=120)
+    ap.add_argument("--check-seed", type=int, default=0,
+                    help="deterministic: seed whose final configurations get the measured check (-1: none)")
     a = ap.parse_args()
     det = a.objective != "measured"
     a.budget = a.budget or (200 if det else 100)
@@ -249,7 +254,7 @@ def main():
         print("advantage model on held-out Gibbs logs:\n" +
               run([HLOX, "train-advantage", "--evaluate", "--logs", os.path.join(tmp, "heldout"), "-o", model]).strip())
     if det:
-        return generalization_det.run_table(a, search, model, tmp)
+        return generalization_det.run_table(a, search, model, tmp, paired)
     print(f"\nobjective {a.objective}, budget {a.budget}, seeds {a.seeds}, verified steps {a.verify}; "
           f"trained on {a.train}\n")
     print("| test module | start | random: search's own / verified improvement | guided: search's own / verified "

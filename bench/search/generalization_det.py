@@ -15,10 +15,14 @@ result at the first evaluation where its curve is at or below random's final cos
 the objective is exact). The ratio is guided's evaluations over random's; "within half" means
 ratio <= 0.5; not reached counts as an infinite ratio. From the default, runs where neither
 search beats the default by --min-gain are counted apart (the default is the best either finds:
-roofline-optimal as far as the searches can tell)."""
+roofline-optimal as far as the searches can tell). Last, with --check-seed S (default 0), the
+measured check (measured_check.py): whether the objective's gains are real speedups, by paired
+measurement of each search's final configuration of seed S against the default pipeline."""
 
 import math
 import os
+
+import measured_check
 
 
 def best_curve(entries, ref):
@@ -66,8 +70,9 @@ def check_determinism(search, path, out, objective, model, budget):
     return same
 
 
-def run_table(a, search, model, tmp):
-    """Runs the searches of the deterministic protocol and prints the table and summary."""
+def run_table(a, search, model, tmp, paired=None):
+    """Runs the searches of the deterministic protocol and prints the table and summary; with
+    `paired` and a.check_seed >= 0, also the measured check (measured_check.py)."""
     tests = a.test.split(",")
     first = os.path.join(a.corpus, tests[0] + ".hlo")
     det = check_determinism(search, first, os.path.join(tmp, "determinism"), a.objective, model, min(a.budget, 60))
@@ -80,6 +85,8 @@ def run_table(a, search, model, tmp):
     cases = {"default": [], "random": []}
     optimal, better, worse, start_mismatch = [], {"default": 0, "random": 0}, {"default": 0, "random": 0}, 0
     guided_only = {"default": 0, "random": 0}  # runs where only guided beats the reference
+    check = measured_check.MeasuredCheck(paired, a.check_seed, a.min_gain, a.reuse) \
+        if paired and 0 <= a.check_seed < a.seeds else None
     for m in tests:
         path = os.path.join(a.corpus, m + ".hlo")
         runs = {}
@@ -90,6 +97,10 @@ def run_table(a, search, model, tmp):
                 runs[(start, s)] = search(path, "guided", a.budget, s, os.path.join(tmp, m, start, f"g{s}"),
                                           a.objective, start, model, a.reuse)
         sites = len(runs[("rsearch", 0)][1][0][0])
+        if check:
+            cs = a.check_seed
+            check.add(m, path, os.path.join(tmp, m), runs[("rsearch", cs)][0], runs[("rsearch", cs)][1],
+                      {start: runs[(start, cs)][1] for start in ("default", "random")})
         for start in ("default", "random"):
             ref = 0 if start == "default" else 1
             imp_r, imp_g, cells = [], [], []
@@ -132,4 +143,6 @@ def run_table(a, search, model, tmp):
     summary("guided, all", cases["default"] + cases["random"])
     summary("guided, from the default", cases["default"])
     summary("guided, from a random configuration", cases["random"])
+    if check:
+        check.report()
     return 0
