@@ -41,8 +41,10 @@ class ProgressBar {
     int width = 30, filled = static_cast<int>(width * done / std::max<int64_t>(1, budget_));
     std::string bar(filled, '#');
     bar.resize(width, '.');
-    std::string line = absl::StrFormat("[%s] %lld/%lld evals  best %.3fx  invalid %lld  ETA %.0fs", bar,
-                                       static_cast<long long>(done), static_cast<long long>(budget_), speedup,
+    // Until the default's cost is in, there is no speedup to show.
+    std::string best = std::isfinite(speedup) ? absl::StrFormat("%.3fx", speedup) : std::string("-");
+    std::string line = absl::StrFormat("[%s] %lld/%lld evals  best %s  invalid %lld  ETA %.0fs", bar,
+                                       static_cast<long long>(done), static_cast<long long>(budget_), best,
                                        static_cast<long long>(invalid), eta);
     if (tty_) {
       std::fprintf(stderr, "\r%s", line.c_str());
