@@ -26,7 +26,7 @@ void RegisterWorker(CLI::App& app) {
   cmd->add_option("--class", opts->hardware_class, "hardware class")->capture_default_str();
   cmd->add_option("--credit", opts->credit, "jobs outstanding at once")->capture_default_str();
   cmd->add_option("--id", opts->worker_id, "worker id (default host-pid-random)");
-  cmd->add_option("--test-mode", opts->test_mode, "benchmarks: echo | sleep-<ms> | sleep-<ms>-serial (old hand-off order)");
+  cmd->add_option("--test-mode", opts->test_mode, "benchmarks: echo | sleep-<ms> | sleep-<ms>-serial (old hand-off order) | spin-<ms> (CPU-bound)");
   cmd->add_option("--curve-key", opts->curve_key_file, "own CURVE secret key file (for a secured broker)");
   cmd->add_option("--broker-key", opts->broker_key_file, "the broker's CURVE public key file (.pub)");
   cmd->add_flag("--no-fork", *no_fork, "evaluate in this process (a crash takes the worker down)");

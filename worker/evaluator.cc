@@ -100,7 +100,9 @@ EvalOutcome RunForked(const EvalRequest& req, const EvalSettings& s,
 // overshoots by the timer slack and the wake-up latency (40-170 us typical here, milliseconds
 // when both cores are busy), so it sleeps to an absolute deadline kSleepJobSpinUs short of the
 // end and spins the rest. The spin does not yield: on a loaded machine a yield hands the core
-// to any runnable process for a whole time slice. `started` runs while the job's clock runs.
+// to any runnable process for a whole time slice. A spin job (`spin_job`) does not sleep at all:
+// it keeps its core busy the whole time, as a CPU-bound evaluation does, so the vCPU never
+// halts. `started` runs while the job's clock runs.
 EvalOutcome RunSleepJob(const EvalRequest& req, const EvalSettings& s,
                         const std::function<void()>& started) {
   constexpr int64_t kSleepJobSpinUs = 150;
@@ -112,7 +114,7 @@ EvalOutcome RunSleepJob(const EvalRequest& req, const EvalSettings& s,
   const int64_t t0 = now_ns(), end = t0 + int64_t{s.sleep_ms} * 1000000;
   if (started) started();
   const int64_t wake = end - kSleepJobSpinUs * 1000;
-  if (wake > now_ns()) {
+  if (!s.spin_job && wake > now_ns()) {
     timespec ts{static_cast<time_t>(wake / 1000000000), static_cast<long>(wake % 1000000000)};
     while (::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {}
   }

@@ -30,6 +30,7 @@ struct EvalSettings {
   bool fork = true;            // evaluate in a child process
   std::string worker_id, hardware_class;
   int sleep_ms = -1;           // >= 0: test mode, sleep this long and return OK
+  bool spin_job = false;       // test mode "spin-<ms>": busy the whole sleep_ms, as a CPU-bound evaluation
   bool keep_reference = true;  // compute reference outputs once and keep them (reference_prime.h)
   bool warm_child = true;      // fork mode: reuse a pre-forked child per module (warm_child.h)
 };

@@ -55,6 +55,10 @@ class WorkerLoop {
     settings_.warm_child = !o.fresh_child;
     settings_.hardware_class = o.hardware_class;
     if (o.test_mode.rfind("sleep-", 0) == 0) settings_.sleep_ms = std::atoi(o.test_mode.c_str() + 6);
+    if (o.test_mode.rfind("spin-", 0) == 0) {
+      settings_.sleep_ms = std::atoi(o.test_mode.c_str() + 5);
+      settings_.spin_job = true;
+    }
     echo_ = o.test_mode == "echo";
     // "sleep-<ms>-serial": the old order, the hand-off before the next job starts (a baseline).
     serial_handoff_ = o.test_mode.size() > 7 &&
