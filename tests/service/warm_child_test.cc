@@ -165,6 +165,20 @@ TEST(ServiceWarmChild, StartedRunsOnceOnEveryPath) {
   const int64_t end_ns = std::atoll(m.c_str() + m.rfind(' ') + 1);
   EXPECT_LE(called_ns, end_ns);  // the hand-off ran inside the job, not after it
 
+  // The CPU-bound test job (spin-<ms>) never sleeps: its thread's CPU time covers its length.
+  EvalSettings spin = sleep;
+  spin.spin_job = true;
+  calls = 0;
+  timespec c0, c1;
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+  EvalOutcome spun = EvaluateJob(EvalRequest{}, spin, started);
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(spun.record.status, JobStatus::kOk);
+  EXPECT_GE(spun.record.eval_seconds, 3e-3);
+  const double cpu = double(c1.tv_sec - c0.tv_sec) + 1e-9 * double(c1.tv_nsec - c0.tv_nsec);
+  EXPECT_GE(cpu, 2.5e-3);  // a sleeping job would use almost none
+
   EvalRequest req = TextRequest(kModule, "warm-text-4");
   ASSERT_TRUE(req.module);
   EvalSettings s;
