@@ -11,15 +11,16 @@
 #include <vector>
 
 #include "cost/analytical.h"
+#include "runtime/fused_limits.h"
 
 namespace hlox {
 namespace {
 
-// The runtime's thresholds (runtime/fused_affine.cc kMaxHoisted, fused_vector_build.cc
-// kMaxComputedSource, fused_run.cc ElementwiseBlock and FusedRunOptions::block).
-constexpr double kMaxHoisted = 16384;
-constexpr double kMaxComputedSource = 65536;
-constexpr double kBlock = 4096, kMinBlock = 1024, kL1Budget = 40 << 10;
+// The runtime's thresholds, read from the header its fused evaluators use.
+constexpr double kMaxHoisted = rt::kMaxHoistedElements;
+constexpr double kMaxComputedSource = rt::kMaxComputedSourceElements;
+constexpr double kBlock = rt::kDefaultBlockElements, kMinBlock = rt::kMinElementwiseBlock,
+                 kL1Budget = rt::kElementwiseBlockBytes;
 // Bound on (node, context) visits; beyond it new contexts are merged into their parent's
 // (under-counts recomputation instead of walking an exponential number of paths).
 constexpr int64_t kMaxVisits = 1 << 20;

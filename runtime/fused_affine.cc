@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "runtime/fused_half.h"
+#include "runtime/fused_limits.h"
 #include "runtime/fused_node.h"
 #include "runtime/fused_stream.h"
 #include "runtime/fused_walk.h"
@@ -26,8 +27,7 @@ using fused_walk::CoordWalker;
 using fused_walk::Decompose;
 using fused_walk::WithKind;
 
-// Largest operand (elements) of a broadcast-like node that BlockEval computes once per run.
-constexpr int64_t kMaxHoisted = 16384;
+constexpr int64_t kMaxHoisted = kMaxHoistedElements;  // runtime/fused_limits.h
 
 }  // namespace
 

@@ -16,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "ir/computation.h"
+#include "runtime/fused_limits.h"
 #include "runtime/thread_pool.h"
 #include "runtime/value.h"
 
@@ -24,7 +25,7 @@ namespace hlox::rt {
 struct FusedNode;  // defined in fused_node.h
 
 struct FusedRunOptions {
-  int64_t block = 4096;  // output elements per block (the register path has its own)
+  int64_t block = kDefaultBlockElements;  // output elements per block (the register path has its own)
   int threads = 0;       // 0 = every pool thread, 1 = the calling thread only
   // Elementwise passes may use a smaller block, sized so one block's intermediates stay in
   // L1 (cleared when a backend_config names hlox_block).

@@ -68,8 +68,9 @@ void ParallelBlocks(ThreadPool* pool, const FusedRunOptions& opt, int64_t nblock
 int64_t ElementwiseBlock(int64_t block_bytes_per_elem, const FusedRunOptions& options) {
   int64_t block = std::max<int64_t>(16, options.block);
   if (!options.auto_block || block_bytes_per_elem <= 0) return block;
-  constexpr int64_t kL1Budget = 40 << 10;
-  while (block > 1024 && block * block_bytes_per_elem > kL1Budget) block /= 2;
+  while (block > kMinElementwiseBlock && block * block_bytes_per_elem > kElementwiseBlockBytes) {
+    block /= 2;
+  }
   return block;
 }
 

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "runtime/fused_half.h"
+#include "runtime/fused_limits.h"
 #include "runtime/fused_vector_ops.h"
 
 namespace hlox::rt {
@@ -34,8 +35,7 @@ struct Pending {
   Ref a, b;
 };
 
-// Most elements of a computed operand of an index map (computed whole once per run).
-constexpr int64_t kMaxComputedSource = int64_t{1} << 16;
+constexpr int64_t kMaxComputedSource = kMaxComputedSourceElements;  // runtime/fused_limits.h
 
 // Types the register path holds in f32 registers.
 bool RegisterType(PrimitiveType t) {
