@@ -3,6 +3,7 @@
 // worker kept when it was forked, and a job that crashes or hangs it costs only that job: the
 // child is reaped and the next job gets a fresh one.
 #include <signal.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include <unistd.h>
@@ -165,19 +166,29 @@ TEST(ServiceWarmChild, StartedRunsOnceOnEveryPath) {
   const int64_t end_ns = std::atoll(m.c_str() + m.rfind(' ') + 1);
   EXPECT_LE(called_ns, end_ns);  // the hand-off ran inside the job, not after it
 
-  // The CPU-bound test job (spin-<ms>) never sleeps: its thread's CPU time covers its length.
+  // The CPU-bound test job (spin-<ms>) never sleeps: it gives up its core only when preempted
+  // (an involuntary switch), never voluntarily, where the sleep job above blocks at least once.
+  auto voluntary_switches = [] {
+    rusage ru{};
+    ::getrusage(RUSAGE_THREAD, &ru);
+    return ru.ru_nvcsw;
+  };
   EvalSettings spin = sleep;
   spin.spin_job = true;
-  calls = 0;
-  timespec c0, c1;
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
-  EvalOutcome spun = EvaluateJob(EvalRequest{}, spin, started);
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
-  EXPECT_EQ(calls, 1);
-  EXPECT_EQ(spun.record.status, JobStatus::kOk);
-  EXPECT_GE(spun.record.eval_seconds, 3e-3);
-  const double cpu = double(c1.tv_sec - c0.tv_sec) + 1e-9 * double(c1.tv_nsec - c0.tv_nsec);
-  EXPECT_GE(cpu, 2.5e-3);  // a sleeping job would use almost none
+  for (bool spins : {false, true}) {
+    calls = 0;
+    const long before = voluntary_switches();
+    EvalOutcome out = EvaluateJob(EvalRequest{}, spins ? spin : sleep, started);
+    const long blocked = voluntary_switches() - before;
+    EXPECT_EQ(calls, 1);
+    EXPECT_EQ(out.record.status, JobStatus::kOk);
+    EXPECT_GE(out.record.eval_seconds, 3e-3);
+    if (spins) {
+      EXPECT_EQ(blocked, 0) << "the spin job slept";
+    } else {
+      EXPECT_GE(blocked, 1) << "the sleep job never slept";
+    }
+  }
 
   EvalRequest req = TextRequest(kModule, "warm-text-4");
   ASSERT_TRUE(req.module);
