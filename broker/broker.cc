@@ -107,12 +107,19 @@ absl::Status Broker::Run() {
   while (!stop_.load() && !shutdown_) {
     std::vector<zmq::pollitem_t> items = {{static_cast<void*>(*front_), 0, ZMQ_POLLIN, 0}};
     if (control_) items.push_back({static_cast<void*>(*control_), 0, ZMQ_POLLIN, 0});
-    int64_t wait = std::max<int64_t>(0, next_timer - proto::NowMs());
+    const int64_t before_poll = proto::NowMs();
+    const int64_t wait = std::max<int64_t>(0, next_timer - before_poll);
     try {
       poller.Poll(items.data(), items.size(), wait);
     } catch (const zmq::error_t& e) {
       if (e.num() == EINTR) continue;
       return absl::InternalError(absl::StrCat("poll: ", e.what()));
+    }
+    const int64_t after_poll = proto::NowMs();
+    // A poll that returns far past its timeout means this process was not running (the
+    // machine paused, or the host starved it): the workers were no more silent than we were.
+    if (after_poll - before_poll - wait > opts_.heartbeat_ms / 2) {
+      ForgiveStall(after_poll - before_poll - wait, after_poll);
     }
     // Control first, so status/drain/cancel never wait behind evaluations.
     if (control_) {
@@ -135,6 +142,7 @@ absl::Status Broker::Run() {
       poller.Arm();
     }
     int64_t now = proto::NowMs();
+    if (now - after_poll > opts_.heartbeat_ms / 2) ForgiveStall(now - after_poll, now);
     if (now >= next_timer) {
       OnTimer(now);
       Dispatch();
@@ -281,6 +289,15 @@ absl::StatusOr<std::string> Broker::RecordOf(const std::string& job_id, const Do
   if (!d.in_store_only) return d.record;
   ++store_reads_;
   return store_->ReadRecord(job_id);
+}
+
+void Broker::ForgiveStall(int64_t stall_ms, int64_t now_ms) {
+  log::broker().info("broker did not run for {} ms; not counted as its workers' silence",
+                     stall_ms);
+  for (auto& [id, w] : workers_) w.last_seen_ms = std::min(now_ms, w.last_seen_ms + stall_ms);
+  for (auto& [id, job] : jobs_) {
+    if (job->running) job->lease_deadline_ms += stall_ms;
+  }
 }
 
 void Broker::OnTimer(int64_t now_ms) {

@@ -146,6 +146,9 @@ class Broker {
   // The record of a finished job, from memory or (when dropped) from the store.
   absl::StatusOr<std::string> RecordOf(const std::string& job_id, const DoneJob& d);
   void OnTimer(int64_t now_ms);
+  // Time this thread did not run (the poll returned late, or handling took long) is not the
+  // peers' silence: moves every worker's last_seen_ms and running lease forward by it.
+  void ForgiveStall(int64_t stall_ms, int64_t now_ms);
 
   // Jobs and workers (broker_jobs.cc).
   void OnSubmit(const std::string& agent, std::string_view body);

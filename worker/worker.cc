@@ -244,13 +244,20 @@ absl::Status WorkerLoop::Run(std::atomic<bool>* stop) {
   while (running && !(stop && stop->load())) {
     zmq::pollitem_t items[] = {{static_cast<void*>(*sock_), 0, ZMQ_POLLIN, 0},
                                {nullptr, event_fd_, ZMQ_POLLIN, 0}};
-    int64_t wait = std::max<int64_t>(0, next_hb - proto::NowMs());
+    const int64_t before_poll = proto::NowMs();
+    const int64_t wait = std::max<int64_t>(0, next_hb - before_poll);
     try {
       zmq::poll(items, 2, std::chrono::milliseconds(wait));
     } catch (const zmq::error_t& e) {
       if (e.num() == EINTR) continue;
       result = absl::InternalError(absl::StrCat("poll: ", e.what()));
       break;
+    }
+    // A poll that returns far past its timeout means this thread was not running (the machine
+    // paused, or the host starved it): that time is not the broker's silence.
+    if (const int64_t late = proto::NowMs() - before_poll - wait; late > opts_.heartbeat_ms / 2) {
+      log::worker().info("worker did not run for {} ms; not counted as the broker's silence", late);
+      last_heard_ms_ += late;
     }
     if (items[1].revents & ZMQ_POLLIN) {
       uint64_t n;

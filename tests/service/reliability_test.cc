@@ -1,6 +1,7 @@
 // Reliability with real processes on loopback: a worker killed mid-job, a broker killed and
 // restarted on the same SQLite store, a job that crashes every worker (POISON), and a hang
 // (TIMEOUT). Each checks exactly one result per job against the set of submitted ids.
+#include <signal.h>
 #include <sqlite3.h>
 #include <unistd.h>
 
@@ -53,6 +54,34 @@ TEST(Reliability, KilledWorkerJobCompletesElsewhere) {
   EXPECT_EQ(retried, 2) << "the two leased jobs were re-dispatched";
   std::this_thread::sleep_for(300ms);
   EXPECT_FALSE(client->get()->Next(100ms).has_value()) << "no extra results";
+}
+
+// The whole machine pausing (a VM descheduled by its host, a laptop suspended) stops the broker
+// and its workers together for longer than the heartbeat liveness (4 x 250 ms). When they run
+// again nobody was silent while the others listened: no worker is lost and no job re-run.
+TEST(Reliability, PausedFleetLosesNoWorkerAndRunsEachJobOnce) {
+  std::string addr = TcpAddress(FreePortPair());
+  auto broker = StartBroker(addr);
+  auto worker = StartWorker(addr, "paused", {"--test-mode", "sleep-300", "--credit", "1"});
+  ASSERT_TRUE(WaitForWorkers(proto::ControlAddressFor(addr), 1, 10s));
+  auto client = agent::Client::Connect(addr);
+  auto text = std::make_shared<const std::string>(AddModule());
+  const int n = 3;
+  for (int i = 0; i < n; ++i) ASSERT_TRUE((*client)->Submit(Job("p" + std::to_string(i), text)).ok());
+  std::this_thread::sleep_for(150ms);  // the worker is mid-job
+  broker->Kill(SIGSTOP);
+  worker->Kill(SIGSTOP);
+  std::this_thread::sleep_for(1800ms);
+  worker->Kill(SIGCONT);
+  broker->Kill(SIGCONT);
+  int dups = 0;
+  auto results = Collect(**client, n, 20s, &dups);
+  ASSERT_EQ(results.size(), size_t(n));
+  EXPECT_EQ(dups, 0);
+  for (auto& [id, r] : results) {
+    EXPECT_EQ(r.record.status, JobStatus::kOk) << id;
+    EXPECT_EQ(r.attempts, 1u) << id << ": the pause made the broker re-dispatch it";
+  }
 }
 
 std::set<std::string> StoredIds(const std::string& db) {
