@@ -5,6 +5,10 @@
 // CPU time, for loaded machines). Args: `n` (square), `m n k [t|a|at]` (t: B transposed, a: A
 // transposed), or `encoder` (the dots of bench/models' encoder_layer_train at batch 8 x 128). OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE force OpenBLAS onto a slower kernel: the bench
 // prints their setting and re-executes itself with them unset so the baseline is the real one.
+// HLOX_BENCH_ROUNDS=R switches to the interleaved 2-thread table: per shape, R rounds, each
+// timing hlox and OpenBLAS at 1 and at 2 threads once (wall clock, call by call, order rotated,
+// pauses between calls, see InterleavedRow); it prints each side's best 2-thread GFLOP/s, the best and the
+// median per-round hlox/OpenBLAS ratio, and each library's own 2-thread speedup over 1 thread.
 #include <time.h>
 #include <unistd.h>
 
@@ -14,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -76,6 +81,54 @@ std::pair<double, double> BestAlternating(F f, G g, double budget_s, bool thread
   return {best[0], best[1]};
 }
 
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+// Interleaved 1- and 2-thread rounds (see the top comment). fns: hlox 1t, OpenBLAS 1t, hlox 2t,
+// OpenBLAS 2t; prints one table row. Each timed call follows untimed calls of the same function
+// for at least HLOX_BENCH_WARM_US (default 300), which wake that library's workers as the ops
+// before a dot in a graph would (HLOX_BENCH_COLD=1: none, so each call starts with its workers
+// asleep), and is followed by a pause long enough for that library's idle workers to stop
+// spinning, so neither library's spinning worker competes with the other's calls: 1 ms after
+// hlox (its worker spins about 240 us), HLOX_BENCH_OB_SETTLE_MS (default 120) after OpenBLAS at 2
+// threads (its pthread server spins with sched_yield for 2^28 cycles, about 0.1 s here).
+template <typename F>
+void InterleavedRow(const Shape& s, F* fns[4], int rounds) {
+  std::vector<double> t[4];
+  auto env = [](const char* name, double dflt) { return std::getenv(name) ? std::atof(std::getenv(name)) : dflt; };
+  bool cold = env("HLOX_BENCH_COLD", 0) != 0;
+  double warm_s = 1e-6 * env("HLOX_BENCH_WARM_US", 300);
+  useconds_t settle_us[4] = {1000, 1000, 1000, static_cast<useconds_t>(1000 * env("HLOX_BENCH_OB_SETTLE_MS", 120))};
+  for (int f = 0; f < 4; ++f) (*fns[f])();  // warm-up, untimed
+  usleep(settle_us[3]);
+  for (int r = 0; r < rounds; ++r) {
+    for (int i = 0; i < 4; ++i) {
+      int f = (i + r) % 4;
+      for (double w0 = Seconds(false); !cold && Seconds(false) - w0 < warm_s;) (*fns[f])();
+      double t0 = Seconds(false);
+      (*fns[f])();
+      t[f].push_back(Seconds(false) - t0);
+      usleep(settle_us[f]);
+    }
+  }
+  std::vector<double> ratio, sh, sb;
+  for (int r = 0; r < rounds; ++r) {
+    ratio.push_back(t[3][r] / t[2][r]);
+    sh.push_back(t[0][r] / t[2][r]);
+    sb.push_back(t[1][r] / t[3][r]);
+  }
+  double best[4];
+  for (int f = 0; f < 4; ++f) best[f] = *std::min_element(t[f].begin(), t[f].end());
+  double gf = 2.0 * s.m * s.n * s.k / 1e9;
+  std::printf("%5d %5d %5d %3s %8.1f %8.1f %6.3f %6.3f %7.2f %7.2f %7.2f %7.2f\n", s.m, s.n, s.k,
+              s.ta ? (s.tb ? "AT" : "A") : s.tb ? "T" : "N", gf / best[2], gf / best[3], best[3] / best[2],
+              Median(ratio), best[0] / best[2], Median(sh), best[1] / best[3], Median(sb));
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -112,6 +165,37 @@ int main(int argc, char** argv) {
   bool thread_cpu = clock_env != nullptr && std::strcmp(clock_env, "thread") == 0;
   std::printf("clock: %s\n", thread_cpu ? "thread CPU time for 1 thread (HLOX_BENCH_CLOCK=thread), wall for 2"
                                         : "wall (HLOX_BENCH_CLOCK=thread: 1-thread rows on thread CPU time)");
+  int rounds = std::getenv("HLOX_BENCH_ROUNDS") ? std::atoi(std::getenv("HLOX_BENCH_ROUNDS")) : 0;
+  if (rounds > 0) {
+#ifdef HLOX_HAVE_OPENBLAS
+    std::printf("interleaved, %d rounds, wall clock; 2t GF/s best-of; ratio hlox/OpenBLAS (best, median of rounds);\n"
+                "scaling = own 1-thread time / own 2-thread time (best-of, median of rounds)\n", rounds);
+    std::printf("%5s %5s %5s %3s %8s %8s %6s %6s %7s %7s %7s %7s\n", "m", "n", "k", "tB", "hlox2t", "blas2t",
+                "best", "median", "hx best", "hx med", "ob best", "ob med");
+    hlox::rt::ThreadPool pool1(1), pool2(2);
+    for (const Shape& s : shapes) {
+      std::vector<float> a(size_t(s.m) * s.k), b(size_t(s.k) * s.n), c(size_t(s.m) * s.n);
+      for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>((i * 7919) % 1000) / 1000.0f - 0.5f;
+      for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>((i * 104729) % 1000) / 1000.0f - 0.5f;
+      int ldb = s.tb ? s.k : s.n, lda = s.ta ? s.m : s.k;
+      auto hlox_on = [&](hlox::rt::ThreadPool* pool) {
+        hlox::rt::Sgemm(s.ta, s.tb, s.m, s.n, s.k, a.data(), lda, b.data(), ldb, c.data(), s.n, false, pool);
+      };
+      auto blas_on = [&](int threads) {
+        openblas_set_num_threads(threads);
+        cblas_sgemm(CblasRowMajor, s.ta ? CblasTrans : CblasNoTrans, s.tb ? CblasTrans : CblasNoTrans, s.m, s.n, s.k,
+                    1.0f, a.data(), lda, b.data(), ldb, 0.0f, c.data(), s.n);
+      };
+      std::function<void()> h1 = [&] { hlox_on(&pool1); }, b1 = [&] { blas_on(1); };
+      std::function<void()> h2 = [&] { hlox_on(&pool2); }, b2 = [&] { blas_on(2); };
+      std::function<void()>* fns[4] = {&h1, &b1, &h2, &b2};
+      InterleavedRow(s, fns, rounds);
+    }
+#else
+    std::printf("HLOX_BENCH_ROUNDS needs the OpenBLAS build\n");
+#endif
+    return 0;
+  }
   std::printf("%5s %5s %5s %3s %7s %10s %13s %7s %9s\n", "m", "n", "k", "tB", "threads", "hlox GF/s", "openblas GF/s",
               "ratio", "max diff");
   for (int threads : {1, 2}) {
