@@ -20,6 +20,10 @@
 namespace hlox::rt {
 thread_local Arena t_arena;
 
+// Blocks from which ParallelBlocks hands out pieces (fused_stream.h ParallelPieces: at least 4
+// blocks each) rather than one fixed chunk per quarter thread.
+constexpr int64_t kPiecedBlocks = 4 * kStreamPieces;
+
 // Stores n values of kind k into buffer b at element offset `start`, converting to its type.
 void StoreBlock(Buffer& b, int64_t start, const void* src, VKind k, int64_t n) {
 #if defined(__AVX512F__)
@@ -60,6 +64,8 @@ void ParallelBlocks(ThreadPool* pool, const FusedRunOptions& opt, int64_t nblock
                     const std::function<void(int64_t, int64_t)>& fn) {
   if (pool == nullptr || opt.threads == 1 || pool->threads() == 1 || nblocks < 2) {
     fn(0, nblocks);
+  } else if (nblocks >= kPiecedBlocks) {
+    ParallelPieces(pool, nblocks, 1, fn);  // claimed piece by piece: no tail behind a late thread
   } else {
     pool->ParallelFor(nblocks, 1, fn);
   }

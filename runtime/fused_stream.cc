@@ -3,6 +3,7 @@
 #include "runtime/fused_stream.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #if defined(__x86_64__)
@@ -10,6 +11,24 @@
 #endif
 
 namespace hlox::rt {
+
+void ParallelPieces(ThreadPool* pool, int64_t n, int64_t min_piece,
+                    const std::function<void(int64_t, int64_t)>& fn) {
+  const int64_t piece = std::max<int64_t>({1, min_piece, (n + kStreamPieces - 1) / kStreamPieces});
+  const int64_t pieces = (n + piece - 1) / piece;
+  if (pool == nullptr || pool->threads() == 1 || pieces < 2) {
+    if (n > 0) fn(0, n);
+    return;
+  }
+  std::atomic<int64_t> next{0};
+  // One claiming loop per thread; a loop that finds every piece taken returns at once.
+  pool->ParallelFor(pool->threads(), 1, [&](int64_t, int64_t) {
+    for (int64_t p = next.fetch_add(1, std::memory_order_relaxed); p < pieces;
+         p = next.fetch_add(1, std::memory_order_relaxed)) {
+      fn(p * piece, std::min(n, (p + 1) * piece));
+    }
+  });
+}
 
 std::vector<int64_t> StreamedParams(const std::vector<FusedNode>& nodes,
                                     const std::vector<int>& outputs) {

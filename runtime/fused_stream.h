@@ -3,13 +3,17 @@
 // (compute-bound); one thread only overlaps the two when the next block's inputs are already
 // on their way, so the loop prefetches the next block of every parameter it reads at the
 // output's own indices. Outputs too big to stay cached are written with non-temporal stores,
-// which skip the read-for-ownership an ordinary store pays on each output line.
+// which skip the read-for-ownership an ordinary store pays on each output line. Big loops
+// spread over threads in pieces claimed in turn (ParallelPieces), so no thread's share waits
+// behind a thread that starts late.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "runtime/fused_node.h"
+#include "runtime/thread_pool.h"
 #include "runtime/value.h"
 
 namespace hlox::rt {
@@ -55,6 +59,14 @@ inline void PrefetchLinesL2(const void* p, int64_t bytes) {
   const uintptr_t last = reinterpret_cast<uintptr_t>(p) + static_cast<uintptr_t>(bytes) - 1;
   for (uintptr_t a = first; a <= last; a += 64) __builtin_prefetch(reinterpret_cast<const void*>(a), 0, 2);
 }
+
+// Runs fn over [0, n) on the pool's threads in pieces of about n / kStreamPieces (at least
+// min_piece) that each thread claims in turn, so a thread that starts late (a halted vCPU
+// waking up) takes fewer pieces instead of leaving the others its whole share as a tail.
+// Piece bounds depend only on n and min_piece; with no pool or one thread, fn(0, n).
+constexpr int64_t kStreamPieces = 64;
+void ParallelPieces(ThreadPool* pool, int64_t n, int64_t min_piece,
+                    const std::function<void(int64_t, int64_t)>& fn);
 
 // Copies n floats from src to dst with non-temporal stores (any alignment). Call
 // StreamFence() before another thread may read dst.

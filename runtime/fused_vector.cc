@@ -39,7 +39,7 @@ int64_t Elements(const std::vector<int64_t>& dims) {
 constexpr int64_t kTempStride = VectorProgram::kSubBlock + 16;
 // Elements ahead of the current sub-block that each input is prefetched.
 constexpr int64_t kPrefetchAhead = 2048;
-// Fewest sub-blocks per parallel chunk (smaller programs run on the calling thread).
+// Fewest sub-blocks per parallel piece (smaller programs run on the calling thread).
 constexpr int64_t kParallelGrain = 64;
 // Elements a micro-block of the plain path runs every op over (8 registers an op, a count
 // its op functions are compiled for): the loads, math and stores of one micro-block interleave
@@ -371,7 +371,9 @@ bool VectorProgram::Run(const std::vector<FusedNode>& nodes, const std::vector<c
   if (pool == nullptr || options.threads == 1 || pool->threads() == 1) {
     body(0, nsub);
   } else {
-    pool->ParallelFor(nsub, kParallelGrain, body);
+    // Pieces claimed in turn (fused_stream.h): a thread that wakes late takes fewer of them
+    // rather than leaving the others a fixed share's tail.
+    ParallelPieces(pool, nsub, kParallelGrain, body);
   }
   return true;
 #endif

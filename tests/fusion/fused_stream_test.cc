@@ -3,9 +3,15 @@
 // L1-sized block, checked against a plain reference loop written here, for 1 and 2 threads
 // (identical bits) and against an explicit block size. Also the pieces on their own:
 // StreamedParams picks exactly the parameters read at the output's indices, StreamStoreF32
-// copies any alignment and length, BlockPrefetcher tolerates clipped and empty ranges.
+// copies any alignment and length, BlockPrefetcher tolerates clipped and empty ranges,
+// ParallelPieces covers every index once in pieces independent of the thread count.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
@@ -172,6 +178,33 @@ TEST(FusedStream, PrefetcherClipsRanges) {
   p.Queue(params, {}, 0, 10, 0);
   p.Step();
   SUCCEED();
+}
+
+// ParallelPieces covers [0, n) exactly once, in pieces whose bounds depend only on n and the
+// least piece (not on the thread count), and runs inline without a pool.
+TEST(FusedStream, ParallelPiecesCoverEachIndexOnce) {
+  for (int64_t n : {int64_t{1}, int64_t{63}, int64_t{1000}, int64_t{65536} + 5}) {
+    std::vector<std::pair<int64_t, int64_t>> bounds[3];
+    std::vector<int> hits(n, 0);
+    int k = 0;
+    for (int threads : {0, 2, 3}) {
+      std::unique_ptr<ThreadPool> pool = threads > 0 ? std::make_unique<ThreadPool>(threads) : nullptr;
+      std::mutex mu;
+      ParallelPieces(pool.get(), n, 4, [&](int64_t lo, int64_t hi) {
+        std::lock_guard<std::mutex> lock(mu);
+        bounds[k].push_back({lo, hi});
+        for (int64_t i = lo; i < hi; ++i) ++hits[i];
+      });
+      std::sort(bounds[k].begin(), bounds[k].end());
+      ++k;
+    }
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i], 3) << n << " " << i;
+    EXPECT_EQ(bounds[1], bounds[2]) << n;  // same pieces at 2 and 3 threads
+    EXPECT_EQ(bounds[0].size(), 1u);       // no pool: one call
+    if (n >= 1000) {
+      EXPECT_GT(bounds[1].size(), 8u) << n;  // finer than one chunk per quarter thread
+    }
+  }
 }
 
 }  // namespace
