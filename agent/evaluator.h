@@ -29,6 +29,12 @@ class Evaluator {
   virtual ~Evaluator() = default;
   // One record per candidate, in the same order. Never fails: problems are statuses in records.
   virtual std::vector<ResultRecord> Evaluate(const std::vector<PipelineDecisions>& batch) = 0;
+  // Same, but the last `fresh` candidates are re-measurements (of the default, say): measured
+  // anew even where an identical job was answered before. Default: plain Evaluate.
+  virtual std::vector<ResultRecord> EvaluateFresh(const std::vector<PipelineDecisions>& batch, size_t fresh) {
+    (void)fresh;
+    return Evaluate(batch);
+  }
   // How many candidates are worth submitting at once.
   virtual int parallelism() const { return 1; }
 };

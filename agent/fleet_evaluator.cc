@@ -17,6 +17,11 @@ FleetEvaluator::FleetEvaluator(std::unique_ptr<agent::Client> client, const std:
       parallelism_(std::max(1, parallelism)) {}
 
 std::vector<ResultRecord> FleetEvaluator::Evaluate(const std::vector<PipelineDecisions>& batch) {
+  return EvaluateFresh(batch, 0);
+}
+
+std::vector<ResultRecord> FleetEvaluator::EvaluateFresh(const std::vector<PipelineDecisions>& batch,
+                                                        size_t fresh) {
   std::vector<ResultRecord> out(batch.size());
   std::unordered_map<std::string, size_t> slot;
   for (size_t i = 0; i < batch.size(); ++i) {
@@ -26,6 +31,7 @@ std::vector<ResultRecord> FleetEvaluator::Evaluate(const std::vector<PipelineDec
     job.module_text = module_text_;
     job.pipeline = pipeline_;
     job.decisions = batch[i];
+    job.use_cache = i + fresh < batch.size();
     absl::StatusOr<std::string> id = client_->Submit(std::move(job));
     if (!id.ok()) {
       out[i].status = JobStatus::kRunError;

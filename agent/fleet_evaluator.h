@@ -16,6 +16,8 @@ class FleetEvaluator : public Evaluator {
   FleetEvaluator(std::unique_ptr<agent::Client> client, const std::string& module_text, std::string pipeline,
                  std::string campaign, int parallelism);
   std::vector<ResultRecord> Evaluate(const std::vector<PipelineDecisions>& batch) override;
+  // The last `fresh` jobs bypass the broker's result cache.
+  std::vector<ResultRecord> EvaluateFresh(const std::vector<PipelineDecisions>& batch, size_t fresh) override;
   int parallelism() const override { return parallelism_; }
 
  private:

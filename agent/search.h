@@ -29,6 +29,10 @@ struct SearchOptions {
   std::string model_path;        // guided: trained advantage model
   double top_fraction = 0.1;     // guided: alpha, pick among the top alpha of predicted nodes
   int neighbourhood = 1;         // guided: k hops mutated around the chosen node
+  // Re-measure the default policy alongside every this many evaluations (and once in the first
+  // round, since its first run is cold); the reference cost is the median of its measurements.
+  // These re-measurements are not counted in `evaluations`. 0 = measure it once, first.
+  int default_every = 16;
   // Called after each round of evaluations.
   std::function<void(int64_t evaluations, int64_t invalid, double best_speedup)> on_progress;
 };
@@ -44,7 +48,8 @@ struct LogEntry {
 struct SearchResult {
   DecisionVector best;
   double best_cost = 0;
-  double default_cost = 0;       // the default policy's cost (first evaluation)
+  double default_cost = 0;       // the default policy's cost: median of default_costs
+  std::vector<double> default_costs;  // every valid measurement of the default, in order
   int64_t evaluations = 0, invalid = 0;
   int64_t evaluations_to_best = 0;
   std::vector<double> best_so_far;  // after each evaluation

@@ -2,10 +2,12 @@
 #include "agent/search_driver.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "cost/stats.h"
 
 namespace hlox {
 
@@ -17,6 +19,20 @@ SearchDriver::SearchDriver(const SearchSpace& space, Evaluator& evaluator, const
   result_.default_cost = std::numeric_limits<double>::infinity();
   double c = Evaluate(space.defaults);
   result_.default_cost = c;
+  if (std::isfinite(c)) result_.default_costs.push_back(c);
+}
+
+void SearchDriver::AddDefaultMeasurement(const ResultRecord& record) {
+  since_default_ = 0;
+  ++default_runs_;
+  const double c = RecordCost(record, options_.objective);
+  if (!std::isfinite(c)) return;
+  result_.default_costs.push_back(c);
+  result_.default_cost = Median(result_.default_costs);
+  seen_[space_.defaults] = result_.default_cost;
+  // While the default is still the best configuration, its cost is the reference, not its
+  // single luckiest sample.
+  if (result_.best == space_.defaults) result_.best_cost = result_.default_cost;
 }
 
 int SearchDriver::batch_size() const {
@@ -46,7 +62,18 @@ std::vector<double> SearchDriver::Evaluate(const std::vector<DecisionVector>& ba
     return costs;
   }
   stalls_ = 0;
-  std::vector<ResultRecord> records = evaluator_.Evaluate(jobs);
+  // The default rides along in the same batch, so it sees the same machine state as the
+  // candidates: once in the first round (its first run was cold), then every default_every.
+  const bool with_default = options_.default_every > 0 && result_.evaluations > 0 &&
+                            options_.objective == Objective::kMeasured &&
+                            (default_runs_ == 0 || since_default_ >= options_.default_every);
+  if (with_default) jobs.push_back(space_.Decisions(space_.defaults));
+  std::vector<ResultRecord> records = evaluator_.EvaluateFresh(jobs, with_default ? 1 : 0);
+  if (with_default) {
+    if (records.size() == jobs.size()) AddDefaultMeasurement(records.back());
+    records.resize(todo.size());
+  }
+  since_default_ += static_cast<int64_t>(todo.size());
   for (size_t j = 0; j < todo.size(); ++j) {
     const DecisionVector& v = batch[todo[j]];
     double c = RecordCost(records[j], options_.objective);

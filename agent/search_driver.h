@@ -45,7 +45,11 @@ class SearchDriver {
   SearchOptions options_;
   std::mt19937_64 rng_;
   SearchResult result_;
+  // Folds a re-measurement of the default into the reference cost (median of all).
+  void AddDefaultMeasurement(const ResultRecord& record);
   std::map<DecisionVector, double> seen_;
+  int64_t since_default_ = 0;  // evaluations since the default was last measured
+  int default_runs_ = 0;       // re-measurements of the default so far
   static constexpr int kMaxStalls = 200;
   int stalls_ = 0;  // consecutive rounds that evaluated nothing new
 };

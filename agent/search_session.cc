@@ -43,7 +43,8 @@ class ProgressBar {
     bar.resize(width, '.');
     // Until the default's cost is in, there is no speedup to show.
     std::string best = std::isfinite(speedup) ? absl::StrFormat("%.3fx", speedup) : std::string("-");
-    std::string line = absl::StrFormat("[%s] %lld/%lld evals  best %s  invalid %lld  ETA %.0fs", bar,
+    // The search's own estimate: best single noisy sample over the default's median, biased up.
+    std::string line = absl::StrFormat("[%s] %lld/%lld evals  search est. best %s  invalid %lld  ETA %.0fs", bar,
                                        static_cast<long long>(done), static_cast<long long>(budget_), best,
                                        static_cast<long long>(invalid), eta);
     if (tty_) {
@@ -69,7 +70,7 @@ absl::Status WriteOutputs(const SessionOptions& o, const SearchSpace& space, con
   std::error_code ec;
   fs::create_directories(o.out_dir, ec);
   if (ec) return absl::InvalidArgumentError(absl::StrCat("cannot create ", o.out_dir, ": ", ec.message()));
-  DecisionsFile best{o.pipeline, space.Decisions(r.search.best)};
+  DecisionsFile best{o.pipeline, space.Decisions(r.chosen)};
   std::ofstream(fs::path(o.out_dir) / "best_decisions.json") << DecisionsToJson(best) << "\n";
   std::ofstream(fs::path(o.out_dir) / "summary.json") << r.Summary(o).dump(2) << "\n";
   SearchLog log{fs::absolute(o.module_path).string(), o.pipeline, space.key,
@@ -84,6 +85,23 @@ absl::Status WriteOutputs(const SessionOptions& o, const SearchSpace& space, con
     s.y.push_back(std::isfinite(c) && c > 0 ? r.search.default_cost / c : NAN);
   }
   return WriteLinePlot((fs::path(o.out_dir) / "progress.png").string(), {s}, 1.0);
+}
+
+// The race's candidates: search estimate, selection standing, and which one was chosen.
+nlohmann::json RaceJson(const SessionResult& r) {
+  auto finite = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  nlohmann::json out = nlohmann::json::array();
+  for (const RaceStanding& s : r.race.standings) {
+    double cost = r.race_search_costs.size() > s.index ? r.race_search_costs[s.index] : NAN;
+    out.push_back({{"search_speedup", finite(cost > 0 ? r.search.default_cost / cost : NAN)},
+                   {"race_speedup", finite(s.speedup)},
+                   {"race_ci", {finite(s.low), finite(s.high)}},
+                   {"rounds", s.rounds},
+                   {"levels", s.levels},
+                   {"failed", s.failed},
+                   {"chosen", static_cast<int>(s.index) == r.race.chosen}});
+  }
+  return out;
 }
 
 }  // namespace
@@ -105,7 +123,11 @@ nlohmann::json SessionResult::Summary(const SessionOptions& o) const {
           {"best_speedup", finite(best_speedup)},
           {"best_speedup_ci", {finite(ci_low), finite(ci_high)}},
           {"verdict", verdict_measured ? "paired" : "search"},
-          {"best_decisions", search.best},
+          {"verdict_outcome", outcome},
+          {"default_evaluations", static_cast<int64_t>(search.default_costs.size())},
+          {"race", RaceJson(*this)},
+          {"best_decisions", chosen},
+          {"search_best_decisions", search.best},
           {"pass_sequence", pass_sequence},
           {"initial_ops", initial_ops}};
 }
@@ -127,10 +149,34 @@ std::string FormatSessionTable(const SessionOptions& o, const SessionResult& r) 
   }
   absl::StrAppendFormat(&t, "%-22s %.6g\n", "default cost", r.search.default_cost);
   absl::StrAppendFormat(&t, "%-22s %.6g\n", "best cost", r.search.best_cost);
-  absl::StrAppendFormat(&t, "%-22s %.3fx\n", "search speedup", r.search.speedup());
-  if (r.verdict_measured) {
-    absl::StrAppendFormat(&t, "%-22s %.3fx  (95%% CI %.3f .. %.3f, paired)\n", "verified speedup", r.best_speedup,
-                          r.ci_low, r.ci_high);
+  if (r.search.default_costs.size() > 1) {
+    auto [lo, hi] = std::minmax_element(r.search.default_costs.begin(), r.search.default_costs.end());
+    absl::StrAppendFormat(&t, "%-22s %zu times, median %.6g (range %.6g .. %.6g)\n", "default measured",
+                          r.search.default_costs.size(), r.search.default_cost, *lo, *hi);
+  }
+  absl::StrAppendFormat(&t, "%-22s %.3fx  (best single sample: an optimistic estimate)\n", "search estimate",
+                        r.search.speedup());
+  for (const RaceStanding& s : r.race.standings) {
+    double cost = r.race_search_costs.size() > s.index ? r.race_search_costs[s.index] : NAN;
+    std::string label = s.index == 0 ? "verdict race" : "";
+    if (s.failed) {
+      absl::StrAppendFormat(&t, "%-22s #%zu search %.3fx  race: measurement failed\n", label, s.index + 1,
+                            r.search.default_cost / cost);
+      continue;
+    }
+    absl::StrAppendFormat(&t, "%-22s #%zu search %.3fx  race %.3fx [%.3f, %.3f] %d rounds%s\n", label, s.index + 1,
+                          r.search.default_cost / cost, s.speedup, s.low, s.high, s.rounds,
+                          static_cast<int>(s.index) == r.race.chosen ? "  <- chosen" : "");
+  }
+  if (r.outcome == "default") {
+    absl::StrAppendFormat(&t, "%-22s 1.000x  no verified gain: the default policy is kept\n", "verified speedup");
+  } else if (r.verdict_measured) {
+    const char* note = r.outcome == "gain"          ? "faster"
+                       : r.outcome == "unconfirmed" ? "not confirmed: the interval includes 1"
+                       : r.outcome == "slower"      ? "slower: the default's decisions are written"
+                                                    : "the search's best, one paired measurement";
+    absl::StrAppendFormat(&t, "%-22s %.3fx  (95%% CI %.3f .. %.3f, fresh paired; %s)\n", "verified speedup",
+                          r.best_speedup, r.ci_low, r.ci_high, note);
   }
   return t;
 }
@@ -153,6 +199,47 @@ void ApplyVerdict(const absl::StatusOr<PairedResult>& paired, SessionResult& r) 
   r.ci_low = 1.0 / paired->ci_high;
   r.ci_high = 1.0 / paired->ci_low;
   r.verdict_measured = true;
+}
+
+// The raced verdict (search_race.h): the top candidates and the default through the pipeline
+// once, raced on this machine; the reported figure is the chosen one's fresh measurement.
+// Never fails: measurement problems leave the default (or the search's estimate) standing.
+void RaceVerdict(const SessionOptions& o, const Module& module, const SearchSpace& space,
+                         SessionResult& r) {
+  std::vector<RaceCandidate> cands = TopCandidates(r.search, space.defaults, o.race_k);
+  for (const RaceCandidate& c : cands) r.race_search_costs.push_back(c.search_cost);
+  r.outcome = "default";
+  r.chosen = space.defaults;
+  r.best_speedup = r.ci_low = r.ci_high = 1.0;
+  if (cands.empty()) return;
+  absl::StatusOr<std::unique_ptr<Module>> def = RunPipeline(module, o.pipeline, space.Decisions(space.defaults));
+  if (!def.ok()) {  // nothing to measure against: the search's own estimate stands
+    r.outcome = "search";
+    r.chosen = r.search.best;
+    r.best_speedup = r.search.speedup();
+    return;
+  }
+  std::vector<absl::StatusOr<std::unique_ptr<Module>>> mods;
+  for (const RaceCandidate& c : cands) mods.push_back(RunPipeline(module, o.pipeline, space.Decisions(c.decisions)));
+  auto measure = [&](size_t i, const TimingProtocol& p, uint64_t seed) -> absl::StatusOr<PairedResult> {
+    if (!mods[i].ok()) return mods[i].status();
+    return PairedModules(**def, **mods[i], p, o.threads, seed);
+  };
+  if (o.progress) {
+    std::fprintf(stderr, "verdict: racing the top %zu candidates against the default (paired, ~%.0fs)\n",
+                 cands.size(), o.race_seconds + VerdictProtocol().time_cap_seconds);
+  }
+  RaceOptions ro;
+  ro.select_seconds = o.race_seconds;
+  ro.confirm = VerdictProtocol();
+  ro.seed = o.search.seed;
+  r.race = RaceCandidates(cands.size(), measure, ro);
+  r.verdict_measured = true;  // the default kept is a measured outcome too
+  if (r.race.chosen < 0 || !r.race.confirmed) return;
+  ApplyVerdict(r.race.fresh, r);
+  r.outcome = r.ci_low > 1 ? "gain" : r.ci_high < 1 ? "slower" : "unconfirmed";
+  // A candidate the fresh measurement finds slower is not handed to the user.
+  if (r.outcome != "slower") r.chosen = cands[r.race.chosen].decisions;
 }
 
 // --algo pass-order: REINFORCE over pass sequences with op-count reward; the best sequence is
@@ -235,7 +322,11 @@ absl::StatusOr<SessionResult> RunSearchSession(const SessionOptions& o) {
   r.key = space.key;
   r.sites = space.size();
   r.best_speedup = r.search.speedup();
-  if (o.verdict && r.search.best != space.defaults && std::isfinite(r.search.best_cost)) {
+  r.chosen = r.search.best;
+  if (o.verdict && o.race_k > 0) {
+    RaceVerdict(o, *module, space, r);
+  } else if (o.verdict && r.search.best != space.defaults && std::isfinite(r.search.best_cost)) {
+    r.outcome = "single";
     ApplyVerdict(PairedVerdict(*module, o.pipeline, space.Decisions(space.defaults),
                                space.Decisions(r.search.best), VerdictProtocol(), o.threads, o.search.seed),
                  r);

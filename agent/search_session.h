@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "agent/search.h"
+#include "agent/search_race.h"
 #include "nlohmann/json.hpp"
 
 namespace hlox {
@@ -24,6 +25,8 @@ struct SessionOptions {
   std::string out_dir;           // "" = write nothing
   bool progress = true;          // progress bar on stderr
   bool verdict = true;           // paired final verdict
+  int race_k = 6;                // verdict race over this many top candidates; 0 = the search's best only
+  double race_seconds = 3;       // selection time of the race (the fresh confirmation comes on top)
   std::string campaign;          // "" = generated
   SearchOptions search;
 };
@@ -35,6 +38,11 @@ struct SessionResult {
   double best_speedup = 1;       // paired verdict (or the search's own ratio without verdict)
   double ci_low = 1, ci_high = 1;
   bool verdict_measured = false;
+  // The race (race_k > 0): candidates raced, their standings, the outcome and what was written.
+  std::vector<double> race_search_costs;  // the raced candidates' search costs, race order
+  RaceResult race;
+  std::string outcome = "search";  // gain|unconfirmed|slower|default|single|search
+  DecisionVector chosen;           // the decisions written as best
   std::vector<std::string> pass_sequence;  // pass-order only: the best sequence found
   int64_t initial_ops = 0;                 // pass-order only
   nlohmann::json Summary(const SessionOptions& o) const;

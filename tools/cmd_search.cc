@@ -37,6 +37,13 @@ void RegisterSearch(CLI::App& app) {
   cmd->add_option("--out", o->out_dir, "write best_decisions.json, log.jsonl, summary.json, progress.png");
   cmd->add_flag("--json", *json, "print a JSON summary on stdout");
   cmd->add_flag("--no-verdict", *no_verdict, "skip the paired final measurement");
+  cmd->add_option("--race", o->race_k, "verdict: race this many top candidates (0 = measure only the search's best)")
+      ->capture_default_str()->check(CLI::Range(0, 64));
+  cmd->add_option("--race-seconds", o->race_seconds, "verdict race selection time (the fresh confirmation adds ~3 s)")
+      ->capture_default_str()->check(CLI::Range(0.1, 600.0));
+  cmd->add_option("--default-every", o->search.default_every,
+                  "re-measure the default every N evaluations (0 = once, first)")
+      ->capture_default_str()->check(CLI::Range(0, 1000000));
   cmd->callback([o, start, objective, json, no_verdict] {
     if (*start != "default" && *start != "random") {
       std::cerr << "hlox search: --start must be default or random\n";
