@@ -25,8 +25,37 @@ struct Totals {
 
 struct Rates {
   double flops_per_s, bytes_per_s, kernel_overhead_s, fusion_overhead_s;
+  OverheadRule overhead;
+  KernelKindCosts kinds;
   FlopsOptions flops;
 };
+
+double ArrayElements(const Shape& s) {
+  if (s.IsTuple()) {
+    double n = 0;
+    for (const Shape& e : s.tuple_shapes()) n += ArrayElements(e);
+    return n;
+  }
+  return s.IsArray() ? static_cast<double>(s.ElementCount()) : 0;
+}
+
+// Seconds of one kernel under OverheadRule::kPerKind.
+double PerKindSeconds(const Instruction& i, double flops, double bytes, const Rates& r) {
+  const KernelKind kind = KernelKindOf(i);
+  const KernelKindCost& c = r.kinds[static_cast<int>(kind)];
+  double elements = ArrayElements(i.shape());
+  if (kind == KernelKind::kDot) {
+    elements = flops;
+  } else if (kind == KernelKind::kReduce || kind == KernelKind::kFusionReduce) {
+    for (const Instruction* op : i.operands()) elements = std::max(elements, ArrayElements(op->shape()));
+  }
+  const double compute = std::max(flops / r.flops_per_s, c.ns_per_element * 1e-9 * elements);
+  double fixed = c.fixed_us * 1e-6;
+  if (i.opcode() == Opcode::kFusion && i.to_apply() != nullptr) {
+    fixed += c.node_us * 1e-6 * std::max(0, FusedNodeCount(*i.to_apply()) - 1);
+  }
+  return std::max(compute, bytes / r.bytes_per_s) + fixed;
+}
 
 Totals ComputationTotals(const Computation& c, const Rates& r) {
   Totals t;
@@ -62,6 +91,10 @@ Totals ComputationTotals(const Computation& c, const Rates& r) {
     double b = k.ReadBytes() + k.WriteBytes();
     t.flops += f;
     t.bytes += b;
+    if (r.overhead == OverheadRule::kPerKind) {
+      t.seconds += PerKindSeconds(i, f, b, r);
+      continue;
+    }
     t.seconds += std::max(f / r.flops_per_s, b / r.bytes_per_s) + r.kernel_overhead_s;
     if (i.opcode() == Opcode::kFusion) t.seconds += r.fusion_overhead_s;
   }
@@ -104,6 +137,8 @@ AnalyticalCost ComputeAnalyticalCost(const Module& module, const AnalyticalOptio
   r.bytes_per_s = std::max(1e-3, options.peaks.BandwidthGbsFor(options.threads)) * 1e9;
   r.kernel_overhead_s = std::max(0.0, options.peaks.kernel_overhead_us) * 1e-6;
   r.fusion_overhead_s = std::max(0.0, options.peaks.fusion_overhead_us) * 1e-6;
+  r.overhead = options.overhead;
+  r.kinds = options.peaks.kinds;
   r.flops.fusion_rule = options.fusion_flops;
   r.flops.threads = options.threads;
   Totals t = ComputationTotals(entry, r);

@@ -16,10 +16,13 @@
 //   op) reads its operands and writes its outputs once; values inside a fusion never move.
 //   Aliasing ops (parameter, constant, tuple, get-tuple-element, bitcast) move nothing; slices,
 //   dynamic slices and gathers read only what they produce.
-// - roofline seconds: sum over kernels of max(flops / peak, bytes / bandwidth), plus the
-//   peaks' kernel_overhead_us per kernel and fusion_overhead_us more per fusion (0 and 0 give
-//   the classic roofline); a fusion the fused loop cannot compile counts as the kernels of its
-//   body (it runs unfused).
+// - roofline seconds: sum over kernels of max(compute, bytes / bandwidth) + the kernel's fixed
+//   cost (OverheadRule::kPerKind, the default): compute is max(flops / peak, the kind's measured
+//   ns_per_element x elements (output; reduces: input; dot: FLOPs)), the fixed cost the kind's
+//   fixed_us plus, for a fusion, node_us per fused op beyond the first (MachinePeaks::kinds,
+//   `hlox calibrate`). OverheadRule::kFlat (the rule before 2026-11-21 23:00): max(flops / peak,
+//   bytes / bandwidth) + kernel_overhead_us per kernel + fusion_overhead_us per fusion. A fusion
+//   the fused loop cannot compile counts as the kernels of its body (it runs unfused).
 // - scratchpad traffic for a scratchpad of S bytes: see scratchpad.h.
 // - peak memory: see peak_memory.h.
 #pragma once
@@ -45,6 +48,12 @@ enum class FusionFlopsRule : uint8_t {
   kDemand,
 };
 
+// How the roofline charges each kernel beyond max(FLOPs, bytes) (rules above).
+enum class OverheadRule : uint8_t {
+  kPerKind,  // per-kind measured costs (MachinePeaks::kinds); the default
+  kFlat,     // kernel_overhead_us + fusion_overhead_us; kept as cost_kendall_bench's baseline
+};
+
 struct FlopsOptions {
   FusionFlopsRule fusion_rule = FusionFlopsRule::kRuntime;
   int threads = 1;  // runtime threads (hoisted fused operands are computed once per evaluator)
@@ -55,6 +64,7 @@ struct AnalyticalOptions {
   int threads = 1;
   int64_t scratchpad_bytes = int64_t{1} << 20;  // 1 MiB
   FusionFlopsRule fusion_flops = FusionFlopsRule::kRuntime;
+  OverheadRule overhead = OverheadRule::kPerKind;
 };
 
 // Every analytical cost of `module` (which must be verified).

@@ -104,6 +104,36 @@ double MachinePeaks::BandwidthGbsFor(int threads) const {
   return bandwidth_gbs_1 + f * (bandwidth_gbs_n - bandwidth_gbs_1);
 }
 
+const char* KernelKindName(KernelKind kind) {
+  static const char* const kNames[kNumKernelKinds] = {
+      "elementwise", "transcendental", "broadcast",       "copy",         "reduce",        "slice_concat",
+      "dynamic_slice", "dot",          "fusion_register", "fusion_block", "fusion_reduce", "other"};
+  const int k = static_cast<int>(kind);
+  return k >= 0 && k < kNumKernelKinds ? kNames[k] : "other";
+}
+
+KernelKindCosts DefaultKernelKindCosts() {
+  // `hlox calibrate --kernel-seconds 3` on the development guest (2-vCPU Xeon @ 2.8 GHz, 1
+  // thread, 2026-11-21 22:45-23:10 UTC, load 6-11 from other builds; rounded between runs).
+  KernelKindCosts c;
+  auto set = [&](KernelKind k, double fixed_us, double ns_per_element, double node_us = 0) {
+    c[static_cast<int>(k)] = {fixed_us, ns_per_element, node_us};
+  };
+  set(KernelKind::kElementwise, 0.25, 0.12);
+  set(KernelKind::kTranscendental, 0.33, 0.25);
+  set(KernelKind::kBroadcast, 0.5, 0.06);
+  set(KernelKind::kCopy, 0.5, 0.7);
+  set(KernelKind::kReduce, 0.37, 0.35);
+  set(KernelKind::kSliceConcat, 0.45, 0.065);
+  set(KernelKind::kDynamicSlice, 0.4, 0.07);
+  set(KernelKind::kDot, 0.85, 0.035);  // per FLOP
+  set(KernelKind::kFusionRegister, 0.7, 0.15, 0.033);
+  set(KernelKind::kFusionBlock, 0.55, 0.17, 0.085);  // f32 clamps; u32 adds: 2.5 ns, 0.13 us
+  set(KernelKind::kFusionReduce, 0.8, 1.0, 0.08);
+  set(KernelKind::kOther, 0.4, 0);  // not measured: about a plain kernel's
+  return c;
+}
+
 MachinePeaks DefaultPeaks() { return MachinePeaks{}; }
 
 MachinePeaks MeasurePeaks(int threads, double seconds_per_test) {
@@ -127,6 +157,12 @@ std::string CalibrationPath() {
 }
 
 std::string PeaksToJsonString(const MachinePeaks& p) {
+  nlohmann::json kinds = nlohmann::json::object();
+  for (int k = 0; k < kNumKernelKinds; ++k) {
+    kinds[KernelKindName(static_cast<KernelKind>(k))] = {{"fixed_us", p.kinds[k].fixed_us},
+                                                         {"ns_per_element", p.kinds[k].ns_per_element},
+                                                         {"node_us", p.kinds[k].node_us}};
+  }
   nlohmann::json j{{"gflops_1", p.gflops_1},
                    {"gflops_n", p.gflops_n},
                    {"bandwidth_gbs_1", p.bandwidth_gbs_1},
@@ -134,6 +170,8 @@ std::string PeaksToJsonString(const MachinePeaks& p) {
                    {"threads_n", p.threads_n},
                    {"kernel_overhead_us", p.kernel_overhead_us},
                    {"fusion_overhead_us", p.fusion_overhead_us},
+                   {"kernel_kinds", kinds},
+                   {"kernel_kinds_source", p.kinds_source},
                    {"host", p.host},
                    {"cpu", p.cpu},
                    {"source", p.source}};
@@ -174,6 +212,17 @@ absl::StatusOr<MachinePeaks> LoadPeaks(const std::string& path) {
     p.threads_n = j.value("threads_n", 1);
     p.kernel_overhead_us = std::max(0.0, j.value("kernel_overhead_us", p.kernel_overhead_us));
     p.fusion_overhead_us = std::max(0.0, j.value("fusion_overhead_us", p.fusion_overhead_us));
+    // Per-kind costs (absent in files written before 2026-11-21 23:00: defaults, kind by kind).
+    if (auto it = j.find("kernel_kinds"); it != j.end() && it->is_object()) {
+      for (int k = 0; k < kNumKernelKinds; ++k) {
+        auto e = it->find(KernelKindName(static_cast<KernelKind>(k)));
+        if (e == it->end() || !e->is_object()) continue;
+        p.kinds[k].fixed_us = std::max(0.0, e->value("fixed_us", p.kinds[k].fixed_us));
+        p.kinds[k].ns_per_element = std::max(0.0, e->value("ns_per_element", p.kinds[k].ns_per_element));
+        p.kinds[k].node_us = std::max(0.0, e->value("node_us", p.kinds[k].node_us));
+      }
+      p.kinds_source = j.value("kernel_kinds_source", "measured");
+    }
     p.host = j.value("host", "");
     p.cpu = j.value("cpu", "");
   } catch (const nlohmann::json::exception& e) {

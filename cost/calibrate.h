@@ -4,12 +4,46 @@
 // roofline model loads that file, falling back to conservative defaults when it is absent.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
 namespace hlox {
+
+// Kinds of kernel the roofline charges a fixed cost for (kernel_model.h KernelKindOf).
+enum class KernelKind : uint8_t {
+  kElementwise,     // plain unary/binary/compare/select/convert... (not transcendental)
+  kTranscendental,  // plain exp, log, tanh, logistic, erf, pow, sqrt, rsqrt, ...
+  kBroadcast,       // broadcast, iota
+  kCopy,            // copy, transpose, reshape, reverse
+  kReduce,          // reduce, reduce-window
+  kSliceConcat,     // slice, concatenate, pad
+  kDynamicSlice,    // dynamic-slice, dynamic-update-slice, gather, scatter
+  kDot,             // dot, convolution
+  kFusionRegister,  // a fusion on the register path (fused_flops.h FusedPathOf)
+  kFusionBlock,     // a fusion on the block loop (elementwise outputs)
+  kFusionReduce,    // a fusion on the block loop with a reduce output
+  kOther,           // everything else (sort, rng, custom calls, ...)
+};
+inline constexpr int kNumKernelKinds = 12;
+// Short name ("elementwise", "fusion_register", ...): the calibration JSON's keys.
+const char* KernelKindName(KernelKind kind);
+
+// Measured cost of one kernel of a kind in this runtime, in cache: time = fixed + per_element x
+// output elements (per FLOP for kDot); a fusion adds node_us per fused op beyond the first (the
+// fused loop's per-node work per block, which dominates on tiny tensors).
+struct KernelKindCost {
+  double fixed_us = 0;
+  double ns_per_element = 0;
+  double node_us = 0;  // fusion kinds only
+};
+using KernelKindCosts = std::array<KernelKindCost, kNumKernelKinds>;
+// Figures measured once on the development machine (see calibrate.cc): what a calibration file
+// without "kernel_kinds" (or missing a kind) takes.
+KernelKindCosts DefaultKernelKindCosts();
 
 struct MachinePeaks {
   double gflops_1 = 8;          // f32 GFLOP/s, one thread
@@ -25,6 +59,10 @@ struct MachinePeaks {
   // tiny kernels give 0.1-0.5 and 0.3-0.8).
   double kernel_overhead_us = 0.3;
   double fusion_overhead_us = 0.6;
+  // Per-kind kernel costs (`hlox calibrate` measures them in the runtime; the roofline's
+  // OverheadRule::kPerKind uses them instead of the two flat overheads above).
+  KernelKindCosts kinds = DefaultKernelKindCosts();
+  std::string kinds_source = "defaults";  // "defaults" or "measured"
   std::string host, cpu;
   std::string source = "defaults";  // "defaults", "measured" or the file it was loaded from
 

@@ -287,6 +287,25 @@ bool FusedLoopSupported(const Computation& fused) {
   return true;
 }
 
+FusedPath FusedPathOf(const Computation& fused) {
+  if (!FusedLoopSupported(fused)) return FusedPath::kUnfused;
+  const std::vector<const Instruction*> outputs = Outputs(fused);
+  if (RegisterPath(outputs)) return FusedPath::kRegister;
+  for (const Instruction* o : outputs) {
+    if (o->opcode() == Opcode::kReduce) return FusedPath::kReduce;
+  }
+  return FusedPath::kBlock;
+}
+
+int FusedNodeCount(const Computation& fused) {
+  int n = 0;
+  for (const auto& i : fused.instructions()) {
+    const Opcode op = i->opcode();
+    n += op != Opcode::kParameter && op != Opcode::kConstant && op != Opcode::kTuple;
+  }
+  return n;
+}
+
 double FusedLoopFlops(const Computation& fused, int threads) {
   if (fused.root() == nullptr) return 0;
   if (!FusedLoopSupported(fused)) {  // runs unfused: every instruction once

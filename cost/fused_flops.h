@@ -16,6 +16,8 @@
 //   of other dims) is its own pass, so what it shares with the others is computed again.
 #pragma once
 
+#include <cstdint>
+
 #include "ir/computation.h"
 
 namespace hlox {
@@ -23,6 +25,18 @@ namespace hlox {
 // True when the runtime's fused loop can compile `fused` (FusedProgram::Compile's rules read
 // from the IR); false means the runtime runs the fused computation unfused, op by op.
 bool FusedLoopSupported(const Computation& fused);
+
+// Which of the runtime's fused evaluators runs `fused` (FusedProgram's choice read from the IR).
+enum class FusedPath : uint8_t {
+  kUnfused,   // FusedLoopSupported is false: op by op
+  kRegister,  // the register path (pure f32-kind elementwise programs)
+  kBlock,     // the block loop, elementwise outputs only
+  kReduce,    // the block loop with a reduce output
+};
+FusedPath FusedPathOf(const Computation& fused);
+// Fused ops the evaluator walks per block: instructions other than parameters, constants and
+// tuples.
+int FusedNodeCount(const Computation& fused);
 
 // FLOPs of one execution of a fusion calling `fused`, by the rules above, with `threads`
 // runtime threads (a hoisted operand is computed once per evaluator, one per chunk of blocks).

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <functional>
 
+#include "cost/fused_flops.h"
+
 namespace hlox {
 namespace {
 
@@ -78,6 +80,39 @@ bool IsControlFlowOp(const Instruction& instr) {
     case Opcode::kCall: return true;
     default: return false;
   }
+}
+
+KernelKind KernelKindOf(const Instruction& instr) {
+  const Opcode op = instr.opcode();
+  switch (op) {
+    case Opcode::kFusion: {
+      if (instr.to_apply() == nullptr) return KernelKind::kOther;
+      switch (FusedPathOf(*instr.to_apply())) {
+        case FusedPath::kRegister: return KernelKind::kFusionRegister;
+        case FusedPath::kBlock: return KernelKind::kFusionBlock;
+        case FusedPath::kReduce: return KernelKind::kFusionReduce;
+        default: return KernelKind::kOther;
+      }
+    }
+    case Opcode::kExp: case Opcode::kExpm1: case Opcode::kLog: case Opcode::kLog1p:
+    case Opcode::kLogistic: case Opcode::kTanh: case Opcode::kSin: case Opcode::kCos:
+    case Opcode::kTan: case Opcode::kErf: case Opcode::kAtan2: case Opcode::kPower:
+    case Opcode::kRsqrt: case Opcode::kSqrt: case Opcode::kCbrt:
+      return KernelKind::kTranscendental;
+    case Opcode::kBroadcast: case Opcode::kIota: return KernelKind::kBroadcast;
+    case Opcode::kCopy: case Opcode::kTranspose: case Opcode::kReshape: case Opcode::kReverse:
+      return KernelKind::kCopy;
+    case Opcode::kReduce: case Opcode::kReduceWindow: return KernelKind::kReduce;
+    case Opcode::kSlice: case Opcode::kConcatenate: case Opcode::kPad:
+      return KernelKind::kSliceConcat;
+    case Opcode::kDynamicSlice: case Opcode::kDynamicUpdateSlice: case Opcode::kGather:
+    case Opcode::kScatter:
+      return KernelKind::kDynamicSlice;
+    case Opcode::kDot: case Opcode::kConvolution: return KernelKind::kDot;
+    default: break;
+  }
+  if (IsElementwise(op)) return KernelKind::kElementwise;
+  return KernelKind::kOther;
 }
 
 KernelModel BuildKernelModel(const Computation& computation) {

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cost/calibrate.h"
 #include "ir/computation.h"
 
 namespace hlox {
@@ -47,6 +48,9 @@ struct KernelModel {
 // True for instructions that only forward or name values (no kernel, no traffic).
 bool IsAliasOp(const Instruction& instr);
 bool IsControlFlowOp(const Instruction& instr);
+// The kind of kernel `instr` runs as (a fusion: by the fused evaluator that runs it; a fusion
+// that runs unfused: kOther, its body's kernels are costed instead).
+KernelKind KernelKindOf(const Instruction& instr);
 // Builds the kernel view of `computation`.
 KernelModel BuildKernelModel(const Computation& computation);
 

@@ -1,13 +1,15 @@
 // hlox calibrate [--threads N] [--seconds S] [--output PATH] [--no-save]: measures this machine's
 // peak f32 GFLOP/s and memory bandwidth for 1 and N threads, prints them and stores them as
 // JSON (default $HLOX_CALIBRATION or ~/.cache/hlox/calibration.json) for the roofline model.
-// It also times the host-speed references (cost/host_reference.h) --reference-runs times and
+// It also measures what one small kernel of each kind costs in this runtime (--kernel-seconds,
+// cmd_calibrate_kernels.h) for the roofline's per-kind rule, and times the host-speed references (cost/host_reference.h) --reference-runs times and
 // stores their fastest runs as their quiet times (cost/host_reference_store.h).
 #include <iostream>
 
 #include "cost/calibrate.h"
 #include "cost/host_reference_store.h"
 #include "cost/provenance.h"
+#include "tools/cmd_calibrate_kernels.h"
 #include "tools/commands.h"
 
 namespace hlox::cli {
@@ -18,12 +20,17 @@ struct CalibrateOptions {
   double seconds = 0.3;
   std::string output;
   bool no_save = false;
+  double kernel_seconds = 3;  // 0: keep the default per-kind kernel costs
   int reference_runs = 200;  // 0: leave the reference quiet times alone
 };
 
 int RunCalibrate(const CalibrateOptions& o) {
   int threads = o.threads > 0 ? o.threads : CoreCount();
   MachinePeaks p = MeasurePeaks(threads, o.seconds);
+  if (o.kernel_seconds > 0) {
+    p.kinds = MeasureKernelKindCosts(o.kernel_seconds, p.kinds);
+    p.kinds_source = "measured";
+  }
   std::cout << PeaksToJsonString(p) << "\n";
   if (o.no_save) return 0;
   std::string path = o.output.empty() ? CalibrationPath() : o.output;
@@ -52,6 +59,9 @@ void RegisterCalibrate(CLI::App& app) {
   cmd->add_option("--threads", o->threads, "threads for the multi-threaded figures (default: all cores)");
   cmd->add_option("--seconds", o->seconds, "seconds per test")->check(CLI::Range(0.01, 60.0));
   cmd->add_option("--output,-o", o->output, "file to store (default $HLOX_CALIBRATION or ~/.cache/hlox/calibration.json)");
+  cmd->add_option("--kernel-seconds", o->kernel_seconds,
+                  "seconds for the per-kind kernel costs (0: keep the defaults)")
+      ->check(CLI::Range(0.0, 600.0));
   cmd->add_flag("--no-save", o->no_save, "print only");
   cmd->add_option("--reference-runs", o->reference_runs,
                   "runs of each host-speed reference for its stored quiet time (0: skip)")

@@ -5,7 +5,8 @@
 // in the same run, for the roofline under the old fused-FLOPs rule (FusionFlopsRule::kDemand,
 // the comparison baseline) and the runtime's rule (kRuntime, the default), each also with the
 // per-kernel and per-fusion overheads measured in the same run on chains of tiny kernels (+o),
-// the new rule with the default overheads (MachinePeaks, +d), for bytes
+// the new rule with the default overheads (MachinePeaks, +d), the per-kind kernel costs
+// (OverheadRule::kPerKind, kind: what roofline_seconds reports), for bytes
 // moved and op count as baselines, and for the new roofline against the per-candidate minimum
 // (which contention disturbs less); then the median of each column over the modules.
 //   cost_kendall_bench [--candidates N] [--modules a,b,...] [--time-cap S] [--threads T]
@@ -57,7 +58,7 @@ double MeasureKernelOverhead(int threads, bool fused) {
 
 // Columns of the table (the taus), in order.
 constexpr const char* kColumns[] = {"tau_old", "tau_new", "tau_old+o", "tau_new+o", "tau_new+d",
-                                    "tau_bytes", "tau_ops", "tau_new_min"};
+                                    "tau_kind", "tau_bytes", "tau_ops", "tau_new_min"};
 constexpr int kNumColumns = sizeof(kColumns) / sizeof(kColumns[0]);
 
 }  // namespace
@@ -119,7 +120,9 @@ int main(int argc, char** argv) {
       std::mt19937_64 rng(12345);
       // Roofline variants: old/new fused-FLOPs rule, without and with the kernel overhead.
       // +o: the overheads measured in this run; +d: the default overheads (MachinePeaks).
-      std::vector<AnalyticalOptions> variants(5, ao);
+      // kind: the per-kind kernel costs (OverheadRule::kPerKind, the default); the others flat.
+      std::vector<AnalyticalOptions> variants(6, ao);
+      for (int v = 0; v < 5; ++v) variants[v].overhead = OverheadRule::kFlat;
       variants[0].fusion_flops = variants[2].fusion_flops = FusionFlopsRule::kDemand;
       for (int v : {0, 1}) variants[v].peaks.kernel_overhead_us = variants[v].peaks.fusion_overhead_us = 0;
       for (int v : {2, 3}) {
@@ -162,9 +165,9 @@ int main(int argc, char** argv) {
             ++kernels;
             fusions += k.instr->opcode() == Opcode::kFusion;
           }
-          std::printf("  cand %2d measured %.4g min %.4g roof_old %.4g roof_new %.4g roof_new+o %.4g "
+          std::printf("  cand %2d measured %.4g min %.4g roof_old %.4g roof_new %.4g roof_new+o %.4g roof_kind %.4g "
                       "flops_new %.4g bytes %.4g kernels %d fusions %d\n", c, d.median, d.min,
-                      roof[0].back(), roof[1].back(), roof[3].back(), a.flops, a.bytes_moved,
+                      roof[0].back(), roof[1].back(), roof[3].back(), roof[5].back(), a.flops, a.bytes_moved,
                       kernels, fusions);
         }
         bytes.push_back(a.bytes_moved);
@@ -178,7 +181,8 @@ int main(int argc, char** argv) {
       }
       const double taus[kNumColumns] = {
           KendallTau(roof[0], measured), KendallTau(roof[1], measured), KendallTau(roof[2], measured),
-          KendallTau(roof[3], measured), KendallTau(roof[4], measured), KendallTau(bytes, measured),
+          KendallTau(roof[3], measured), KendallTau(roof[4], measured), KendallTau(roof[5], measured),
+          KendallTau(bytes, measured),
           KendallTau(ops, measured),     KendallTau(roof[1], measured_min)};
       std::printf("%-36s %6zu", name.c_str(), measured.size());
       for (double t : taus) std::printf(" %11.3f", t);

@@ -122,6 +122,7 @@ TEST(AnalyticalTest, RooflineUsesPeaks) {
   AnalyticalOptions o;
   o.peaks.gflops_1 = 1;          // 1e9 flop/s
   o.peaks.bandwidth_gbs_1 = 1;   // 1e9 B/s
+  o.overhead = OverheadRule::kFlat;
   o.peaks.kernel_overhead_us = o.peaks.fusion_overhead_us = 0;  // the classic roofline
   // Kernels: add max(100, 1200) + exp max(800, 800) + multiply max(100, 1200), in ns.
   EXPECT_NEAR(ComputeAnalyticalCost(*u, o).roofline_seconds, 3200e-9, 1e-15);
@@ -134,6 +135,7 @@ TEST(AnalyticalTest, RooflineAddsKernelOverheads) {
   AnalyticalOptions o;
   o.peaks.gflops_1 = 1;
   o.peaks.bandwidth_gbs_1 = 1;
+  o.overhead = OverheadRule::kFlat;
   o.peaks.kernel_overhead_us = 2;
   o.peaks.fusion_overhead_us = 3;
   // Three plain kernels: 3200 ns + 3 x 2 us. One fusion: max(1000, 1200) ns + 2 us + 3 us.
