@@ -49,11 +49,22 @@ double PerKindSeconds(const Instruction& i, double flops, double bytes, const Ra
   } else if (kind == KernelKind::kReduce || kind == KernelKind::kFusionReduce) {
     for (const Instruction* op : i.operands()) elements = std::max(elements, ArrayElements(op->shape()));
   }
-  const double compute = std::max(flops / r.flops_per_s, c.ns_per_element * 1e-9 * elements);
-  double fixed = c.fixed_us * 1e-6;
+  double ns_per_element = c.ns_per_element, node_us = 0, node_ns = 0, move_us = 0;
+  int extra_nodes = 0;
   if (i.opcode() == Opcode::kFusion && i.to_apply() != nullptr) {
-    fixed += c.node_us * 1e-6 * std::max(0, FusedNodeCount(*i.to_apply()) - 1);
+    // The fused ops' mix of element classes weights the per-class figures.
+    const FusedOpMix mix = FusedOpMixOf(*i.to_apply());
+    const double n = std::max(1, mix.Total());
+    const double f = mix.Total() > 0 ? mix.count[0] / n : 1, in = mix.count[1] / n, h = mix.count[2] / n;
+    ns_per_element = f * c.ns_per_element + in * c.int_ns_per_element + h * c.half_ns_per_element;
+    node_us = f * c.node_us + in * c.int_node_us + h * c.half_node_us;
+    node_ns = f * c.node_ns_per_element + in * c.int_node_ns_per_element + h * c.half_node_ns_per_element;
+    extra_nodes = std::max(0, FusedNodeCount(*i.to_apply()) - 1);
+    move_us = c.move_node_us * mix.moves;
   }
+  const double compute =
+      std::max(flops / r.flops_per_s, (ns_per_element + node_ns * extra_nodes) * 1e-9 * elements);
+  const double fixed = (c.fixed_us + node_us * extra_nodes + move_us) * 1e-6;
   return std::max(compute, bytes / r.bytes_per_s) + fixed;
 }
 

@@ -19,9 +19,12 @@
 // - roofline seconds: sum over kernels of max(compute, bytes / bandwidth) + the kernel's fixed
 //   cost (OverheadRule::kPerKind, the default): compute is max(flops / peak, the kind's measured
 //   ns_per_element x elements (output; reduces: input; dot: FLOPs)), the fixed cost the kind's
-//   fixed_us plus, for a fusion, node_us per fused op beyond the first (MachinePeaks::kinds,
-//   `hlox calibrate`). OverheadRule::kFlat (the rule before 2026-11-21 23:00): max(flops / peak,
-//   bytes / bandwidth) + kernel_overhead_us per kernel + fusion_overhead_us per fusion. A fusion
+//   fixed_us plus, for a fusion, node_us per fused op beyond the first (and node_ns_per_element
+//   x elements each, on the compute side) and move_node_us per fused data-movement op; a
+//   fusion's figures are the mix of its ops' element classes (f32, integer, bf16/f16;
+//   MachinePeaks::kinds, `hlox calibrate`). OverheadRule::kFlat (the rule before 2026-11-21
+//   23:00): max(flops / peak, bytes / bandwidth) + kernel_overhead_us per kernel +
+//   fusion_overhead_us per fusion. A fusion
 //   the fused loop cannot compile counts as the kernels of its body (it runs unfused).
 // - scratchpad traffic for a scratchpad of S bytes: see scratchpad.h.
 // - peak memory: see peak_memory.h.

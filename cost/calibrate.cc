@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -88,6 +89,21 @@ double MeasureTriad(int threads, double seconds) {
   return best;
 }
 
+// The calibration JSON's keys for the KernelKindCost fields.
+const std::pair<const char*, double KernelKindCost::*> kKindFields[] = {
+    {"fixed_us", &KernelKindCost::fixed_us},
+    {"ns_per_element", &KernelKindCost::ns_per_element},
+    {"node_us", &KernelKindCost::node_us},
+    {"int_ns_per_element", &KernelKindCost::int_ns_per_element},
+    {"int_node_us", &KernelKindCost::int_node_us},
+    {"half_ns_per_element", &KernelKindCost::half_ns_per_element},
+    {"half_node_us", &KernelKindCost::half_node_us},
+    {"node_ns_per_element", &KernelKindCost::node_ns_per_element},
+    {"int_node_ns_per_element", &KernelKindCost::int_node_ns_per_element},
+    {"half_node_ns_per_element", &KernelKindCost::half_node_ns_per_element},
+    {"move_node_us", &KernelKindCost::move_node_us},
+};
+
 }  // namespace
 
 double MachinePeaks::GflopsFor(int threads) const {
@@ -117,7 +133,19 @@ KernelKindCosts DefaultKernelKindCosts() {
   // thread, 2026-11-21 22:45-23:10 UTC, load 6-11 from other builds; rounded between runs).
   KernelKindCosts c;
   auto set = [&](KernelKind k, double fixed_us, double ns_per_element, double node_us = 0) {
-    c[static_cast<int>(k)] = {fixed_us, ns_per_element, node_us};
+    c[static_cast<int>(k)] = {fixed_us, ns_per_element, node_us, ns_per_element, node_us,
+                              ns_per_element, node_us, 0, 0, 0, 0};
+  };
+  // Fusion kinds' per-node figures (f32 node_us and node_ns_per_element from 16- and
+  // 1024-element chains), integer (u32 adds) and bf16 (adds, clamps) figures: three
+  // calibrations, 2026-11-21 23:42 UTC, load 7-7.5 (register-path fusions have no integer ops).
+  struct Class { double ns, node_us, node_ns; };
+  auto set_classes = [&](KernelKind k, double node_us, double node_ns, Class in, Class half) {
+    KernelKindCost& e = c[static_cast<int>(k)];
+    e.node_us = node_us, e.node_ns_per_element = node_ns;
+    e.int_ns_per_element = in.ns, e.int_node_us = in.node_us, e.int_node_ns_per_element = in.node_ns;
+    e.half_ns_per_element = half.ns, e.half_node_us = half.node_us, e.half_node_ns_per_element = half.node_ns;
+    e.move_node_us = 0.12;  // u32[16] slices + concatenate against adds, 23:50 UTC
   };
   set(KernelKind::kElementwise, 0.25, 0.12);
   set(KernelKind::kTranscendental, 0.33, 0.25);
@@ -127,10 +155,13 @@ KernelKindCosts DefaultKernelKindCosts() {
   set(KernelKind::kSliceConcat, 0.45, 0.065);
   set(KernelKind::kDynamicSlice, 0.4, 0.07);
   set(KernelKind::kDot, 0.85, 0.035);  // per FLOP
-  set(KernelKind::kFusionRegister, 0.7, 0.15, 0.033);
-  set(KernelKind::kFusionBlock, 0.55, 0.17, 0.085);  // f32 clamps; u32 adds: 2.5 ns, 0.13 us
-  set(KernelKind::kFusionReduce, 0.8, 1.0, 0.08);
+  set(KernelKind::kFusionRegister, 0.7, 0.15);  // f32 adds; per-node figures below
+  set(KernelKind::kFusionBlock, 0.55, 0.17);     // f32 clamps
+  set(KernelKind::kFusionReduce, 0.8, 1.0);
   set(KernelKind::kOther, 0.4, 0);  // not measured: about a plain kernel's
+  set_classes(KernelKind::kFusionRegister, 0.034, 0.04, {0.15, 0.034, 0.04}, {0.37, 0.025, 0.18});
+  set_classes(KernelKind::kFusionBlock, 0.055, 0.11, {2.7, 0.07, 0.4}, {0.6, 0.05, 0.12});
+  set_classes(KernelKind::kFusionReduce, 0.054, 0.14, {5.8, 0.053, 0.35}, {1.9, 0.065, 0.33});
   return c;
 }
 
@@ -159,9 +190,8 @@ std::string CalibrationPath() {
 std::string PeaksToJsonString(const MachinePeaks& p) {
   nlohmann::json kinds = nlohmann::json::object();
   for (int k = 0; k < kNumKernelKinds; ++k) {
-    kinds[KernelKindName(static_cast<KernelKind>(k))] = {{"fixed_us", p.kinds[k].fixed_us},
-                                                         {"ns_per_element", p.kinds[k].ns_per_element},
-                                                         {"node_us", p.kinds[k].node_us}};
+    nlohmann::json& e = kinds[KernelKindName(static_cast<KernelKind>(k))];
+    for (const auto& [key, field] : kKindFields) e[key] = p.kinds[k].*field;
   }
   nlohmann::json j{{"gflops_1", p.gflops_1},
                    {"gflops_n", p.gflops_n},
@@ -217,9 +247,10 @@ absl::StatusOr<MachinePeaks> LoadPeaks(const std::string& path) {
       for (int k = 0; k < kNumKernelKinds; ++k) {
         auto e = it->find(KernelKindName(static_cast<KernelKind>(k)));
         if (e == it->end() || !e->is_object()) continue;
-        p.kinds[k].fixed_us = std::max(0.0, e->value("fixed_us", p.kinds[k].fixed_us));
-        p.kinds[k].ns_per_element = std::max(0.0, e->value("ns_per_element", p.kinds[k].ns_per_element));
-        p.kinds[k].node_us = std::max(0.0, e->value("node_us", p.kinds[k].node_us));
+        KernelKindCost& c = p.kinds[k];  // a field absent (older files): its default
+        for (const auto& [key, field] : kKindFields) {
+          c.*field = std::max(0.0, e->value(key, c.*field));
+        }
       }
       p.kinds_source = j.value("kernel_kinds_source", "measured");
     }

@@ -33,13 +33,23 @@ inline constexpr int kNumKernelKinds = 12;
 const char* KernelKindName(KernelKind kind);
 
 // Measured cost of one kernel of a kind in this runtime, in cache: time = fixed + per_element x
-// output elements (per FLOP for kDot); a fusion adds node_us per fused op beyond the first (the
-// fused loop's per-node work per block, which dominates on tiny tensors).
+// output elements (per FLOP for kDot); a fusion adds, per fused op beyond the first, node_us
+// (the fused loop's per-node set-up, which dominates on tiny tensors) + node_ns_per_element x
+// elements. Fusion kinds have these figures per element class of the fused ops
+// (ElementClassOf): the plain fields for f32/f64 ops, the int_ and half_ ones for integer/pred
+// and bf16/f16 ops; a fusion is charged the mix of its ops' classes, plus move_node_us per
+// fused data-movement op (slice, concatenate, pad, dynamic-slice, gather, reverse, transpose).
 struct KernelKindCost {
   double fixed_us = 0;
   double ns_per_element = 0;
-  double node_us = 0;  // fusion kinds only
+  double node_us = 0;  // fusion kinds only, from here on
+  double int_ns_per_element = 0, int_node_us = 0;
+  double half_ns_per_element = 0, half_node_us = 0;
+  double node_ns_per_element = 0, int_node_ns_per_element = 0, half_node_ns_per_element = 0;
+  double move_node_us = 0;
 };
+// Element classes a fused op computes in, with their own costs on the fused loop.
+enum class ElementClass : uint8_t { kFloat, kInteger, kHalf };
 using KernelKindCosts = std::array<KernelKindCost, kNumKernelKinds>;
 // Figures measured once on the development machine (see calibrate.cc): what a calibration file
 // without "kernel_kinds" (or missing a kind) takes.

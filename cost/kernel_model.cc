@@ -115,6 +115,36 @@ KernelKind KernelKindOf(const Instruction& instr) {
   return KernelKind::kOther;
 }
 
+ElementClass ElementClassOf(const Instruction& instr) {
+  const Shape& s = instr.opcode() == Opcode::kCompare && instr.operand_count() > 0
+                       ? instr.operand(0)->shape() : instr.shape();
+  if (!s.IsArray()) return ElementClass::kFloat;
+  const PrimitiveType t = s.element_type();
+  if (IsInteger(t) || IsPred(t)) return ElementClass::kInteger;
+  if (t == PrimitiveType::kBF16 || t == PrimitiveType::kF16) return ElementClass::kHalf;
+  return ElementClass::kFloat;
+}
+
+bool IsFusedMoveOp(const Instruction& instr) {
+  switch (instr.opcode()) {
+    case Opcode::kSlice: case Opcode::kConcatenate: case Opcode::kPad: case Opcode::kDynamicSlice:
+    case Opcode::kDynamicUpdateSlice: case Opcode::kGather: case Opcode::kReverse:
+    case Opcode::kTranspose: return true;
+    default: return false;
+  }
+}
+
+FusedOpMix FusedOpMixOf(const Computation& fused) {
+  FusedOpMix mix;
+  for (const auto& i : fused.instructions()) {
+    const Opcode op = i->opcode();
+    if (op == Opcode::kParameter || op == Opcode::kConstant || op == Opcode::kTuple) continue;
+    ++mix.count[static_cast<int>(ElementClassOf(*i))];
+    mix.moves += IsFusedMoveOp(*i);
+  }
+  return mix;
+}
+
 KernelModel BuildKernelModel(const Computation& computation) {
   KernelModel m;
   std::unordered_map<const Instruction*, std::vector<TensorAccess>> resolved;

@@ -51,6 +51,20 @@ bool IsControlFlowOp(const Instruction& instr);
 // The kind of kernel `instr` runs as (a fusion: by the fused evaluator that runs it; a fusion
 // that runs unfused: kOther, its body's kernels are costed instead).
 KernelKind KernelKindOf(const Instruction& instr);
+// The element class a fused op computes in: a compare by its operands' type, anything else by
+// its output's (integer and pred: kInteger; bf16/f16: kHalf; the rest: kFloat).
+ElementClass ElementClassOf(const Instruction& instr);
+// True for the data-movement ops a fusion charges move_node_us for (slice, concatenate, pad,
+// dynamic-slice, dynamic-update-slice, gather, reverse, transpose).
+bool IsFusedMoveOp(const Instruction& instr);
+// Fused ops of a fusion body (those FusedNodeCount counts) per ElementClass, and how many of
+// them are data-movement ops.
+struct FusedOpMix {
+  int count[3] = {0, 0, 0};  // indexed by ElementClass
+  int moves = 0;
+  int Total() const { return count[0] + count[1] + count[2]; }
+};
+FusedOpMix FusedOpMixOf(const Computation& fused);
 // Builds the kernel view of `computation`.
 KernelModel BuildKernelModel(const Computation& computation);
 

@@ -18,6 +18,7 @@ namespace {
 
 constexpr int kFew = 4, kMany = 36;  // kernels per module; the cost is the difference / 32
 constexpr int kNodes = 9;            // fused adds of the per-node measurement (against 1)
+constexpr int64_t kNodeSizes[2] = {16, 1024};  // elements of the per-node measurements
 
 bool IsFusionKind(KernelKind k) {
   return k == KernelKind::kFusionRegister || k == KernelKind::kFusionBlock || k == KernelKind::kFusionReduce;
@@ -25,10 +26,12 @@ bool IsFusionKind(KernelKind k) {
 
 // HLO text of `count` independent kernels of `kind` whose size parameter is `n` (output
 // elements; the matrix side for kDot); *elements gets the fit's x (FLOPs for kDot).
-std::string KindModule(KernelKind kind, int count, int64_t n, double* elements, int nodes = 1) {
+// Fusion kinds take the fused ops' element type `t` (f32, u32, bf16).
+std::string KindModule(KernelKind kind, int count, int64_t n, double* elements, int nodes = 1,
+                       const std::string& t = "f32") {
   const int64_t r = n / 16;
-  std::string comps = "add {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n"
-                      "  ROOT s = f32[] add(x, y)\n}\n";
+  std::string comps = absl::StrCat("add {\n  x = ", t, "[] parameter(0)\n  y = ", t,
+                                   "[] parameter(1)\n  ROOT s = ", t, "[] add(x, y)\n}\n");
   std::string params, inst;
   *elements = static_cast<double>(n);
   auto vec = [](int64_t e) { return absl::StrCat("f32[", e, "]"); };
@@ -70,12 +73,12 @@ std::string KindModule(KernelKind kind, int count, int64_t n, double* elements, 
     case KernelKind::kFusionRegister:
     case KernelKind::kFusionBlock:
     case KernelKind::kFusionReduce: {
-      // A chain of `nodes` f32 adds (the register path) or clamps (not on the register path:
-      // the block loop), then for kFusionReduce a row reduce of the chain's result.
+      // A chain of `nodes` adds (the register path; integers: the block loop) or clamps (float
+      // types off the register path: the block loop), then for kFusionReduce a row reduce of
+      // the chain's result.
       const bool reduce = kind == KernelKind::kFusionReduce;
-      const bool block = kind == KernelKind::kFusionBlock;
-      const std::string t = "f32";
-      const std::string in = reduce ? mat(r, 16) : absl::StrCat(t, "[", n, "]");
+      const bool block = kind == KernelKind::kFusionBlock && t != "u32";
+      const std::string in = reduce ? absl::StrCat(t, "[", r, ",16]") : absl::StrCat(t, "[", n, "]");
       for (int k = 0; k < count; ++k) {
         comps += absl::StrCat("f", k, " {\n  a = ", in, " parameter(0)\n  b = ", in, " parameter(1)\n");
         std::string prev = "a";
@@ -86,13 +89,13 @@ std::string KindModule(KernelKind kind, int count, int64_t n, double* elements, 
           prev = absl::StrCat("c", j);
         }
         if (reduce) {
-          absl::StrAppend(&comps, "  z = f32[] constant(0)\n  ROOT o = ", vec(r), " reduce(", prev,
+          absl::StrAppend(&comps, "  z = ", t, "[] constant(0)\n  ROOT o = ", t, "[", r, "] reduce(", prev,
                           ", z), dimensions={1}, to_apply=add\n");
         }
         comps += "}\n";
       }
       params = absl::StrCat("  p = ", in, " parameter(0)\n  q = ", in, " parameter(1)\n");
-      inst = absl::StrCat(reduce ? vec(r) : in, " fusion(p, q), kind=kLoop");
+      inst = absl::StrCat(reduce ? absl::StrCat(t, "[", r, "]") : in, " fusion(p, q), kind=kLoop");
       break;
     }
     default: return "";
@@ -105,6 +108,32 @@ std::string KindModule(KernelKind kind, int count, int64_t n, double* elements, 
     absl::StrAppend(&text, "  k", k, " = ", line, "\n");
     absl::StrAppend(&outs, k ? ", " : "", "k", k);
     absl::StrAppend(&shapes, k ? ", " : "", line.substr(0, line.find(' ')));
+  }
+  absl::StrAppend(&text, "  ROOT t = (", shapes, ") tuple(", outs, ")\n}\n");
+  return text;
+}
+
+// `count` u32[n] block-loop fusions (n even) of four ops: two slices, a concatenate and an add
+// (`moves`), or four adds/xors.
+std::string MoveModule(int count, int64_t n, bool moves) {
+  const std::string s = absl::StrCat("u32[", n, "]"), h = absl::StrCat("u32[", n / 2, "]");
+  std::string text = "HloModule moves\n", outs, shapes;
+  for (int k = 0; k < count; ++k) {
+    absl::StrAppend(&text, "f", k, " {\n  a = ", s, " parameter(0)\n  b = ", s, " parameter(1)\n");
+    if (moves) {
+      absl::StrAppend(&text, "  x = ", h, " slice(a), slice={[0:", n / 2, "]}\n  y = ", h,
+                      " slice(b), slice={[", n / 2, ":", n, "]}\n  c = ", s,
+                      " concatenate(x, y), dimensions={0}\n");
+    } else {
+      absl::StrAppend(&text, "  x = ", s, " add(a, b)\n  y = ", s, " xor(x, a)\n  c = ", s, " add(y, b)\n");
+    }
+    absl::StrAppend(&text, "  ROOT d = ", s, " add(c, b)\n}\n");
+  }
+  absl::StrAppend(&text, "ENTRY e {\n  p = ", s, " parameter(0)\n  q = ", s, " parameter(1)\n");
+  for (int k = 0; k < count; ++k) {
+    absl::StrAppend(&text, "  k", k, " = ", s, " fusion(p, q), kind=kLoop, calls=f", k, "\n");
+    absl::StrAppend(&outs, k ? ", " : "", "k", k);
+    absl::StrAppend(&shapes, k ? ", " : "", s);
   }
   absl::StrAppend(&text, "  ROOT t = (", shapes, ") tuple(", outs, ")\n}\n");
   return text;
@@ -135,43 +164,87 @@ double BestRunSeconds(const std::string& text, double seconds) {
   return best;
 }
 
+// Fits fixed + per-element (and, for fusion kinds, per-node) costs of `kind` with fused element
+// type `t`; false when a module cannot be built or run.
+bool FitKind(KernelKind kind, const std::string& t, double per_module, KernelKindCost* out) {
+  const std::vector<int64_t> sizes = {256, 1024, 4096};
+  const std::vector<int64_t> dot_sides = {4, 8, 16};
+  std::vector<double> xs, ts;
+  for (int64_t n : kind == KernelKind::kDot ? dot_sides : sizes) {
+    double x = 0;
+    const double few = BestRunSeconds(KindModule(kind, kFew, n, &x, 1, t), per_module);
+    const double many = BestRunSeconds(KindModule(kind, kMany, n, &x, 1, t), per_module);
+    if (few < 0 || many < 0) break;
+    xs.push_back(x);
+    ts.push_back(std::max(0.0, many - few) / (kMany - kFew));
+  }
+  if (xs.size() < 2) return false;
+  if (IsFusionKind(kind)) {  // each further fused node, at a tiny and a mid size
+    double per_node[2] = {-1, -1};
+    for (int s = 0; s < 2; ++s) {
+      double x = 0;
+      const int64_t n = kNodeSizes[s];
+      const double one = BestRunSeconds(KindModule(kind, kMany, n, &x, 1, t), per_module);
+      const double more = BestRunSeconds(KindModule(kind, kMany, n, &x, kNodes, t), per_module);
+      if (one > 0 && more > 0) per_node[s] = std::max(0.0, more - one) / kMany / (kNodes - 1);
+    }
+    if (per_node[0] >= 0 && per_node[1] >= 0) {
+      const double slope = std::max(0.0, per_node[1] - per_node[0]) / (kNodeSizes[1] - kNodeSizes[0]);
+      out->node_ns_per_element = slope * 1e9;
+      out->node_us = std::max(0.0, per_node[0] - slope * kNodeSizes[0]) * 1e6;
+    }
+  }
+  // Least squares t = a + b x, both clamped at 0.
+  double mx = 0, mt = 0, sxx = 0, sxt = 0;
+  for (size_t i = 0; i < xs.size(); ++i) mx += xs[i] / xs.size(), mt += ts[i] / xs.size();
+  for (size_t i = 0; i < xs.size(); ++i) {
+    sxx += (xs[i] - mx) * (xs[i] - mx);
+    sxt += (xs[i] - mx) * (ts[i] - mt);
+  }
+  const double b = std::max(0.0, sxx > 0 ? sxt / sxx : 0);
+  const double a = std::max(0.0, mt - b * mx);
+  out->fixed_us = a * 1e6;
+  out->ns_per_element = b * 1e9;
+  return true;
+}
+
 }  // namespace
 
 KernelKindCosts MeasureKernelKindCosts(double seconds, const KernelKindCosts& fallback) {
   KernelKindCosts out = fallback;
-  const std::vector<int64_t> sizes = {256, 1024, 4096};
-  const std::vector<int64_t> dot_sides = {4, 8, 16};
-  const double per_module = seconds / (kNumKernelKinds - 1) / 7;
+  // 8 plain kinds x 6 modules; fusion kinds 10 modules per fused type (f32 and bf16 for all
+  // three, u32 for the two off the register path): 80; fused data movement: 6.
+  const double per_module = seconds / (8 * 6 + 8 * 10 + 6);
   for (int k = 0; k < kNumKernelKinds; ++k) {
     const KernelKind kind = static_cast<KernelKind>(k);
     if (kind == KernelKind::kOther) continue;
-    std::vector<double> xs, ts;
-    for (int64_t n : kind == KernelKind::kDot ? dot_sides : sizes) {
-      double x = 0;
-      const double few = BestRunSeconds(KindModule(kind, kFew, n, &x), per_module);
-      const double many = BestRunSeconds(KindModule(kind, kMany, n, &x), per_module);
-      if (few < 0 || many < 0) break;
-      xs.push_back(x);
-      ts.push_back(std::max(0.0, many - few) / (kMany - kFew));
+    FitKind(kind, "f32", per_module, &out[k]);
+    if (!IsFusionKind(kind)) continue;
+    KernelKindCost c = out[k];
+    c.node_us = out[k].half_node_us, c.node_ns_per_element = out[k].half_node_ns_per_element;
+    if (FitKind(kind, "bf16", per_module, &c)) {
+      out[k].half_ns_per_element = c.ns_per_element, out[k].half_node_us = c.node_us;
+      out[k].half_node_ns_per_element = c.node_ns_per_element;
     }
-    if (xs.size() < 2) continue;
-    if (IsFusionKind(kind)) {  // each further fused node, at the smallest size
-      double x = 0;
-      const double one = BestRunSeconds(KindModule(kind, kMany, sizes[0], &x, 1), per_module);
-      const double more = BestRunSeconds(KindModule(kind, kMany, sizes[0], &x, kNodes), per_module);
-      if (one > 0 && more > 0) out[k].node_us = std::max(0.0, more - one) / kMany / (kNodes - 1) * 1e6;
+    c = out[k];
+    c.node_us = out[k].int_node_us, c.node_ns_per_element = out[k].int_node_ns_per_element;
+    if (kind != KernelKind::kFusionRegister && FitKind(kind, "u32", per_module, &c)) {
+      out[k].int_ns_per_element = c.ns_per_element, out[k].int_node_us = c.node_us;
+      out[k].int_node_ns_per_element = c.node_ns_per_element;
     }
-    // Least squares t = a + b x, both clamped at 0.
-    double mx = 0, mt = 0, sxx = 0, sxt = 0;
-    for (size_t i = 0; i < xs.size(); ++i) mx += xs[i] / xs.size(), mt += ts[i] / xs.size();
-    for (size_t i = 0; i < xs.size(); ++i) {
-      sxx += (xs[i] - mx) * (xs[i] - mx);
-      sxt += (xs[i] - mx) * (ts[i] - mt);
+  }
+  // Fused data-movement ops: three of them against three adds/xors, 16 elements; three
+  // interleaved rounds, the fastest of each (a burst of load hits one round, not both modules).
+  double adds = 1e30, moves = 1e30;
+  for (int round = 0; round < 3; ++round) {
+    adds = std::min(adds, BestRunSeconds(MoveModule(kMany, 16, false), per_module));
+    moves = std::min(moves, BestRunSeconds(MoveModule(kMany, 16, true), per_module));
+  }
+  if (adds > 0 && moves > 0 && adds < 1e30) {
+    const double us = std::max(0.0, moves - adds) / kMany / 3 * 1e6;
+    for (KernelKind k : {KernelKind::kFusionRegister, KernelKind::kFusionBlock, KernelKind::kFusionReduce}) {
+      out[static_cast<int>(k)].move_node_us = us;
     }
-    const double b = std::max(0.0, sxx > 0 ? sxt / sxx : 0);
-    const double a = std::max(0.0, mt - b * mx);
-    out[k].fixed_us = a * 1e6;
-    out[k].ns_per_element = b * 1e9;
   }
   return out;
 }
