@@ -119,7 +119,7 @@ class Client::Impl {
       return absl::InvalidArgumentError(absl::StrCat("duplicate job id ", job.id));
     }
     std::string id = job.id;
-    modules_.emplace(job.module_hash, job.module_text);
+    modules_.try_emplace(job.module_hash, job.module_text);  // no node built when known
     jobs_.emplace(id, std::move(job));
     outbox_.push_back(id);
     if (owner_ == Owner::kNone) {

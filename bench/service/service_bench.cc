@@ -289,9 +289,21 @@ void OneMsJobs(std::shared_ptr<const std::string> text, int rounds = 3, int n = 
 
 // --noop-only: no-op jobs/s many in flight through the default broker, which scans each result
 // record for the fields it needs (broker/record_scan.h), next to the same broker decoding every
-// DONE and record fully (BrokerOptions::full_record_decode, the old path), 5 interleaved rounds
-// each with the CPU per job of the broker thread, the bench process and the workers.
+// DONE and record fully (BrokerOptions::full_record_decode, the old path), and the direct
+// pipelined DEALER->ROUTER echo rate (the baseline), 5 interleaved rounds each with the
+// CPU per job of the broker thread, the bench process and the workers.
 int NoopOnly() {
+  // The echo server is forked before this process creates any ZeroMQ context.
+  const std::string echo_addr = "tcp://127.0.0.1:47835";
+  pid_t echo = ::fork();
+  if (echo == 0) {
+    EchoServer(echo_addr, nullptr);
+    ::_exit(0);
+  }
+  zmq::context_t ctx(1);
+  auto direct = proto::ConnectDealer(ctx, echo_addr, "bench-noop-direct");
+  if (!direct.ok()) return 1;
+  double best_direct = 0;
   auto text = std::make_shared<const std::string>("HloModule bench\n");
   struct Variant {
     const char* what;
@@ -311,6 +323,9 @@ int NoopOnly() {
   }
   const int n = 60000;
   for (int r = 0; r < 5; ++r) {
+    const double d = DirectPipelined(*direct, 200000);
+    std::printf("  round %d direct pipelined echo            %6.0f msg/s\n", r, d);
+    best_direct = std::max(best_direct, d);
     for (Variant& v : vs) {
       Fleet& f = *v.fleet;
       double b0 = ThreadCpuSeconds(f.t), p0 = ProcessCpuSeconds(::getpid()), w0 = 0, w1 = 0;
@@ -328,6 +343,10 @@ int NoopOnly() {
   std::printf("no-op jobs, many in flight (best of 5 interleaved): %s %.0f jobs/s (broker thread "
               "%.1f us/job), %s %.0f jobs/s (%.1f us/job): %.3fx\n", vs[0].what, vs[0].best,
               vs[0].best_cpu, vs[1].what, vs[1].best, vs[1].best_cpu, vs[0].best / vs[1].best);
+  std::printf("no-op jobs vs the direct pipelined echo (best of 5 interleaved): %.0f jobs/s / "
+              "%.0f msg/s = %.3f of direct\n", vs[0].best, best_direct, vs[0].best / best_direct);
+  ::kill(echo, SIGKILL);
+  ::waitpid(echo, nullptr, 0);
   return 0;
 }
 
