@@ -29,6 +29,9 @@ void RegisterWorker(CLI::App& app) {
   cmd->add_option("--test-mode", opts->test_mode, "benchmarks: echo | sleep-<ms> | sleep-<ms>-serial (old hand-off order) | spin-<ms> (CPU-bound)");
   cmd->add_option("--curve-key", opts->curve_key_file, "own CURVE secret key file (for a secured broker)");
   cmd->add_option("--broker-key", opts->broker_key_file, "the broker's CURVE public key file (.pub)");
+  cmd->add_option("--cpu-latency-us", opts->cpu_latency_us,
+                  "hold this CPU wake-up latency limit (PM QoS; 0: idle CPUs poll instead of "
+                  "halting; needs root; default: no request)");
   cmd->add_flag("--no-fork", *no_fork, "evaluate in this process (a crash takes the worker down)");
   cmd->add_flag("--fresh-child", opts->fresh_child, "fork a new child per job, not a warm one per module");
   cmd->add_flag("--supervise", *supervise, "restart the worker when it crashes");
@@ -52,6 +55,7 @@ void RegisterWorker(CLI::App& app) {
       if (opts->fresh_child) argv.push_back("--fresh-child");
       if (!opts->curve_key_file.empty()) { argv.push_back("--curve-key"); argv.push_back(opts->curve_key_file); }
       if (!opts->broker_key_file.empty()) { argv.push_back("--broker-key"); argv.push_back(opts->broker_key_file); }
+      if (opts->cpu_latency_us >= 0) { argv.push_back("--cpu-latency-us"); argv.push_back(std::to_string(opts->cpu_latency_us)); }
       ExitCode() = worker::RunSupervised(argv);
       return;
     }

@@ -18,6 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "broker/zmq_util.h"
+#include "common/cpu_latency.h"
 #include "common/logging.h"
 #include "cost/provenance.h"
 #include "ir/parser.h"
@@ -373,6 +374,17 @@ absl::Status RunWorker(const WorkerOptions& options, std::atomic<bool>* stop) {
   absl::StatusOr<proto::CurveClientKeys> curve =
       proto::LoadCurveClientKeys(options.curve_key_file, options.broker_key_file);
   if (!curve.ok()) return curve.status();
+  std::unique_ptr<CpuLatencyRequest> latency;
+  if (options.cpu_latency_us >= 0) {
+    absl::StatusOr<std::unique_ptr<CpuLatencyRequest>> held =
+        CpuLatencyRequest::Hold(options.cpu_latency_us);
+    if (held.ok()) {
+      latency = std::move(*held);
+      log::worker().info("holding the CPU wake-up latency at {} us", options.cpu_latency_us);
+    } else {
+      log::worker().warn("CPU wake-up latency not held: {}", std::string(held.status().message()));
+    }
+  }
   WorkerLoop loop(options, std::move(*curve));
   return loop.Run(stop);
 }

@@ -30,6 +30,7 @@ struct WorkerOptions {
   int liveness = kWorkerLiveness;
   std::string curve_key_file;         // own CURVE secret key file ("" = CURVE off)
   std::string broker_key_file;        // the broker's CURVE public key file
+  int cpu_latency_us = -1;            // >= 0: hold this PM QoS CPU wake-up limit (common/cpu_latency.h)
 };
 
 // Serves jobs until the broker sends DISCONNECT, `stop` becomes true, or a fatal error.

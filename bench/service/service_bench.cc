@@ -12,6 +12,7 @@
 #include "bench/service/bench_util.h"
 #include "broker/spin_poll.h"
 #include "broker/zmq_util.h"
+#include "common/cpu_latency.h"
 
 using namespace hlox;
 using namespace hlox::bench;
@@ -208,6 +209,7 @@ void OneMsJobs(std::shared_ptr<const std::string> text, int rounds = 3, int n = 
   struct Variant {
     int credit = 0, spin_us = 0;
     std::string what, mode;
+    bool poll_idle = false;  // hold the PM QoS CPU latency at 0 during this variant's rounds
     std::unique_ptr<Fleet> fleet;
     std::unique_ptr<agent::Client> client;
     double best = 0, best_len = 0;
@@ -234,6 +236,12 @@ void OneMsJobs(std::shared_ptr<const std::string> text, int rounds = 3, int n = 
   // no wake-up waits for the host; but the broker and the agent take their CPU from the jobs.
   add(1, dflt, "credit 1, spin job (CPU-bound)", "spin-1");
   add(2, dflt, "credit 2, spin job (CPU-bound)", "spin-1");
+  // Idle vCPUs poll instead of halting while the variant runs (`hlox worker --cpu-latency-us 0`
+  // makes the same system-wide request): what the host's wake-up latency costs the sleep jobs.
+  if (CpuLatencyRequest::Hold(0).ok()) {
+    add(2, dflt, "credit 2, idle CPUs poll (PM QoS 0)", "sleep-1");
+    vs.back().poll_idle = true;
+  }
   for (size_t i = 0; i < vs.size(); ++i) {
     broker::BrokerOptions o;
     o.spin_us = vs[i].spin_us < 0 ? broker::kDefaultSpinUs : vs[i].spin_us;
@@ -244,6 +252,10 @@ void OneMsJobs(std::shared_ptr<const std::string> text, int rounds = 3, int n = 
   }
   for (int r = 0; r < rounds; ++r) {
     for (Variant& v : vs) {
+      std::unique_ptr<CpuLatencyRequest> poll_idle;
+      if (v.poll_idle) {
+        if (auto held = CpuLatencyRequest::Hold(0); held.ok()) poll_idle = std::move(*held);
+      }
       auto t0 = Clock::now();
       for (int i = 0; i < n; ++i) (void)v.client->Submit(NoopJob(text));
       int got = 0;
