@@ -27,7 +27,7 @@ def main():
     import numpy as np
     import torch
     from hlox import zoo
-    from whole_graph import _pin_blas_threads
+    from whole_graph import _pin_blas_threads, sgd_train_step
 
     torch.set_num_threads(args.threads)
     torch.set_num_interop_threads(args.threads)
@@ -45,15 +45,7 @@ def main():
         for b, t in zip(model.buffers(), tensors[n_params:]):
             b.copy_(t)
     xs = tensors[n_params + n_bufs:]
-    opt = torch.optim.SGD(model.parameters(), lr=0.5)
-
-    def step():
-        opt.zero_grad(set_to_none=True)
-        out = model(*xs)
-        out = out[0] if isinstance(out, (tuple, list)) else out
-        loss = out if out.dim() == 0 else (out * out).mean()
-        loss.backward()
-        opt.step()
+    step = sgd_train_step(model, xs, torch.optim.SGD(model.parameters(), lr=0.5))
 
     for _ in range(2):
         step()

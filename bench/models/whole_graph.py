@@ -119,6 +119,19 @@ def _pin_blas_threads(threads):
     return got
 
 
+def sgd_train_step(model, xs, opt):
+    """The direct training step both baselines time: forward, loss (out*out).mean() (or the
+    scalar output itself), backward, in-place SGD update."""
+    def step():
+        opt.zero_grad(set_to_none=True)
+        out = model(*xs)
+        out = out[0] if isinstance(out, (tuple, list)) else out
+        loss = out if out.dim() == 0 else (out * out).mean()
+        loss.backward()
+        opt.step()
+    return step
+
+
 def torch_worker(args):
     """Loads the example parameters into the zoo model and times PyTorch eager; prints JSON."""
     import numpy as np
@@ -159,15 +172,7 @@ def torch_worker(args):
         for n, b in model.named_buffers():
             b.copy_(buffers[n])
     if train:
-        opt = torch.optim.SGD(model.parameters(), lr=args.lr)
-
-        def direct():
-            opt.zero_grad(set_to_none=True)
-            out = model(*xs)
-            out = out[0] if isinstance(out, (tuple, list)) else out
-            loss = out if out.dim() == 0 else (out * out).mean()
-            loss.backward()
-            opt.step()
+        direct = sgd_train_step(model, xs, torch.optim.SGD(model.parameters(), lr=args.lr))
     else:
         def direct():
             with torch.no_grad():
