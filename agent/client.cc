@@ -72,7 +72,7 @@ class Client::Impl {
     auto s = proto::ConnectDealer(Ctx(), address_, opts_.identity, &opts_.curve);
     if (!s.ok()) return s.status();
     sock_ = std::make_unique<zmq::socket_t>(std::move(*s));
-    last_heard_ = proto::NowMs();
+    last_heard_ = silent_since_ = proto::NowMs();
     io_ = std::thread([this] { IoMain(); });
     return absl::OkStatus();
   }
@@ -373,10 +373,12 @@ class Client::Impl {
     }
     now = proto::NowMs();
     for (int i = 0; i < 8192 && proto::RecvMsg(*sock_, false, &in_); ++i) {
-      last_heard_ = now;
+      last_heard_ = silent_since_ = now;
+      next_silence_warning_s_ = 0;
       OnMessage(in_, now);
     }
     if (now - last_heard_ > int64_t(opts_.heartbeat_ms) * opts_.liveness) {
+      WarnSilence(now);
       // Broker gone: reconnect with a fresh socket and resubmit everything unfinished.
       auto s = proto::ConnectDealer(Ctx(), address_, opts_.identity, &opts_.curve);
       if (s.ok()) sock_ = std::make_unique<zmq::socket_t>(std::move(*s));
@@ -385,6 +387,16 @@ class Client::Impl {
       ResubmitAllLocked("broker silent");
       last_heard_ = now;
     }
+  }
+
+  // Tells the user, at 1, 2, 4, 8, ... seconds of silence (then every minute), that the broker
+  // does not answer: retrying is right while it restarts, but a wrong address looks the same.
+  void WarnSilence(int64_t now) {
+    double silent_s = (now - silent_since_) / 1000.0;
+    if (silent_s < next_silence_warning_s_) return;
+    log::agent().warn("no reply from the broker at {} for {:.0f} s; still retrying (wrong address, or "
+                      "broker down?)", address_, silent_s);
+    next_silence_warning_s_ = std::min(2 * std::max(1.0, silent_s), silent_s + 60);
   }
 
   // The background thread: owns the socket whenever no caller has used it for kCallerLingerMs,
@@ -426,6 +438,8 @@ class Client::Impl {
   // Used only by the socket's current owner.
   std::unique_ptr<zmq::socket_t> sock_;
   int64_t last_heard_ = 0, next_hb_ = 0;
+  int64_t silent_since_ = 0;          // last message from the broker (or the connect)
+  double next_silence_warning_s_ = 0;  // silence at which WarnSilence speaks next
   const std::string heartbeat_ = proto::Encode(proto::HeartbeatMsg{});
   proto::Received in_;
 

@@ -1,12 +1,37 @@
 // Submitting a batch and gathering exactly one result per job.
 #include "agent/fleet_evaluator.h"
 
+#include <algorithm>
 #include <random>
+#include <thread>
 #include <unordered_map>
 
 #include "absl/strings/str_cat.h"
+#include "broker/curve.h"
+#include "common/status_macros.h"
 
 namespace hlox {
+
+absl::StatusOr<FleetConnection> ConnectFleet(const FleetTarget& target) {
+  FleetConnection c;
+  c.workers = target.workers > 0
+                  ? target.workers
+                  : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / std::max(1, target.threads));
+  c.address = target.broker;
+  agent::ClientOptions co;
+  if (target.broker.empty()) {
+    agent::EmbeddedOptions eo;
+    eo.threads = target.threads;
+    eo.db_path = target.db_path;
+    HLOX_ASSIGN_OR_RETURN(agent::EmbeddedFleet f, agent::StartEmbeddedFleet(c.workers, eo));
+    c.address = f.address;
+    c.fleet = std::move(f);
+  } else {
+    HLOX_ASSIGN_OR_RETURN(co.curve, proto::LoadCurveClientKeys(target.curve_key, target.broker_key));
+  }
+  HLOX_ASSIGN_OR_RETURN(c.client, agent::Client::Connect(c.address, co));
+  return c;
+}
 
 FleetEvaluator::FleetEvaluator(std::unique_ptr<agent::Client> client, const std::string& module_text,
                                std::string pipeline, std::string campaign, int parallelism)

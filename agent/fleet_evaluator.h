@@ -1,14 +1,40 @@
 // An Evaluator that sends candidates through the broker (a remote fleet, or the embedded one
-// that `hlox search` starts when no --broker is given) with the agent client library.
+// that `hlox search`, `campaign` and `eval` start when no --broker is given) with the agent
+// client library, and ConnectFleet, which makes that connection for every command.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "agent/client.h"
+#include "agent/embedded.h"
 #include "agent/evaluator.h"
 
 namespace hlox {
+
+// Where candidates go: a broker address (a remote fleet), or, when `broker` is empty, an embedded
+// fleet of `workers` local worker processes (0 = one per core at `threads` runtime threads each).
+struct FleetTarget {
+  std::string broker;
+  std::string curve_key, broker_key;  // CURVE key files for a secured remote broker ("" = off)
+  int workers = 0;
+  int threads = 1;
+  std::string db_path;                // embedded broker's store ("" = memory only)
+};
+
+// A client connected to the target and, in the embedded mode, the fleet it talks to.
+struct FleetConnection {
+  std::optional<agent::EmbeddedFleet> fleet;  // stops broker and workers when destroyed
+  std::string address;                        // the broker address the client uses
+  std::unique_ptr<agent::Client> client;
+  int workers = 1;                            // embedded workers started, or the requested count
+};
+
+// Starts the embedded fleet when no broker is given, loads CURVE keys for a remote one, and
+// connects a client. Errors: unreadable keys, a fleet that cannot start, a bad address.
+absl::StatusOr<FleetConnection> ConnectFleet(const FleetTarget& target);
 
 class FleetEvaluator : public Evaluator {
  public:

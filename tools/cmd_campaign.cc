@@ -16,14 +16,18 @@ void RegisterCampaign(CLI::App& app) {
   o->session.progress = false;
   cmd->add_option("--graphs", o->graphs_dir, "folder of .hlo modules")->required();
   cmd->add_option("--algos", *algos, "comma-separated algorithms")->capture_default_str();
-  cmd->add_option("--budget", o->session.search.budget)->capture_default_str();
-  cmd->add_option("--seeds", o->seeds)->capture_default_str();
+  cmd->add_option("--budget", o->session.search.budget, "evaluations per search")->capture_default_str();
+  cmd->add_option("--seeds", o->seeds, "searches per graph and algorithm (seeds 0..K-1)")->capture_default_str();
   cmd->add_option("--out", o->out_dir, "campaign folder")->capture_default_str();
   cmd->add_flag("--resume", o->resume, "continue a campaign in --out, skipping finished runs");
-  cmd->add_option("--pipeline", o->session.pipeline)->capture_default_str();
+  cmd->add_option("--pipeline", o->session.pipeline, "pipeline whose decision point is searched")
+      ->capture_default_str();
+  cmd->add_option("--point", o->session.point, "decision point key or prefix (default: the fusion pass)");
   cmd->add_option("--broker", o->session.broker, "broker address (default: embedded fleet)");
+  cmd->add_option("--curve-key", o->session.curve_key, "own CURVE secret key file (for a secured --broker)");
+  cmd->add_option("--broker-key", o->session.broker_key, "the broker's CURVE public key file (.pub)");
   cmd->add_option("--workers", o->session.workers, "embedded workers");
-  cmd->add_option("--threads", o->session.threads)->capture_default_str();
+  cmd->add_option("--threads", o->session.threads, "runtime threads per evaluation")->capture_default_str();
   cmd->add_option("--objective", *objective, "measured|roofline|ops")->capture_default_str();
   cmd->add_option("--model", o->session.search.model_path, "advantage model for guided");
   cmd->add_flag("--in-process", o->session.in_process, "evaluate in this process");

@@ -1,19 +1,27 @@
-// hlox eval FILE [--pipeline P] [--decisions F] [--seed S] [--threads N] [--json]
-//           [--paired-against B]: validates and measures one candidate (the module after pipeline
-// P with decisions F) and prints its result record as a table or as JSON (docs/RESULTS.md).
-// With --paired-against, a validated candidate is also measured interleaved with pipeline B's
+// hlox eval FILE [--pipeline P] [--decisions F] [--broker ADDR | --workers N | --in-process]
+//           [--seed S] [--threads N] [--json] [--paired-against B]: validates and measures one
+// candidate (the module after pipeline P with decisions F) and prints its result record as a
+// table or as JSON (docs/RESULTS.md). Like `hlox search`, it sends the job to a worker: of the
+// broker at --broker, else of an embedded fleet started here, so a candidate that crashes or
+// hangs costs that job, not the command. A job carries module, pipeline and decisions only, so
+// the options that change the seed, the timing protocol or validation, and --paired-against,
+// evaluate in this process (as --in-process does). With --paired-against, a validated candidate is also measured interleaved with pipeline B's
 // module (paired speedup B/candidate with its 95% interval; JSON key "paired"), which is how a
 // search's best decisions are re-checked on another machine or build. Exit status: 0 OK,
 // 3 INVALID_DECISIONS, 4 WRONG_OUTPUT, 1 anything else.
 #include <cstdio>
 #include <iostream>
 #include <optional>
+#include <random>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "agent/fleet_evaluator.h"
 #include "cost/evaluate.h"
 #include "cost/paired.h"
 #include "cost/result_json.h"
 #include "ir/parser.h"
+#include "ir/printer.h"
 #include "passes/decisions_io.h"
 #include "nlohmann/json.hpp"
 #include "passes/pipeline.h"
@@ -25,9 +33,29 @@ namespace {
 struct EvalCliOptions {
   std::string file, pipeline, decisions, paired_against;
   bool json = false, no_samples = false;
-  std::string reference;  // --reference: a HostReferenceKind name
+  bool in_process = false;  // --in-process, or set by an option only this process can honour
+  std::string reference;    // --reference: a HostReferenceKind name
+  FleetTarget fleet;          // workers: 1 (set in RegisterEval)
   EvalOptions eval;
 };
+
+// The record of one job through the fleet (remote or embedded). Bypasses the broker's result
+// cache: eval is asked for a fresh measurement.
+ResultRecord EvaluateOnFleet(const EvalCliOptions& o, const Module& module, const std::string& pipeline,
+                             const PipelineDecisions& decisions) {
+  FleetTarget target = o.fleet;
+  target.threads = o.eval.threads;
+  absl::StatusOr<FleetConnection> c = ConnectFleet(target);
+  if (!c.ok()) {
+    ResultRecord r;
+    r.status = JobStatus::kRunError;
+    r.message = absl::StrCat("fleet: ", c.status().message());
+    return r;
+  }
+  FleetEvaluator evaluator(std::move(c->client), PrintModule(module), pipeline,
+                           absl::StrCat("eval-", std::random_device{}()), 1);
+  return evaluator.EvaluateFresh({decisions}, 1).front();
+}
 
 void PrintTable(const ResultRecord& r) {
   const CostDistribution& c = r.cost;
@@ -93,7 +121,8 @@ int RunEval(EvalCliOptions& o) {
   }
   const DecisionsFile& decisions = *read;
   std::string pipeline = EffectivePipeline(o.pipeline, decisions);
-  ResultRecord r = EvaluateCandidate(**module, pipeline, decisions.decisions, o.eval);
+  ResultRecord r = o.in_process ? EvaluateCandidate(**module, pipeline, decisions.decisions, o.eval)
+                                : EvaluateOnFleet(o, **module, pipeline, decisions.decisions);
   std::optional<PairedResult> paired;
   if (!o.paired_against.empty() && r.status == JobStatus::kOk) {
     auto base = RunPipeline(**module, o.paired_against, {});
@@ -141,10 +170,17 @@ int RunEval(EvalCliOptions& o) {
 
 void RegisterEval(CLI::App& app) {
   auto o = std::make_shared<EvalCliOptions>();
+  o->fleet.workers = 1;
   auto* cmd = app.add_subcommand("eval", "Validate and measure one candidate; print its result record");
   cmd->add_option("file", o->file, "HLO module")->required();
   cmd->add_option("--pipeline", o->pipeline, "pipeline (default: the decisions file's, else 'default')");
   cmd->add_option("--decisions", o->decisions, "decisions file (JSON or compact form)");
+  cmd->add_option("--broker", o->fleet.broker, "broker address (default: an embedded fleet on this machine)");
+  cmd->add_option("--curve-key", o->fleet.curve_key, "own CURVE secret key file (for a secured --broker)");
+  cmd->add_option("--broker-key", o->fleet.broker_key, "the broker's CURVE public key file (.pub)");
+  cmd->add_option("--workers", o->fleet.workers, "embedded workers (one candidate needs one)")
+      ->capture_default_str()->check(CLI::Range(1, 1024));
+  cmd->add_flag("--in-process", o->in_process, "evaluate in this process, without a fleet");
   cmd->add_option("--seed", o->eval.seed, "seed for inputs, elided constants and rng");
   cmd->add_option("--threads", o->eval.threads, "runtime threads")->check(CLI::Range(1, 1024));
   cmd->add_flag("--json", o->json, "print the record as JSON");
@@ -172,7 +208,22 @@ void RegisterEval(CLI::App& app) {
   cmd->add_option("--tolerance-scale", o->eval.tolerance_scale, "multiply validation tolerances");
   cmd->add_flag("!--no-validate", o->eval.validate, "skip output validation");
   cmd->add_flag("!--no-measure", o->eval.measure, "skip timing (analytical costs only)");
-  cmd->callback([o] { ExitCode() = RunEval(*o); });
+  cmd->callback([o, cmd] {
+    // A job carries module, pipeline and decisions; these options need this process.
+    for (const char* local : {"--paired-against", "--seed", "--time-cap", "--target-error", "--min-samples", "--max-samples",
+                              "--warmups", "--interference-threshold", "--sched-threshold", "--reference",
+                              "--reference-weight", "--scratchpad", "--tolerance-scale", "--no-validate",
+                              "--no-measure"}) {
+      if (cmd->count(local) > 0) o->in_process = true;
+    }
+    if (o->in_process && !o->fleet.broker.empty()) {
+      std::cerr << "hlox eval: --broker cannot carry --in-process, --seed, --paired-against or the protocol "
+                   "options; drop --broker to evaluate here\n";
+      ExitCode() = 2;
+      return;
+    }
+    ExitCode() = RunEval(*o);
+  });
 }
 
 }  // namespace hlox::cli

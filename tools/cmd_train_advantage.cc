@@ -17,8 +17,8 @@ void RegisterTrainAdvantage(CLI::App& app) {
   cmd->add_option("-o,--output", *out, "model file to write (with --evaluate: to read)")->required();
   auto evaluate = std::make_shared<bool>(false);
   cmd->add_flag("--evaluate", *evaluate, "rank-correlate the model's predictions with each log's measured advantages");
-  cmd->add_option("--epochs", opts->epochs)->capture_default_str();
-  cmd->add_option("--lr", opts->learning_rate)->capture_default_str();
+  cmd->add_option("--epochs", opts->epochs, "passes over the training samples")->capture_default_str();
+  cmd->add_option("--lr", opts->learning_rate, "Adam learning rate")->capture_default_str();
   cmd->add_option("--seed", opts->seed)->capture_default_str();
   cmd->callback([logs, out, opts, evaluate] {
     namespace fs = std::filesystem;

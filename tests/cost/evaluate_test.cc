@@ -349,5 +349,38 @@ TEST(EvalCliTest, JsonRecordParsesAndDecisionErrorsExitThree) {
   std::filesystem::remove_all(dir);
 }
 
+// Without --in-process (and without options only this process can honour) eval sends the job to
+// a worker of an embedded fleet: the record is a worker's, and a candidate that kills its
+// evaluation ends as a record instead of killing the command.
+TEST(EvalCliTest, EmbeddedFleetEvaluatesAndSurvivesACrashingCandidate) {
+  std::string bin = testing::HloxBinary();
+  if (bin.empty() || !std::filesystem::exists(bin)) GTEST_SKIP() << "hlox binary not built";
+  std::string dir = std::filesystem::temp_directory_path() / ("hlox_eval_fleet." + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::string hlo = dir + "/m.hlo", crash = dir + "/crash.hlo";
+  std::ofstream(hlo) << kAddModule;
+  std::ofstream(crash) << "HloModule cc\n\nENTRY main {\n  a = f32[4] parameter(0)\n"
+                          "  ROOT c = f32[4] custom-call(a), custom_call_target=\"__hlox$abort\"\n}\n";
+  auto [fleet_out, fleet_rc] = Shell(bin + " eval " + hlo + " --json --no-samples");
+  auto [local_out, local_rc] = Shell(bin + " eval " + hlo + " --json --no-samples --in-process");
+  ASSERT_EQ(fleet_rc, 0) << fleet_out;
+  ASSERT_EQ(local_rc, 0) << local_out;
+  auto fleet = ResultFromJsonString(fleet_out), local = ResultFromJsonString(local_out);
+  ASSERT_TRUE(fleet.ok() && local.ok()) << fleet_out << local_out;
+  EXPECT_EQ(fleet->status, JobStatus::kOk);
+  EXPECT_GT(fleet->cost.median, 0);
+  EXPECT_EQ(fleet->module_hash, local->module_hash);
+  EXPECT_EQ(fleet->instruction_count, local->instruction_count);
+  // The same candidate in this process dies with it; through the fleet it is a failed record.
+  auto [crash_out, crash_rc] = Shell("HLOX_TEST_TARGETS=1 " + bin + " eval " + crash + " --pipeline none --json");
+  EXPECT_EQ(crash_rc, 1) << crash_out;
+  auto crashed = ResultFromJsonString(crash_out);
+  ASSERT_TRUE(crashed.ok()) << crash_out;
+  EXPECT_NE(crashed->status, JobStatus::kOk);
+  auto [both_out, both_rc] = Shell(bin + " eval " + hlo + " --broker tcp://127.0.0.1:1 --seed 2 2>&1");
+  EXPECT_EQ(both_rc, 2) << both_out;
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace hlox
