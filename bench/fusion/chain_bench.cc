@@ -13,7 +13,11 @@
 //     op over a whole 256-element sub-block before the next: the register path before
 //     micro-blocks), and the unfused time (six whole-tensor kernels), for 1 and 2 threads.
 // Prints each figure and the ratio fused / max(floors) (goal <= 1.25), block loop / fused,
-// sub-blocks / fused and unfused / fused.
+// sub-blocks / fused and unfused / fused. Because the host changes the core's vector throughput
+// from round to round (the compute floor of one run swings 8.5-13 ms), it also prints, per
+// thread count, min / median / max over the rounds of fused / max(floors of that round) and of
+// fused / compute floor of that round, and (1 thread) the fused program over an L2-resident
+// 64Ki elements, n / 64Ki runs a round: the loop's cost in core time with no memory streams.
 // Usage: fusion_chain_bench [elements] [repeats] [fused]   ("fused": skip the unfused runs,
 // for profiling the fused loop alone)
 #include <algorithm>
@@ -83,6 +87,7 @@ struct BestOf {
   double wall = 1e30, cpu = 1e30;
   double off_cpu = 1e30;  // least wall - CPU time of a run (descheduled or stolen time)
   int64_t faults = 0, runs = 0;  // minor page faults over all runs
+  std::vector<double> walls;     // every run's wall time, in order (one a round)
   template <typename F>
   void Time(F&& fn) {
     auto t0 = Clock::now();
@@ -94,12 +99,23 @@ struct BestOf {
     const double c = CpuSeconds() - c0, w = Seconds(t0, Clock::now());
     cpu = std::min(cpu, c);
     wall = std::min(wall, w);
+    walls.push_back(w);
     off_cpu = std::min(off_cpu, w - c);
   }
   static int64_t MinorFaults() {
     rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     return ru.ru_minflt;
+  }
+};
+
+// Min, median and max of v (zeros when empty).
+struct Spread {
+  double min = 0, median = 0, max = 0;
+  explicit Spread(std::vector<double> v) {
+    if (v.empty()) return;
+    std::sort(v.begin(), v.end());
+    min = v.front(), median = v[v.size() / 2], max = v.back();
   }
 };
 
@@ -146,6 +162,24 @@ int Main(int argc, char** argv) {
   if (program == nullptr) return 1;
   std::vector<const rt::Value*> arg_ptrs;
   for (const rt::Value& v : args) arg_ptrs.push_back(&v);
+  // The same fused program over an L2-resident size, run n / kSmall times a measurement: the
+  // loop's cost in core time alone (no memory streams), against the compute floor.
+  constexpr int64_t kSmall = 1 << 16;
+  std::unique_ptr<rt::FusedProgram> small_program;
+  std::unique_ptr<Module> small_module;
+  std::vector<rt::Value> small_args;
+  std::vector<const rt::Value*> small_ptrs;
+  if (auto sm = ParseModule(ChainModule(kSmall)); sm.ok() && n > kSmall) {
+    small_module = std::move(*sm);
+    if (CreateInstructionFusion()->Run(*small_module).ok()) {
+      for (const auto& c : small_module->computations()) {
+        if (c.get() == small_module->entry()) continue;
+        if (auto p = rt::FusedProgram::Compile(*c, 1); p.ok()) small_program = std::move(*p);
+      }
+      small_args = rt::MakeSeededInputs(*small_module, 1);
+      for (const rt::Value& v : small_args) small_ptrs.push_back(&v);
+    }
+  }
   const double bytes = 4.0 * 4.0 * static_cast<double>(n);
   // The triad's arrays come from the runtime's buffer pool, like the fused loop's inputs and
   // output: 2 MiB-aligned with transparent huge pages, so both walk memory with the same TLB
@@ -207,16 +241,26 @@ int Main(int argc, char** argv) {
     // Every variant once per round, best of `reps` rounds.
     // The ordinary-store triad runs in rounds of its own first: the dirty lines it leaves in the
     // caches would slow whichever variant ran after it.
-    BestOf t_triad, t_triad_rfo, t_compute, t_fused, t_block, t_sub, t_unfused;
+    BestOf t_triad, t_triad_rfo, t_compute, t_fused, t_block, t_sub, t_unfused, t_core;
     for (int r = 0; r < reps; ++r) t_triad_rfo.Time(triad_rfo);
     for (int r = 0; r < reps; ++r) {
       t_triad.Time(triad);
-      if (threads == 1) t_compute.Time([&] { cf.Run(cf_iters); });
+      t_compute.Time([&] { cf.Run(cf_iters); });  // one thread, also in 2-thread rounds
+      if (threads == 1 && small_program != nullptr) {
+        t_core.Time([&] {
+          for (int64_t k = 0; k < n / kSmall; ++k) auto out = small_program->Run(small_ptrs, nullptr, rt::FusedRunOptions{});
+        });
+      }
       t_fused.Time([&] { auto out = (*fused_exec)->Run(args); });
       t_block.Time([&] { auto out = program->Run(arg_ptrs, &pool, block_opt); });
       t_sub.Time([&] { auto out = program->Run(arg_ptrs, &pool, sub_opt); });
       if (!fused_only) t_unfused.Time([&] { auto out = (*unfused_exec)->Run(args); });
     }
+    // Per round: fused / max(floors) with both floors measured in that round (the compute
+    // floor is one thread's in every round; the host can slow it by half from one run to the
+    // next), and fused / compute floor (the loop's cost in core time).
+    std::vector<double> round_compute;
+    for (double w : t_compute.walls) round_compute.push_back(w * cf_scale * 1e3);
     static double compute_wall = 0, compute_cpu = 0;  // measured with threads=1
     if (threads == 1) {
       compute_wall = t_compute.wall * cf_scale;
@@ -236,6 +280,28 @@ int Main(int argc, char** argv) {
                 threads, bw / 1e9, bw_floor * 1e3, cfloor * 1e3, fused_ms * 1e3, fused_ms / floor,
                 t_block.wall * 1e3, t_block.wall / fused_ms, t_sub.wall * 1e3, t_sub.wall / floor,
                 t_sub.wall / fused_ms, unfused_ms * 1e3, unfused_ms / fused_ms);
+    const Spread comp(round_compute);
+    if (threads == 1 && !t_core.walls.empty()) {
+      std::vector<double> in_cache;
+      for (size_t r = 0; r < t_core.walls.size(); ++r) in_cache.push_back(t_core.walls[r] / (t_compute.walls[r] * cf_scale));
+      const Spread ic(in_cache);
+      std::printf("threads=1 fused loop in L2 (%lld elements, %lld runs a round, no memory streams: its cost in core "
+                  "time): best %.2f ms, / compute floor of the round min %.2f median %.2f max %.2f\n",
+                  static_cast<long long>(kSmall), static_cast<long long>(n / kSmall), t_core.wall * 1e3, ic.min,
+                  ic.median, ic.max);
+    }
+    std::vector<double> round_ratio, round_core;
+    for (size_t r = 0; r < t_fused.walls.size(); ++r) {
+      const double c = t_compute.walls[r] * cf_scale;
+      round_ratio.push_back(t_fused.walls[r] / std::max(4.0 / 3.0 * t_triad.walls[r], c / threads));
+      round_core.push_back(t_fused.walls[r] / (c / threads));
+    }
+    const Spread ratio(round_ratio), core(round_core);
+    std::printf("threads=%d per round (%zu): fused / max(floors of the round) min %.2f median %.2f max %.2f | "
+                "fused / compute floor min %.2f median %.2f max %.2f | compute floor (1 thread) min %.2f "
+                "median %.2f max %.2f ms\n",
+                threads, round_ratio.size(), ratio.min, ratio.median, ratio.max, core.min, core.median, core.max,
+                comp.min, comp.median, comp.max);
     std::printf("threads=%d ordinary-store triad %.1f GB/s (STREAM count): its floor %.2f ms, fused %.2fx "
                 "that floor\n", threads, 12.0 * static_cast<double>(n) / t_triad_rfo.wall / 1e9,
                 bytes / (12.0 * static_cast<double>(n) / t_triad_rfo.wall) * 1e3,
