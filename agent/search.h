@@ -33,6 +33,14 @@ struct SearchOptions {
   // round, since its first run is cold); the reference cost is the median of its measurements.
   // These re-measurements are not counted in `evaluations`. 0 = measure it once, first.
   int default_every = 16;
+  // Noise handling (measured objective; search_estimates.h): a configuration's cost is the
+  // median of all its drift-corrected measurements; a candidate whose estimate beats the best
+  // is re-measured (fresh) until it has `confirm_samples` measurements before it can become the
+  // best; evolution re-measures its elites now and then; the best, elites and race candidates are
+  // ranked by the estimate raised by one standard error of the noise. Every re-measurement is an
+  // evaluation (budget, log). false: one measurement per configuration, the best sample wins.
+  bool noise_aware = true;
+  int confirm_samples = 3;
   // Called after each round of evaluations.
   std::function<void(int64_t evaluations, int64_t invalid, double best_speedup)> on_progress;
 };
@@ -45,15 +53,26 @@ struct LogEntry {
   int64_t evaluation;            // 1-based index in evaluation order
 };
 
+// A configuration's noise-aware score (search_estimates.h) and how many measurements it rests on.
+struct CandidateEstimate {
+  DecisionVector decisions;
+  double cost;
+  int samples;
+};
+
 struct SearchResult {
   DecisionVector best;
-  double best_cost = 0;
+  double best_cost = 0;          // noise-aware: the best's score (search_estimates.h); plain: its sample
   double default_cost = 0;       // the default policy's cost: median of default_costs
   std::vector<double> default_costs;  // every valid measurement of the default, in order
   int64_t evaluations = 0, invalid = 0;
   int64_t evaluations_to_best = 0;
-  std::vector<double> best_so_far;  // after each evaluation
-  std::vector<LogEntry> log;
+  std::vector<double> best_so_far;  // best_cost after each evaluation (noise-aware: may rise
+                                    // when re-measurement demotes a lucky best)
+  std::vector<LogEntry> log;     // every measurement (re-measurements too), raw costs
+  // Noise-aware only: every validated configuration but the default by score, cheapest first.
+  std::vector<CandidateEstimate> estimates;
+  int best_samples = 1;          // measurements behind best_cost
   double speedup() const { return best_cost > 0 ? default_cost / best_cost : 1.0; }
 };
 

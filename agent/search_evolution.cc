@@ -1,11 +1,19 @@
 // Evolutionary search: a population seeded with the start vector and random vectors;
 // each generation breeds children by tournament selection, uniform crossover and per-site
-// mutation, and keeps the best of parents and children.
+// mutation, and keeps the best of parents and children. Noise-aware (search.h), members are
+// ranked by the driver's current scores (pessimistic estimates), and each generation re-measures
+// the least-measured of the top quarter (noisy-EA resampling), so an elite kept by one lucky sample is demoted.
 #include <algorithm>
+#include <limits>
 
 #include "agent/search_driver.h"
 
 namespace hlox {
+
+namespace {
+constexpr int kResamplePerGeneration = 2;  // elites re-measured per generation
+constexpr int kMaxElitesSamples = 12;      // an elite with this many measurements is left alone
+}  // namespace
 
 void RunEvolution(SearchDriver& d) {
   struct Member {
@@ -19,13 +27,23 @@ void RunEvolution(SearchDriver& d) {
   std::vector<double> costs = d.Evaluate(init);
   std::vector<Member> pop;
   for (size_t i = 0; i < init.size(); ++i) pop.push_back({init[i], costs[i]});
+  // Noise-aware: every member's cost is the driver's latest score (re-measurements move it).
+  auto refresh = [&] {
+    if (!d.noise_aware()) return;
+    for (Member& m : pop) {
+      const double k = d.Score(m.v);
+      m.cost = k >= 0 ? k : std::numeric_limits<double>::infinity();
+    }
+  };
   std::uniform_real_distribution<double> u(0, 1);
   auto tournament = [&]() -> const Member& {
     const Member& a = pop[std::uniform_int_distribution<size_t>(0, pop.size() - 1)(d.rng())];
     const Member& b = pop[std::uniform_int_distribution<size_t>(0, pop.size() - 1)(d.rng())];
     return a.cost <= b.cost ? a : b;
   };
+  auto cheaper = [](const Member& a, const Member& b) { return a.cost < b.cost; };
   while (!d.exhausted()) {
+    refresh();
     std::vector<DecisionVector> children;
     for (int i = 0; i < pop_size; ++i) {
       const Member& p1 = tournament();
@@ -39,10 +57,28 @@ void RunEvolution(SearchDriver& d) {
     }
     std::vector<double> child_costs = d.Evaluate(children);
     for (size_t i = 0; i < children.size(); ++i) pop.push_back({children[i], child_costs[i]});
-    std::stable_sort(pop.begin(), pop.end(), [](const Member& a, const Member& b) { return a.cost < b.cost; });
+    refresh();
+    std::stable_sort(pop.begin(), pop.end(), cheaper);
     pop.erase(std::unique(pop.begin(), pop.end(), [](const Member& a, const Member& b) { return a.v == b.v; }),
               pop.end());
     if (static_cast<int>(pop.size()) > pop_size) pop.resize(pop_size);
+    if (!d.noise_aware() || d.exhausted()) continue;
+    // Resampling: the least-measured valid members of the top quarter get one more measurement.
+    std::vector<const Member*> elites;
+    const size_t top = std::min(pop.size(), static_cast<size_t>(std::max(2, pop_size / 4)));
+    for (size_t i = 0; i < top; ++i) {
+      if (pop[i].cost < std::numeric_limits<double>::infinity() && pop[i].v != d.space().defaults &&
+          d.Samples(pop[i].v) < kMaxElitesSamples) {
+        elites.push_back(&pop[i]);
+      }
+    }
+    std::stable_sort(elites.begin(), elites.end(),
+                     [&](const Member* a, const Member* b) { return d.Samples(a->v) < d.Samples(b->v); });
+    std::vector<DecisionVector> again;
+    for (size_t i = 0; i < elites.size() && static_cast<int>(again.size()) < kResamplePerGeneration; ++i) {
+      again.push_back(elites[i]->v);
+    }
+    if (!again.empty()) d.Remeasure(again);
   }
 }
 

@@ -11,6 +11,14 @@
 namespace hlox {
 
 std::vector<RaceCandidate> TopCandidates(const SearchResult& search, const DecisionVector& defaults, int k) {
+  if (!search.estimates.empty()) {  // noise-aware search: its estimates, already ranked
+    std::vector<RaceCandidate> out;
+    for (const CandidateEstimate& e : search.estimates) {
+      if (static_cast<int>(out.size()) >= k) break;
+      if (e.decisions != defaults && std::isfinite(e.cost)) out.push_back({e.decisions, e.cost});
+    }
+    return out;
+  }
   std::map<DecisionVector, double> best;  // a configuration's cheapest logged cost
   for (const LogEntry& e : search.log) {
     if (e.status != JobStatus::kOk || !std::isfinite(e.cost) || e.decisions == defaults) continue;

@@ -1,7 +1,7 @@
 // The final verdict of a search as a race. The best single noisy measurement among hundreds is a
 // lucky one (the winner's curse), so the search's own best is not trusted: the top K distinct
-// validated candidates by search cost are re-measured against the default with paired
-// measurement in successive-halving levels (the faster half by pooled median goes on), the
+// validated candidates by search cost (the noise-aware estimate) are re-measured against the
+// default with paired measurement in successive-halving levels (the faster half by pooled median goes on), the
 // leader of the last level by lower bound of its pooled paired speedup is chosen (the default itself wins when no leader's lower bound exceeds 1), and only
 // then is the chosen one measured again, FRESH, for the reported figure and interval. Measuring
 // is a callback, so tests race synthetic noisy candidates.
@@ -19,11 +19,11 @@ namespace hlox {
 
 struct RaceCandidate {
   DecisionVector decisions;
-  double search_cost = 0;       // its cheapest logged cost in the search
+  double search_cost = 0;       // its noise-aware estimate, else its cheapest logged cost
 };
 
-// Up to `k` distinct validated (OK, finite cost) configurations of `search`'s log other than
-// `defaults`, cheapest search cost first.
+// Up to `k` distinct validated (OK, finite cost) configurations other than `defaults`, cheapest
+// first: by `search.estimates` when the search was noise-aware, else by cheapest logged cost.
 std::vector<RaceCandidate> TopCandidates(const SearchResult& search, const DecisionVector& defaults, int k);
 
 struct RaceOptions {

@@ -10,12 +10,10 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "agent/embedded.h"
 #include "agent/fleet_evaluator.h"
 #include "agent/pass_order_agent.h"
 #include "agent/plot.h"
@@ -43,7 +41,8 @@ class ProgressBar {
     bar.resize(width, '.');
     // Until the default's cost is in, there is no speedup to show.
     std::string best = std::isfinite(speedup) ? absl::StrFormat("%.3fx", speedup) : std::string("-");
-    // The search's own estimate: best single noisy sample over the default's median, biased up.
+    // The search's own estimate: the best's estimate (noise-aware: a median of re-measurements;
+    // else a single noisy sample, biased up) over the default's median.
     std::string line = absl::StrFormat("[%s] %lld/%lld evals  search est. best %s  invalid %lld  ETA %.0fs", bar,
                                        static_cast<long long>(done), static_cast<long long>(budget_), best,
                                        static_cast<long long>(invalid), eta);
@@ -120,6 +119,8 @@ nlohmann::json SessionResult::Summary(const SessionOptions& o) const {
           {"default_cost", finite(search.default_cost)},
           {"best_cost", finite(search.best_cost)},
           {"search_speedup", finite(search.speedup())},
+          {"noise_aware", o.search.noise_aware && o.search.objective == Objective::kMeasured},
+          {"search_best_samples", search.best_samples},
           {"best_speedup", finite(best_speedup)},
           {"best_speedup_ci", {finite(ci_low), finite(ci_high)}},
           {"verdict", verdict_measured ? "paired" : "search"},
@@ -154,8 +155,13 @@ std::string FormatSessionTable(const SessionOptions& o, const SessionResult& r) 
     absl::StrAppendFormat(&t, "%-22s %zu times, median %.6g (range %.6g .. %.6g)\n", "default measured",
                           r.search.default_costs.size(), r.search.default_cost, *lo, *hi);
   }
-  absl::StrAppendFormat(&t, "%-22s %.3fx  (best single sample: an optimistic estimate)\n", "search estimate",
-                        r.search.speedup());
+  if (!r.search.estimates.empty()) {
+    absl::StrAppendFormat(&t, "%-22s %.3fx  (median of %d drift-corrected measurements, less one standard error)\n",
+                          "search estimate", r.search.speedup(), r.search.best_samples);
+  } else {
+    absl::StrAppendFormat(&t, "%-22s %.3fx  (best single sample: an optimistic estimate)\n", "search estimate",
+                          r.search.speedup());
+  }
   for (const RaceStanding& s : r.race.standings) {
     double cost = r.race_search_costs.size() > s.index ? r.race_search_costs[s.index] : NAN;
     std::string label = s.index == 0 ? "verdict race" : "";
@@ -289,28 +295,16 @@ absl::StatusOr<SessionResult> RunSearchSession(const SessionOptions& o) {
   eval.seed = o.search.seed;
   eval.threads = o.threads;
   eval.measure = o.search.objective == Objective::kMeasured;
+  std::optional<FleetConnection> fleet;  // outlives the evaluator, which holds its client
   std::unique_ptr<Evaluator> evaluator;
-  std::optional<agent::EmbeddedFleet> fleet;
   if (o.in_process) {
     evaluator = std::make_unique<LocalEvaluator>(*module, o.pipeline, eval);
   } else {
-    std::string address = o.broker;
-    int workers = o.workers > 0 ? o.workers
-                                : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / std::max(1, o.threads));
-    if (address.empty()) {
-      agent::EmbeddedOptions eo;
-      eo.threads = o.threads;
-      HLOX_ASSIGN_OR_RETURN(agent::EmbeddedFleet f, agent::StartEmbeddedFleet(workers, eo));
-      address = f.address;
-      fleet = std::move(f);
-    }
-    agent::ClientOptions co;
-    if (!o.broker.empty()) {
-      HLOX_ASSIGN_OR_RETURN(co.curve, proto::LoadCurveClientKeys(o.curve_key, o.broker_key));
-    }
-    HLOX_ASSIGN_OR_RETURN(std::unique_ptr<agent::Client> client, agent::Client::Connect(address, co));
-    evaluator = std::make_unique<FleetEvaluator>(std::move(client), PrintModule(*module), o.pipeline, campaign,
-                                                 2 * workers);
+    FleetTarget target{.broker = o.broker, .curve_key = o.curve_key, .broker_key = o.broker_key,
+                       .workers = o.workers, .threads = o.threads, .db_path = ""};
+    HLOX_ASSIGN_OR_RETURN(fleet, ConnectFleet(target));
+    evaluator = std::make_unique<FleetEvaluator>(std::move(fleet->client), PrintModule(*module), o.pipeline,
+                                                 campaign, 2 * fleet->workers);
   }
   ProgressBar bar(o.search.budget, o.progress);
   SearchOptions so = o.search;

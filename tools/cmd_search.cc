@@ -44,6 +44,11 @@ void RegisterSearch(CLI::App& app) {
   cmd->add_option("--default-every", o->search.default_every,
                   "re-measure the default every N evaluations (0 = once, first)")
       ->capture_default_str()->check(CLI::Range(0, 1000000));
+  cmd->add_option("--noise-aware", o->search.noise_aware,
+                  "median of re-measured, drift-corrected costs; winners re-measured (false = single samples)")
+      ->capture_default_str();
+  cmd->add_option("--confirm-samples", o->search.confirm_samples, "measurements a new best needs (noise-aware)")
+      ->capture_default_str()->check(CLI::Range(1, 20));
   cmd->callback([o, start, objective, json, no_verdict] {
     if (*start != "default" && *start != "random") {
       std::cerr << "hlox search: --start must be default or random\n";
