@@ -15,7 +15,7 @@ void RegisterSearch(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
   auto no_verdict = std::make_shared<bool>(false);
   cmd->add_option("file", o->module_path, "HLO module")->required();
-  cmd->add_option("--algo", o->search.algo, "random|greedy|beam|anneal|gibbs|evolution|guided")->capture_default_str();
+  cmd->add_option("--algo", o->search.algo, "random|greedy|beam|anneal|gibbs|evolution|pass-order|guided")->capture_default_str();
   cmd->add_option("--budget", o->search.budget, "evaluations, the default baseline included")->capture_default_str();
   cmd->add_option("--pipeline", o->pipeline, "pipeline whose decision point is searched")->capture_default_str();
   cmd->add_option("--point", o->point, "decision point key or prefix (default: the fusion pass)");
@@ -30,8 +30,8 @@ void RegisterSearch(CLI::App& app) {
   cmd->add_option("--objective", *objective, "measured|roofline|ops")->capture_default_str();
   cmd->add_option("--model", o->search.model_path, "advantage model for --algo guided");
   cmd->add_option("--temperature", o->search.temperature, "anneal start / gibbs tau (relative)")->capture_default_str();
-  cmd->add_option("--beam-width", o->search.beam_width)->capture_default_str();
-  cmd->add_option("--population", o->search.population)->capture_default_str();
+  cmd->add_option("--beam-width", o->search.beam_width, "beam: configurations kept per step")->capture_default_str();
+  cmd->add_option("--population", o->search.population, "evolution: population size")->capture_default_str();
   cmd->add_option("--top", o->search.top_fraction, "guided: alpha, fraction of top-predicted nodes")->capture_default_str();
   cmd->add_option("--hops", o->search.neighbourhood, "guided: k, neighbourhood mutated")->capture_default_str();
   cmd->add_option("--out", o->out_dir, "write best_decisions.json, log.jsonl, summary.json, progress.png");
