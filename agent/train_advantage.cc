@@ -1,7 +1,6 @@
 // Building labelled examples from logs and the prioritized training loop.
 #include "agent/train_advantage.h"
 
-#include <algorithm>
 #include <cmath>
 #include <map>
 #include <random>
@@ -10,6 +9,7 @@
 #include "agent/search_log.h"
 #include "agent/search_space.h"
 #include "common/status_macros.h"
+#include "cost/stats.h"
 #include "ir/parser.h"
 
 namespace hlox {
@@ -31,10 +31,14 @@ absl::Status AddExamples(const std::string& path, std::vector<Example>& out, int
     return absl::InvalidArgumentError(absl::StrCat(path, ": decision point ", log.key, " with ", log.sites,
                                                    " sites no longer matches the module"));
   }
-  std::map<DecisionVector, double> cost;
+  // A configuration measured more than once (noise-aware searches re-measure, the default is
+  // re-measured throughout) gets the median of its logged costs.
+  std::map<DecisionVector, std::vector<double>> measured;
   for (const LogEntry& e : log.entries) {
-    if (std::isfinite(e.cost)) cost[e.decisions] = e.cost;
+    if (std::isfinite(e.cost)) measured[e.decisions].push_back(e.cost);
   }
+  std::map<DecisionVector, double> cost;
+  for (auto& [config, costs] : measured) cost[config] = Median(std::move(costs));
   auto base_it = cost.find(space.defaults);
   double base = base_it != cost.end() ? base_it->second : (cost.empty() ? 1.0 : cost.begin()->second);
   struct Raw {
