@@ -11,6 +11,7 @@
 #include "agent/search_race.h"
 #include "cost/stats.h"
 #include "gtest/gtest.h"
+#include "tests/agent/search_space_fake.h"
 
 namespace hlox {
 namespace {
@@ -47,19 +48,6 @@ class NoisyEvaluator : public Evaluator {
   int64_t horizon_;
 };
 
-SearchSpace BinarySpace(int n) {
-  SearchSpace s;
-  s.pipeline = "fusion-only";
-  s.key = "fusion#0";
-  for (int i = 0; i < n; ++i) {
-    DecisionSite site;
-    site.id = "fuse:n" + std::to_string(i);
-    site.choices = {"keep", "fuse"};
-    s.sites.push_back(site);
-    s.defaults.push_back(0);
-  }
-  return s;
-}
 
 struct Tally {
   int hits = 0;             // runs whose best is truly faster
@@ -68,7 +56,7 @@ struct Tally {
 };
 
 Tally RunSeeds(const std::string& algo, bool noise_aware, int seeds, double sigma, double gain) {
-  SearchSpace space = BinarySpace(10);
+  SearchSpace space = testing::KeepOrFuseSpace(10);
   Tally t;
   for (int seed = 0; seed < seeds; ++seed) {
     NoisyEvaluator ev(1000 + seed, sigma, gain);
@@ -118,7 +106,7 @@ TEST(NoisySearch, RandomSearchToo) {
 // No noise, every configuration neutral, but the host gets 30% faster over the search: single
 // samples make late candidates look faster than the default's median; drift correction does not.
 TEST(NoisySearch, DriftCorrectionCancelsAHostSpeedingUp) {
-  SearchSpace space = BinarySpace(10);
+  SearchSpace space = testing::KeepOrFuseSpace(10);
   for (bool aware : {false, true}) {
     NoisyEvaluator ev(1, 0.0, 1.0, 0.7, 320);
     SearchOptions o;
@@ -140,7 +128,7 @@ TEST(NoisySearch, DriftCorrectionCancelsAHostSpeedingUp) {
 // Re-measurements are evaluations: logged (raw costs, the same configuration several times),
 // counted in the budget; the race takes its candidates by estimate.
 TEST(NoisySearch, ReMeasurementsAreLoggedAndTheRaceUsesEstimates) {
-  SearchSpace space = BinarySpace(10);
+  SearchSpace space = testing::KeepOrFuseSpace(10);
   NoisyEvaluator ev(5, 0.25, 0.85);
   SearchOptions o;
   o.algo = "evolution";

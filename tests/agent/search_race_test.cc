@@ -12,6 +12,7 @@
 #include "agent/search_race.h"
 #include "cost/stats.h"
 #include "gtest/gtest.h"
+#include "tests/agent/search_space_fake.h"
 
 namespace hlox {
 namespace {
@@ -181,22 +182,9 @@ class ColdDefaultEvaluator : public Evaluator {
   size_t fresh_flags = 0;
 };
 
-SearchSpace TwoChoiceSpace(int n) {
-  SearchSpace s;
-  s.pipeline = "fusion-only";
-  s.key = "fusion#0";
-  for (int i = 0; i < n; ++i) {
-    DecisionSite site;
-    site.id = "fuse:n" + std::to_string(i);
-    site.choices = {"keep", "fuse"};
-    s.sites.push_back(site);
-    s.defaults.push_back(0);
-  }
-  return s;
-}
 
 TEST(SearchDriver, ReMeasuresTheDefaultAndUsesTheMedian) {
-  SearchSpace space = TwoChoiceSpace(8);
+  SearchSpace space = testing::KeepOrFuseSpace(8);
   SearchOptions o;
   o.algo = "random";
   o.budget = 50;
