@@ -32,10 +32,7 @@ class NoisyEvaluator : public Evaluator {
       double f = std::min(1.0, static_cast<double>(runs++) / static_cast<double>(horizon_));
       double drift = 1 + (drift_end_ - 1) * f;
       double c = Truth(d.at("fusion#0"), gain_) * drift * std::exp(sigma_ * n(rng_));
-      ResultRecord r;
-      r.cost.median = c;
-      r.cost.samples = {c};
-      out.push_back(r);
+      out.push_back(testing::CostRecord(c));
     }
     return out;
   }

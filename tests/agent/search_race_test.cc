@@ -170,10 +170,7 @@ class ColdDefaultEvaluator : public Evaluator {
       const DecisionVector& v = d.at("fusion#0");
       bool is_default = std::all_of(v.begin(), v.end(), [](int32_t x) { return x == 0; });
       double c = is_default ? (default_runs++ == 0 ? 2.0 : 1.0) : 0.99;
-      ResultRecord r;
-      r.cost.median = c;
-      r.cost.samples = {c};
-      out.push_back(r);
+      out.push_back(testing::CostRecord(c));
     }
     return out;
   }

@@ -1,10 +1,12 @@
-// A synthetic decision point for agent tests: `n` fusion sites "fuse:n<i>" with choices
-// {keep, fuse}, all defaulting to `default_choice`, on the fusion-only pipeline.
+// Fakes for agent tests: a synthetic decision point of `n` fusion sites "fuse:n<i>" with
+// choices {keep, fuse}, all defaulting to `default_choice`, on the fusion-only pipeline, and
+// the record a fake evaluator returns for one run of cost `c`.
 #pragma once
 
 #include <string>
 
 #include "agent/search_space.h"
+#include "cost/result.h"
 
 namespace hlox::testing {
 
@@ -20,6 +22,13 @@ inline SearchSpace KeepOrFuseSpace(int n, int default_choice = 0) {
     s.defaults.push_back(default_choice);
   }
   return s;
+}
+
+inline ResultRecord CostRecord(double c) {
+  ResultRecord r;
+  r.cost.median = c;
+  r.cost.samples = {c};
+  return r;
 }
 
 }  // namespace hlox::testing

@@ -12,6 +12,7 @@
 #include "agent/search.h"
 #include "agent/search_log.h"
 #include "gtest/gtest.h"
+#include "tests/agent/search_space_fake.h"
 
 namespace hlox {
 namespace {
@@ -52,17 +53,8 @@ class PlantedEvaluator : public Evaluator {
 };
 
 SearchSpace MakeSpace(int n) {
-  SearchSpace s;
-  s.pipeline = "fusion-only";
-  s.key = "fusion#0";
-  for (int i = 0; i < n; ++i) {
-    DecisionSite site;
-    site.id = "fuse:n" + std::to_string(i);
-    site.rule = "fuse_producer";
-    site.choices = {"keep", "fuse"};
-    s.sites.push_back(site);
-    s.defaults.push_back(0);
-  }
+  SearchSpace s = testing::KeepOrFuseSpace(n);
+  for (DecisionSite& site : s.sites) site.rule = "fuse_producer";
   // A chain graph: node i anchors site i.
   s.features.node_columns = {"opcode"};
   for (int i = 0; i < n; ++i) {
