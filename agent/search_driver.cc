@@ -149,8 +149,12 @@ std::vector<double> SearchDriver::Evaluate(const std::vector<DecisionVector>& ba
     }
     ReportProgress();
   }
+  return KnownCosts(batch);
+}
+
+std::vector<double> SearchDriver::KnownCosts(const std::vector<DecisionVector>& vs) const {
   std::vector<double> costs;
-  for (const DecisionVector& v : batch) {
+  for (const DecisionVector& v : vs) {
     const double k = Known(v);
     costs.push_back(k >= 0 ? k : std::numeric_limits<double>::infinity());
   }
@@ -169,12 +173,7 @@ std::vector<double> SearchDriver::Remeasure(const std::vector<DecisionVector>& v
     UpdateBest();
     ReportProgress();
   }
-  std::vector<double> costs;
-  for (const DecisionVector& v : vs) {
-    const double k = Known(v);
-    costs.push_back(k >= 0 ? k : std::numeric_limits<double>::infinity());
-  }
-  return costs;
+  return KnownCosts(vs);
 }
 
 DecisionVector SearchDriver::RandomVector() {

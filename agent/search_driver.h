@@ -73,6 +73,8 @@ class SearchDriver {
   // with confirm_samples measurements.
   void UpdateBest();
   void ReportProgress();
+  // Known(v) of each of `vs`, +inf for unseen or invalid ones.
+  std::vector<double> KnownCosts(const std::vector<DecisionVector>& vs) const;
   int64_t since_default_ = 0;  // evaluations since the default was last measured
   int default_runs_ = 0;       // re-measurements of the default so far
   static constexpr int kMaxStalls = 200;
