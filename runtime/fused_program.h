@@ -40,6 +40,9 @@ struct FusedRunOptions {
   // 128-element micro-blocks (fused_vector.h); false runs every op over the whole sub-block
   // first (the path before micro-blocks, for tests and benches comparing the two).
   bool micro_blocks = true;
+  // Whole sub-blocks of such programs run as generated machine code when it compiled
+  // (fused_jit.h); false runs the micro-blocks' op functions (for tests and benches).
+  bool jit = true;
 };
 
 class FusedProgram {
@@ -58,6 +61,8 @@ class FusedProgram {
   int64_t node_count() const;
   // Whether Run can take the register path (fused_vector.h) for this program.
   bool has_vector_path() const;
+  // Whether that path runs as generated machine code (fused_jit.h) for whole sub-blocks.
+  bool has_jit_path() const;
   // Outputs that Run walks in tiles (transposing index maps, fused_tile.cc).
   int64_t tiled_output_count() const;
 

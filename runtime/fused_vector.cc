@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "runtime/fused_half.h"
+#include "runtime/fused_jit.h"
 #include "runtime/fused_program_impl.h"
 #include "runtime/fused_stream.h"
 #include "runtime/fused_vector_ops.h"
@@ -171,6 +172,8 @@ void RunMicroBlocks(const std::vector<MicroStep>& steps, const std::vector<const
 
 }  // namespace
 
+VectorProgram::~VectorProgram() = default;
+
 bool VectorProgram::Run(const std::vector<FusedNode>& nodes, const std::vector<const Buffer*>& params,
                         std::vector<BufferPtr>& out, ThreadPool* pool,
                         const FusedRunOptions& options) const {
@@ -271,7 +274,31 @@ bool VectorProgram::Run(const std::vector<FusedNode>& nodes, const std::vector<c
       copies->push_back(c);
     }
   };
+  // Generated code for whole sub-blocks of the plain path: its pointers and memory variant.
+  const bool jit = plain && jit_ != nullptr && options.jit;
+  std::vector<float*> out_ptrs;
+  FusedJit::Variant variant = FusedJit::kCached;
+  if (jit) {
+    bool aligned = true;
+    for (const BufferPtr& o : out) {
+      out_ptrs.push_back(o->as<float>());
+      aligned = aligned && (reinterpret_cast<uintptr_t>(out_ptrs.back()) & 63) == 0;
+    }
+    variant = !big ? FusedJit::kCached : aligned ? FusedJit::kPrefetchStream : FusedJit::kPrefetch;
+  }
   auto body = [&](int64_t s0, int64_t s1) {
+    if (jit) {  // whole sub-blocks as machine code; a partial last one below
+      FusedJit::Args args;
+      args.in = base.data();
+      args.out = out_ptrs.data();
+      args.scalars = scalars.data();
+      args.begin = s0 * S;
+      args.end = std::min(s1, total / S) * S;
+      if (args.end > args.begin) {
+        jit_->Run(args, variant);
+        s0 = args.end / S;
+      }
+    }
     Arena& arena = t_arena;
     arena.Reset();
     // Temporaries, then one staging copy per input for a partial last sub-block.
@@ -288,7 +315,7 @@ bool VectorProgram::Run(const std::vector<FusedNode>& nodes, const std::vector<c
     std::vector<MicroStep> steps;
     std::vector<const char*> pf;
     std::vector<MicroCopy> copies;
-    if (plain) build_micro(temps, &steps, &pf, &copies);
+    if (plain && !jit) build_micro(temps, &steps, &pf, &copies);
     for (int64_t s = s0; s < s1; ++s) {
       const int64_t start = s * S, n = std::min(S, total - start);
       if (plain && n == S) {

@@ -18,6 +18,8 @@
 // The math is the block loop's (vmath exp/logistic, Eigen's
 // packet tanh/log, IEEE add/mul/div/sqrt), so results are bit-identical to it and independent
 // of the thread count. Anything else (other types, index maps, compares) uses the block loop.
+// When the plain path's ops compile to machine code (fused_jit.h: one loop that keeps every
+// intermediate in registers), whole sub-blocks run that instead of the micro-blocks.
 #pragma once
 
 #include <cstdint>
@@ -30,8 +32,12 @@
 
 namespace hlox::rt {
 
+class FusedJit;  // fused_jit.h
+
 class VectorProgram {
  public:
+  ~VectorProgram();
+
   // Elements per sub-block (all ops of the program run over one before the next).
   static constexpr int64_t kSubBlock = 256;
 
@@ -49,6 +55,8 @@ class VectorProgram {
 
   // Ops in the program (for tests).
   int64_t op_count() const { return static_cast<int64_t>(ops_.size()); }
+  // Whether whole sub-blocks of the plain path run as generated machine code (fused_jit.h).
+  bool has_jit() const { return jit_ != nullptr; }
 
   // Where an op reads an operand: a streamed input (parameter or constant array, read at the
   // output's indices) or a sub-block temporary (scalars live in temporaries filled once).
@@ -79,6 +87,7 @@ class VectorProgram {
   std::vector<char> direct_;            // per output: written by its op in whole sub-blocks
   std::vector<uint8_t> out_half_;       // per output: fused::HalfType, narrowed on store
   int64_t temps_ = 0;
+  std::unique_ptr<FusedJit> jit_;       // the plain path as machine code, when it compiles
 };
 
 }  // namespace hlox::rt

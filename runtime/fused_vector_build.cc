@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "runtime/fused_half.h"
+#include "runtime/fused_jit.h"
 #include "runtime/fused_limits.h"
 #include "runtime/fused_vector_ops.h"
 
@@ -292,6 +293,14 @@ std::unique_ptr<VectorProgram> VectorProgram::Build(const std::vector<FusedNode>
     prog->direct_[direct[i]] = 1;
   }
   prog->temps_ = temps;
+  // Machine code for the plain path (every input an f32 array read in place, f32 outputs).
+  bool plain = true;
+  for (const Input& in : prog->inputs_) plain = plain && in.affine < 0 && in.half == 0 && !in.computed;
+  for (uint8_t h : prog->out_half_) plain = plain && h == 0;
+  if (plain) {
+    prog->jit_ = FusedJit::Compile(prog->ops_, static_cast<int64_t>(prog->inputs_.size()), prog->scalar_temps_,
+                                   prog->output_slots_);
+  }
   return prog;
 #endif
 }

@@ -8,7 +8,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config ccache git
   libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libeigen3-dev libspdlog-dev libabsl-dev
   libcli11-dev libsqlite3-dev libcpp-httplib-dev nlohmann-json3-dev libpng-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev libxbyak-dev
   pybind11-dev python3-pybind11 python3-dev python3-numpy python3-zmq python3-msgpack
   python3-torch python3-torchvision
   clang libclang-rt-14-dev

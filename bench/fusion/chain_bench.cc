@@ -8,10 +8,12 @@
 //     the functions the fused loop uses (Eigen's packet tanh, runtime/vmath.h's Exp16 through ExpF32), scaled
 //     to 16M;
 //   * the fused time (hlox's InstructionFusion output run by the executor, FusionKernel: the
-//     register path, runtime/fused_vector.h), the same fused program forced onto the block
-//     loop (the path before the register path), the register path without micro-blocks (every
-//     op over a whole 256-element sub-block before the next: the register path before
-//     micro-blocks), and the unfused time (six whole-tensor kernels), for 1 and 2 threads.
+//     register path, runtime/fused_vector.h, as generated code, runtime/fused_jit.h), the same
+//     fused program forced onto the block loop (the path before the register path), the
+//     register path without micro-blocks (every op over a whole 256-element sub-block before
+//     the next: the register path before micro-blocks), the micro-blocks run through per-op
+//     functions (the register path before generated code), and the unfused time (six
+//     whole-tensor kernels), for 1 and 2 threads.
 // Prints each figure and the ratio fused / max(floors) (goal <= 1.25), block loop / fused,
 // sub-blocks / fused and unfused / fused. Because the host changes the core's vector throughput
 // from round to round (the compute floor of one run swings 8.5-13 ms), it also prints, per
@@ -226,9 +228,10 @@ int Main(int argc, char** argv) {
     auto fused_exec = rt::Executor::Create(*fused, rt::ExecOptions{threads, 1});
     auto unfused_exec = rt::Executor::Create(**unfused, rt::ExecOptions{threads, 1});
     if (!fused_exec.ok() || !unfused_exec.ok()) return 1;
-    rt::FusedRunOptions block_opt, sub_opt;
+    rt::FusedRunOptions block_opt, sub_opt, micro_opt;
     block_opt.vector_path = false;
     sub_opt.micro_blocks = false;
+    micro_opt.jit = false;
     for (auto* e : {&*fused_exec, &*unfused_exec}) {
       auto warm = (**e).Run(args);
       if (!warm.ok()) {
@@ -241,7 +244,7 @@ int Main(int argc, char** argv) {
     // Every variant once per round, best of `reps` rounds.
     // The ordinary-store triad runs in rounds of its own first: the dirty lines it leaves in the
     // caches would slow whichever variant ran after it.
-    BestOf t_triad, t_triad_rfo, t_compute, t_fused, t_block, t_sub, t_unfused, t_core;
+    BestOf t_triad, t_triad_rfo, t_compute, t_fused, t_block, t_sub, t_micro, t_unfused, t_core;
     for (int r = 0; r < reps; ++r) t_triad_rfo.Time(triad_rfo);
     for (int r = 0; r < reps; ++r) {
       t_triad.Time(triad);
@@ -254,6 +257,7 @@ int Main(int argc, char** argv) {
       t_fused.Time([&] { auto out = (*fused_exec)->Run(args); });
       t_block.Time([&] { auto out = program->Run(arg_ptrs, &pool, block_opt); });
       t_sub.Time([&] { auto out = program->Run(arg_ptrs, &pool, sub_opt); });
+      t_micro.Time([&] { auto out = program->Run(arg_ptrs, &pool, micro_opt); });
       if (!fused_only) t_unfused.Time([&] { auto out = (*unfused_exec)->Run(args); });
     }
     // Per round: fused / max(floors) with both floors measured in that round (the compute
@@ -280,6 +284,9 @@ int Main(int argc, char** argv) {
                 threads, bw / 1e9, bw_floor * 1e3, cfloor * 1e3, fused_ms * 1e3, fused_ms / floor,
                 t_block.wall * 1e3, t_block.wall / fused_ms, t_sub.wall * 1e3, t_sub.wall / floor,
                 t_sub.wall / fused_ms, unfused_ms * 1e3, unfused_ms / fused_ms);
+    std::printf("threads=%d micro-blocks through op functions (the register path before generated code) %.2f ms "
+                "(%.2fx floor, %.2fx fused)\n", threads, t_micro.wall * 1e3, t_micro.wall / floor,
+                t_micro.wall / fused_ms);
     const Spread comp(round_compute);
     if (threads == 1 && !t_core.walls.empty()) {
       std::vector<double> in_cache;

@@ -1,0 +1,63 @@
+// Machine code for the register path's plain programs (fused_vector.h): a VectorProgram whose
+// inputs are all f32 arrays read at the output's own indices and whose outputs are f32 is
+// compiled (Xbyak, AVX-512) into one loop that, per group of 16-lane registers, loads each
+// input once, runs every op of the program in registers and stores each output once. The
+// micro-block interpreter stores every op's result to an L1 temporary and calls a function per
+// op; on the 6-op chain exp(tanh(2x+1)*y)-z that costs about 1.5x the tanh/exp compute alone in
+// L2, and the generated loop removes it. Each op is emitted as the same sequence of IEEE
+// operations as its kernel in fused_vector_ops.h (vmath exp/logistic, Eigen's tanh, NaN
+// propagating max/min, bf16 rounding), so results are bit-identical to the interpreter and to
+// the block loop. Programs with an op it does not emit (log, f16 rounding), more than
+// kMaxStreams inputs plus outputs, or more live values than registers get no kernel; the
+// interpreter runs them as before.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "runtime/fused_vector.h"
+
+namespace hlox::rt {
+
+class FusedJit {
+ public:
+  // Inputs plus outputs a kernel can stream (one general register each).
+  static constexpr int kMaxStreams = 8;
+
+  // What a kernel call covers: elements [begin, end), a multiple of step() apart.
+  struct Args {
+    const float* const* in = nullptr;  // one per program input
+    float* const* out = nullptr;       // one per program output
+    const float* scalars = nullptr;    // one per program scalar temporary, in scalar order
+    int64_t begin = 0, end = 0;
+  };
+  // How a kernel moves memory: `prefetch` the inputs kPrefetchAhead elements ahead, `stream`
+  // the outputs with non-temporal stores (every output 64-byte aligned).
+  enum Variant { kCached = 0, kPrefetch = 1, kPrefetchStream = 2 };
+  static constexpr int64_t kPrefetchAhead = 1024;
+
+  // Compiles the op list of a VectorProgram (ops over input slots and temporaries, the
+  // temporaries scalar_temps holding scalars, output_slots naming each output's value); null
+  // when the program is outside what the kernel emits (see above) or this build has no
+  // AVX-512 or no Xbyak.
+  static std::unique_ptr<FusedJit> Compile(const std::vector<VectorProgram::Op>& ops, int64_t inputs,
+                                           const std::vector<int64_t>& scalar_temps,
+                                           const std::vector<VectorProgram::Slot>& output_slots);
+  ~FusedJit();
+
+  // Elements each loop iteration covers (16 x the registers unrolled per value: 16, 32 or 64).
+  int64_t step() const { return step_; }
+  // Bytes of machine code of all variants (for tests and reports).
+  int64_t code_bytes() const;
+
+  void Run(const Args& args, Variant variant) const;
+
+ private:
+  FusedJit() = default;
+  struct Code;
+  std::unique_ptr<Code> code_[3];
+  int64_t step_ = 0;
+};
+
+}  // namespace hlox::rt
