@@ -20,12 +20,7 @@ namespace {
 
 using testing::Compile;
 using testing::F32;
-
-Value Scalar(float v) {
-  auto b = std::make_shared<Buffer>(Shape(PrimitiveType::kF32, {}));
-  b->as<float>()[0] = v;
-  return Value::Array(b);
-}
+using testing::Scalar;
 
 // Whether two results have the same bits; names the first differing element otherwise.
 ::testing::AssertionResult SameBits(const Value& a, const Value& b) {
@@ -67,7 +62,9 @@ void ExpectSameEverywhere(const FusedProgram& prog, const std::vector<const Valu
   auto d = prog.Run(args, &pool, jit);
   ASSERT_TRUE(a.ok() && b.ok() && c.ok() && d.ok()) << what;
   EXPECT_TRUE(SameBits(*a, *b)) << what << ": generated code vs interpreter";
-  if (block_loop) EXPECT_TRUE(SameBits(*a, *c)) << what << ": generated code vs block loop";
+  if (block_loop) {
+    EXPECT_TRUE(SameBits(*a, *c)) << what << ": generated code vs block loop";
+  }
   EXPECT_TRUE(SameBits(*a, *d)) << what << ": 1 vs 2 threads";
 }
 

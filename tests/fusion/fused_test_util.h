@@ -26,6 +26,13 @@ inline Value F32(std::vector<int64_t> dims, uint32_t seed) {
   return Value::Array(b);
 }
 
+// An f32 scalar holding v.
+inline Value Scalar(float v) {
+  auto b = std::make_shared<Buffer>(Shape(PrimitiveType::kF32, {}));
+  b->as<float>()[0] = v;
+  return Value::Array(b);
+}
+
 // Parses `text` into *keep and compiles its computation "fused"; nullptr (and a test
 // failure) on error.
 inline std::unique_ptr<FusedProgram> Compile(const std::string& text, std::unique_ptr<Module>* keep) {

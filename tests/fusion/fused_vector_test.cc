@@ -17,6 +17,7 @@ namespace {
 
 using testing::Compile;
 using testing::F32;
+using testing::Scalar;
 
 // Outputs: r = a long chain over every op the path implements, m = an intermediate, x itself.
 std::string OpsText(int64_t n) {
@@ -74,12 +75,6 @@ double OpsReference(double x, double y, double s) {
   a = std::isnan(a) ? a : std::min(a, -t);
   a = (a + std::floor(e) - std::ceil(m)) * 0.5;
   return a + std::nearbyint(y);
-}
-
-Value Scalar(float v) {
-  auto b = std::make_shared<Buffer>(Shape(PrimitiveType::kF32, {}));
-  b->as<float>()[0] = v;
-  return Value::Array(b);
 }
 
 bool SameBits(const Value& a, const Value& b) {
