@@ -4,7 +4,7 @@
 #include "runtime/fused_jit.h"
 
 #include <bit>
-#include <cstring>
+#include <cstdint>
 
 #if defined(__AVX512F__) && defined(HLOX_HAVE_XBYAK)
 #define HLOX_JIT 1

@@ -228,9 +228,7 @@ bool VectorProgram::Run(const std::vector<FusedNode>& nodes, const std::vector<c
     for (int id : scalar_nodes_) scalars.push_back(*static_cast<const float*>(ev.Eval(id, one)));
   }
   // The plain path: every input read in place at the output's indices, f32 outputs.
-  bool plain = options.micro_blocks;
-  for (const Input& in : inputs_) plain = plain && in.affine < 0 && in.half == 0 && !in.computed;
-  for (uint8_t h : out_half_) plain = plain && h == 0;
+  const bool plain = options.micro_blocks && plain_;
   const int64_t streams = streamed + static_cast<int64_t>(out.size());
   const bool big = streams * total * 4 >= kStreamStoreBytes;
   constexpr int64_t S = kSubBlock;

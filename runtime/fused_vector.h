@@ -87,6 +87,7 @@ class VectorProgram {
   std::vector<char> direct_;            // per output: written by its op in whole sub-blocks
   std::vector<uint8_t> out_half_;       // per output: fused::HalfType, narrowed on store
   int64_t temps_ = 0;
+  bool plain_ = false;                  // every input an f32 array read in place, f32 outputs
   std::unique_ptr<FusedJit> jit_;       // the plain path as machine code, when it compiles
 };
 

@@ -293,11 +293,11 @@ std::unique_ptr<VectorProgram> VectorProgram::Build(const std::vector<FusedNode>
     prog->direct_[direct[i]] = 1;
   }
   prog->temps_ = temps;
-  // Machine code for the plain path (every input an f32 array read in place, f32 outputs).
-  bool plain = true;
-  for (const Input& in : prog->inputs_) plain = plain && in.affine < 0 && in.half == 0 && !in.computed;
-  for (uint8_t h : prog->out_half_) plain = plain && h == 0;
-  if (plain) {
+  // The plain path (every input an f32 array read in place, f32 outputs), as machine code.
+  prog->plain_ = true;
+  for (const Input& in : prog->inputs_) prog->plain_ = prog->plain_ && in.affine < 0 && in.half == 0 && !in.computed;
+  for (uint8_t h : prog->out_half_) prog->plain_ = prog->plain_ && h == 0;
+  if (prog->plain_) {
     prog->jit_ = FusedJit::Compile(prog->ops_, static_cast<int64_t>(prog->inputs_.size()), prog->scalar_temps_,
                                    prog->output_slots_);
   }
