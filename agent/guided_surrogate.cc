@@ -23,7 +23,7 @@ constexpr double kHuber = 1.5;
 
 GuidedSurrogate::GuidedSurrogate(const std::vector<int>& choices, const DecisionVector& defaults,
                                  const std::vector<float>& site_gain)
-    : defaults_(defaults), site_gain_(site_gain) {
+    : choices_(choices), defaults_(defaults), site_gain_(site_gain) {
   width_ = 3;
   for (int c : choices) {
     offset_.push_back(width_);
@@ -116,6 +116,34 @@ double GuidedSurrogate::SiteTerm(const Eigen::VectorXd& w, int64_t site, int cho
 
 double GuidedSurrogate::Score(const Eigen::VectorXd& w, const DecisionVector& v) const {
   return Features(v).dot(w);
+}
+
+std::vector<DecisionVector> GuidedSurrogate::ImprovingMoves(const Eigen::VectorXd& w, const DecisionVector& inc,
+                                                            size_t max_flips) const {
+  std::vector<std::pair<double, int64_t>> gain;  // (change of the score, site)
+  std::vector<int> best_choice(inc.size(), 0);
+  const int64_t sites = static_cast<int64_t>(std::min(inc.size(), choices_.size()));
+  for (int64_t s = 0; s < sites; ++s) {
+    const double now = SiteTerm(w, s, inc[s]);
+    double best = now;
+    for (int c = 0; c < choices_[s]; ++c) {
+      const double t = SiteTerm(w, s, c);
+      if (c != inc[s] && t < best) {
+        best = t;
+        best_choice[s] = c;
+      }
+    }
+    if (best < now) gain.emplace_back(best - now, s);
+  }
+  std::sort(gain.begin(), gain.end());
+  std::vector<DecisionVector> out;
+  const size_t most = std::min(max_flips, gain.size());
+  for (size_t k = 1; k <= most; k *= 2) {
+    DecisionVector v = inc;
+    for (size_t j = 0; j < k; ++j) v[gain[j].second] = best_choice[gain[j].second];
+    out.push_back(std::move(v));
+  }
+  return out;
 }
 
 }  // namespace hlox

@@ -1,4 +1,5 @@
-// The online surrogate of guided search: Bayesian linear regression of log(cost / baseline) on
+// The online surrogate of guided search (and of evolution's model children): Bayesian linear
+// regression of log(cost / baseline) on
 // features of a configuration: an intercept, the fraction of sites changed from the defaults,
 // the learned advantage model's mean predicted gain over the changed sites, and one indicator
 // per (site, non-default choice). Each feature group has its own Gaussian prior (the advantage
@@ -35,6 +36,11 @@ class GuidedSurrogate {
   // The model is additive over sites: Score(w, v) = w(0) + sum over sites of
   // SiteTerm(w, s, v[s]). SiteTerm is 0 for the default choice (and for out-of-range input).
   double SiteTerm(const Eigen::VectorXd& w, int64_t site, int choice) const;
+  // The changes of `inc` that weights `w` expect to pay, exact because the model is additive:
+  // for k = 1, 2, 4, ... up to `max_flips`, `inc` with the k most promising sites each set to
+  // their best choice under `w`. Empty when `w` expects no single-site change to pay.
+  std::vector<DecisionVector> ImprovingMoves(const Eigen::VectorXd& w, const DecisionVector& inc,
+                                             size_t max_flips) const;
   const Eigen::VectorXd& mean() const { return mean_; }
   // Weight of the advantage-model feature in the posterior mean (positive: the model helps).
   double model_weight() const { return mean_(2); }
@@ -43,6 +49,7 @@ class GuidedSurrogate {
  private:
   Eigen::VectorXd Features(const DecisionVector& v) const;
 
+  std::vector<int> choices_;
   DecisionVector defaults_;
   std::vector<float> site_gain_;
   std::vector<int64_t> offset_;     // first indicator column of each site

@@ -26,6 +26,9 @@ struct SearchOptions {
   double temperature = 0.05;     // anneal start / gibbs tau, relative to the baseline cost
   int population = 16;           // evolution
   double mutation_rate = 0;      // evolution; 0 = 1/sites
+  // Evolution: children per generation proposed by a surrogate (guided_surrogate.h, no advantage
+  // model) fit to every configuration measured so far, instead of bred; 0 = a plain EA.
+  int surrogate_children = 4;
   std::string model_path;        // guided: trained advantage model
   double top_fraction = 0.1;     // guided: alpha, pick among the top alpha of predicted nodes
   int neighbourhood = 1;         // guided: k hops mutated around the chosen node

@@ -176,37 +176,6 @@ std::vector<DecisionVector> Candidates(SearchDriver& d, const GuidedGraph& g, co
   return pool;
 }
 
-// The surrogate is additive over sites, so a Thompson sample `w` says exactly which single-site
-// changes of `inc` it expects to pay: these moves flip the k most promising of them (each to
-// the sample's best choice), k = 1, 2, 4, ... up to kMaxTrustFlips. As the posterior narrows
-// they become the exploitation of the incumbent; early on they are local exploration.
-std::vector<DecisionVector> TrustMoves(SearchDriver& d, const GuidedSurrogate& sur, const Eigen::VectorXd& w,
-                                       const DecisionVector& inc, int64_t radius) {
-  std::vector<std::pair<double, int64_t>> gain;  // (change of the score, site)
-  std::vector<int> best_choice(inc.size(), 0);
-  for (int64_t s = 0; s < static_cast<int64_t>(inc.size()); ++s) {
-    const double now = sur.SiteTerm(w, s, inc[s]);
-    double best = now;
-    for (int c = 0; c < d.Choices(s); ++c) {
-      double t = sur.SiteTerm(w, s, c);
-      if (c != inc[s] && t < best) {
-        best = t;
-        best_choice[s] = c;
-      }
-    }
-    if (best < now) gain.emplace_back(best - now, s);
-  }
-  std::sort(gain.begin(), gain.end());
-  std::vector<DecisionVector> out;
-  const size_t most = std::min({kMaxTrustFlips, gain.size(), static_cast<size_t>(std::max<int64_t>(1, radius))});
-  for (size_t k = 1; k <= most; k *= 2) {
-    DecisionVector v = inc;
-    for (size_t j = 0; j < k; ++j) v[gain[j].second] = best_choice[gain[j].second];
-    out.push_back(std::move(v));
-  }
-  return out;
-}
-
 }  // namespace
 
 absl::Status RunGuided(SearchDriver& d) {
@@ -278,7 +247,10 @@ absl::Status RunGuided(SearchDriver& d) {
     std::set<DecisionVector> chosen;
     for (int i = 0; i < d.batch_size(); ++i) {
       Eigen::VectorXd w = surrogate.Sample(d.rng());
-      std::vector<DecisionVector> moves = TrustMoves(d, surrogate, w, inc, region.radius);
+      // Trust-region moves: the sites the sample most wants changed (exploration while the
+      // posterior is wide, exploitation of the incumbent as it narrows).
+      std::vector<DecisionVector> moves = surrogate.ImprovingMoves(
+          w, inc, std::min(kMaxTrustFlips, static_cast<size_t>(std::max<int64_t>(1, region.radius))));
       const DecisionVector* pick = nullptr;
       double pick_score = INFINITY;
       for (const std::vector<DecisionVector>* set : {&pool, &moves}) {

@@ -82,6 +82,9 @@ RaceResult RaceCandidates(size_t n, const PairedMeasure& measure, const RaceOpti
     p.warmups = 1;
     p.min_samples = 3;
     p.max_samples = std::max(3, o.select_max_rounds);
+    // No early stop on precision: three rounds whose spread happens to be small said nothing, and
+    // a good candidate knocked out on them never comes back. Each survivor uses its time slot.
+    p.target_rel_error = 0;
     p.time_cap_seconds = o.select_seconds / levels / static_cast<double>(survivors.size());
     std::vector<RaceStanding> measured;
     for (size_t i : survivors) {

@@ -28,7 +28,7 @@ std::vector<RaceCandidate> TopCandidates(const SearchResult& search, const Decis
 
 struct RaceOptions {
   double select_seconds = 3;   // time cap of the whole selection, split over levels and survivors
-  int select_max_rounds = 15;  // paired rounds per candidate per level at most
+  int select_max_rounds = 40;  // paired rounds per candidate per level at most (the time slot usually binds first)
   TimingProtocol confirm;      // the fresh measurement of the chosen candidate
   uint64_t seed = 0;
 };

@@ -30,6 +30,9 @@ void RegisterCampaign(CLI::App& app) {
   cmd->add_option("--threads", o->session.threads, "runtime threads per evaluation")->capture_default_str();
   cmd->add_option("--objective", *objective, "measured|roofline|ops")->capture_default_str();
   cmd->add_option("--model", o->session.search.model_path, "advantage model for guided");
+  cmd->add_option("--surrogate-children", o->session.search.surrogate_children,
+                  "evolution: children per generation proposed by a surrogate model (0 = plain EA)")
+      ->capture_default_str()->check(CLI::Range(0, 1000));
   cmd->add_flag("--in-process", o->session.in_process, "evaluate in this process");
   cmd->callback([o, algos, objective] {
     o->algos = absl::StrSplit(*algos, ',', absl::SkipEmpty());

@@ -32,6 +32,9 @@ void RegisterSearch(CLI::App& app) {
   cmd->add_option("--temperature", o->search.temperature, "anneal start / gibbs tau (relative)")->capture_default_str();
   cmd->add_option("--beam-width", o->search.beam_width, "beam: configurations kept per step")->capture_default_str();
   cmd->add_option("--population", o->search.population, "evolution: population size")->capture_default_str();
+  cmd->add_option("--surrogate-children", o->search.surrogate_children,
+                  "evolution: children per generation proposed by a surrogate model (0 = plain EA)")
+      ->capture_default_str()->check(CLI::Range(0, 1000));
   cmd->add_option("--top", o->search.top_fraction, "guided: alpha, fraction of top-predicted nodes")->capture_default_str();
   cmd->add_option("--hops", o->search.neighbourhood, "guided: k, neighbourhood mutated")->capture_default_str();
   cmd->add_option("--out", o->out_dir, "write best_decisions.json, log.jsonl, summary.json, progress.png");
