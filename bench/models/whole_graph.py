@@ -330,7 +330,9 @@ def load_average():
 def bench_model(name, o, work):
     """Exports, optimizes and times one zoo model; returns a list of result rows."""
     from hlox import export, zoo
+    import torch
     ctor, shapes, train = zoo.ZOO[name]
+    torch.manual_seed(o.seed)  # the model's weights and the example inputs
     t0 = time.perf_counter()
     exp = export.export(ctor(), shapes, train, name, lr=o.lr)
     export_s = time.perf_counter() - t0
@@ -521,6 +523,8 @@ def main(argv=None):
                     help="also compare CPU time per step (robust to machine load at 1 thread)")
     ap.add_argument("--variants", default="none,default",
                     help="hlox modules to time: none (unoptimized), default (optimized), or both")
+    ap.add_argument("--seed", type=int, default=0,
+                    help="torch seed for each model's weights and example inputs (default 0)")
     ap.add_argument("--rounds", type=int, default=1,
                     help="alternate PyTorch and hlox this many times per row; best round each")
     # Internal: the PyTorch timing child.
