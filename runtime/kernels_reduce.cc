@@ -8,12 +8,14 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "common/status_macros.h"
 #include "runtime/elementwise_scalar.h"
 #include "runtime/executor.h"
 #include "runtime/kernel.h"
 #include "runtime/kernel_util.h"
+#include "runtime/kernels_scalar_program.h"
 #include "runtime/reducer.h"
 #include "runtime/strided_copy.h"
 
@@ -178,7 +180,8 @@ bool FastPathApplies(Opcode op, PrimitiveType t) {
   }
 }
 
-// Per-element interpretation of an arbitrary (possibly variadic) reducer.
+// Per-element interpretation of an arbitrary (possibly variadic) reducer: a compiled scalar
+// program when the reducer compiles to one, else an executor call per element.
 absl::StatusOr<Value> GenericReduce(const Instruction& instr, const std::vector<const Buffer*>& ins,
                                     const std::vector<const Buffer*>& inits, const std::vector<int64_t>& kept,
                                     const std::vector<int64_t>& reduced, KernelContext& ctx) {
@@ -207,6 +210,32 @@ absl::StatusOr<Value> GenericReduce(const Instruction& instr, const std::vector<
   for (size_t k = 0; k < n; ++k) {
     const Shape& s = instr.shape().IsTuple() ? instr.shape().tuple_shape(k) : instr.shape();
     outs.push_back(NewArray(s));
+  }
+  const int64_t outputs = static_cast<int64_t>(kept_off.size());
+  const int64_t per_output = std::max<int64_t>(1, static_cast<int64_t>(red_off.size()));
+  // A reducer of rank-0 ops (argmax's compare/select pairs, say) runs as a compiled scalar
+  // program, without an executor call and its allocations per element.
+  if (std::optional<ScalarProgram> prog = ScalarProgram::Compile(*fn);
+      prog.has_value() && prog->result_count() == static_cast<int64_t>(n)) {
+    auto body = [&](int64_t lo, int64_t hi) {
+      std::vector<SVal> args(2 * n), acc(n), scratch;
+      for (int64_t o = lo; o < hi; ++o) {
+        for (size_t k = 0; k < n; ++k) acc[k] = LoadSVal(*inits[k], 0);
+        for (int64_t r : red_off) {
+          for (size_t k = 0; k < n; ++k) {
+            args[k] = acc[k];
+            args[n + k] = LoadSVal(*ins[k], kept_off[o] + r);
+          }
+          prog->Run(args.data(), acc.data(), scratch);
+        }
+        for (size_t k = 0; k < n; ++k) StoreSVal(*outs[k].array, o, acc[k]);
+      }
+    };
+    // About 4096 reducer calls (tens of microseconds) per piece of the split.
+    const int64_t grain = std::max<int64_t>(1, 4096 / per_output);
+    if (ctx.pool) ctx.pool->ParallelFor(outputs, grain, body); else body(0, outputs);
+    if (!instr.shape().IsTuple()) return outs[0];
+    return Value::Tuple(std::move(outs));
   }
   std::vector<int64_t> es(n);
   for (size_t k = 0; k < n; ++k) es[k] = PrimitiveByteSize(ins[k]->shape().element_type());
@@ -246,8 +275,7 @@ absl::StatusOr<Value> GenericReduce(const Instruction& instr, const std::vector<
       }
     }
   };
-  int64_t outputs = static_cast<int64_t>(kept_off.size());
-  int64_t grain = std::max<int64_t>(1, 256 / std::max<int64_t>(1, static_cast<int64_t>(red_off.size())));
+  const int64_t grain = std::max<int64_t>(1, 256 / per_output);
   if (ctx.pool) ctx.pool->ParallelFor(outputs, grain, body); else body(0, outputs);
   if (!status.ok()) return status;
   if (!instr.shape().IsTuple()) return outs[0];

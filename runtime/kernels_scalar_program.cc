@@ -123,29 +123,80 @@ void StoreSVal(Buffer& b, int64_t i, const SVal& v) {
   std::memcpy(b.data() + i * sz, &bits, sz);  // little-endian: low bytes first
 }
 
-std::optional<ScalarProgram> ScalarProgram::Compile(const Computation& comp) {
-  ScalarProgram p;
-  std::unordered_map<const Instruction*, int> index;
+namespace {
+
+// A value while compiling: the node of each scalar leaf (one for a scalar, one per element of
+// a tuple of scalars).
+using Leaves = std::vector<int>;
+
+bool ScalarShape(const Shape& s) {
+  return s.IsArray() && s.rank() == 0 && Supported(s.element_type());
+}
+bool ScalarTupleShape(const Shape& s) {
+  if (!s.IsTuple()) return false;
+  for (const Shape& e : s.tuple_shapes()) {
+    if (!ScalarShape(e)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+// Compiles `comp` into the program's nodes with `args` as its parameters (the leaves of the
+// caller's operands; empty at the top level, where parameters become parameter nodes); the
+// result's leaves, or nullopt when something is outside the interpreter. Fusions and calls of
+// scalar computations are inlined, tuples and get-tuple-element only rename leaves.
+std::optional<std::vector<int>> ScalarProgram::CompileInto(const Computation& comp, const std::vector<Leaves>* args,
+                                                           int depth) {
+  if (depth > 8 || comp.root() == nullptr) return std::nullopt;
+  std::unordered_map<const Instruction*, Leaves> index;
   for (const Instruction* instr : comp.PostOrder()) {
-    Node n;
-    n.op = instr->opcode();
-    if (n.op == Opcode::kTuple) {
-      if (instr != comp.root()) return std::nullopt;
-      for (const Instruction* op : instr->operands()) {
-        p.results_.push_back(index.at(op));
-        p.result_types_.push_back(op->shape().element_type());
+    const Opcode op = instr->opcode();
+    Leaves in;  // the operands' leaves, in order
+    for (const Instruction* o : instr->operands()) {
+      const Leaves& l = index.at(o);
+      in.insert(in.end(), l.begin(), l.end());
+    }
+    if (op == Opcode::kTuple) {
+      if (!ScalarTupleShape(instr->shape())) return std::nullopt;
+      index[instr] = in;
+      continue;
+    }
+    if (op == Opcode::kGetTupleElement) {
+      const Leaves& t = index.at(instr->operand(0));
+      const int64_t k = instr->tuple_index();
+      if (!ScalarShape(instr->shape()) || k < 0 || k >= static_cast<int64_t>(t.size())) return std::nullopt;
+      index[instr] = {t[k]};
+      continue;
+    }
+    if (op == Opcode::kFusion || op == Opcode::kCall) {
+      const Computation* callee = instr->to_apply();
+      if (callee == nullptr || !(ScalarShape(instr->shape()) || ScalarTupleShape(instr->shape()))) return std::nullopt;
+      std::vector<Leaves> callee_args;
+      for (const Instruction* o : instr->operands()) {
+        if (!ScalarShape(o->shape())) return std::nullopt;
+        callee_args.push_back(index.at(o));
       }
-      return p;
+      std::optional<Leaves> out = CompileInto(*callee, &callee_args, depth + 1);
+      if (!out.has_value()) return std::nullopt;
+      index[instr] = *std::move(out);
+      continue;
     }
-    if (!instr->shape().IsArray() || instr->shape().rank() != 0 || !Supported(instr->shape().element_type())) {
-      return std::nullopt;
+    if (op == Opcode::kParameter && args != nullptr) {
+      const int64_t k = instr->parameter_number();
+      if (k < 0 || k >= static_cast<int64_t>(args->size())) return std::nullopt;
+      index[instr] = (*args)[k];
+      continue;
     }
+    if (!ScalarShape(instr->shape())) return std::nullopt;
+    for (const Instruction* o : instr->operands()) {
+      if (!ScalarShape(o->shape())) return std::nullopt;
+    }
+    Node n;
+    n.op = op;
     n.type = instr->shape().element_type();
     n.in_type = instr->operand_count() > 0 ? instr->operand(0)->shape().element_type() : n.type;
-    for (const Instruction* op : instr->operands()) {
-      if (!op->shape().IsArray() || op->shape().rank() != 0 || !Supported(op->shape().element_type())) return std::nullopt;
-    }
-    auto opnd = [&](int k) { return index.at(instr->operand(k)); };
+    auto opnd = [&](int k) { return in[k]; };
     switch (n.op) {
       case Opcode::kParameter: n.param = static_cast<int>(instr->parameter_number()); break;
       case Opcode::kConstant:
@@ -175,12 +226,20 @@ std::optional<ScalarProgram> ScalarProgram::Compile(const Computation& comp) {
       default:
         return std::nullopt;
     }
-    index[instr] = static_cast<int>(p.nodes_.size());
-    p.nodes_.push_back(n);
+    index[instr] = {static_cast<int>(nodes_.size())};
+    nodes_.push_back(n);
   }
-  if (comp.root() == nullptr || !index.count(comp.root())) return std::nullopt;
-  p.results_.push_back(index.at(comp.root()));
-  p.result_types_.push_back(comp.root()->shape().element_type());
+  auto it = index.find(comp.root());
+  if (it == index.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<ScalarProgram> ScalarProgram::Compile(const Computation& comp) {
+  ScalarProgram p;
+  std::optional<std::vector<int>> out = p.CompileInto(comp, nullptr, 0);
+  if (!out.has_value() || out->empty()) return std::nullopt;
+  p.results_ = *std::move(out);
+  for (int r : p.results_) p.result_types_.push_back(p.nodes_[r].type);
   return p;
 }
 

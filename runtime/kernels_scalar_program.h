@@ -1,5 +1,6 @@
 // A tiny interpreter for scalar computations (sort comparators, reducers, scatter updates):
-// when every instruction of a computation is a rank-0 op it knows, the computation is compiled
+// when every instruction of a computation is a rank-0 op it knows (fusions and calls of such
+// computations inlined, tuples of scalars taken apart), the computation is compiled
 // once to a flat program evaluated on registers, about a hundred times faster than calling the
 // executor per element. Values follow XLA's semantics per element type: floats round to their
 // type after every op, integers wrap to their width, bitcast-convert moves raw bits.
@@ -42,6 +43,9 @@ class ScalarProgram {
     ComparisonDirection dir = ComparisonDirection::kEq;
     bool total_order = false;
   };
+  std::optional<std::vector<int>> CompileInto(const Computation& comp, const std::vector<std::vector<int>>* args,
+                                              int depth);
+
   std::vector<Node> nodes_;
   std::vector<int> results_;
   std::vector<PrimitiveType> result_types_;

@@ -7,7 +7,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
+#include "ir/parser.h"
 #include "runtime/kernel_util.h"
+#include "runtime/kernels_scalar_program.h"
 #include "tests/runtime/runtime_test_util.h"
 
 namespace hlox::rt {
@@ -275,6 +277,131 @@ ENTRY e {
       EXPECT_EQ(ToDoubles(out->tuple[0])[r], x[r * 9 + best]);
       EXPECT_EQ(testing::ToInts(out->tuple[1])[r], best);
       EXPECT_NEAR(ToDoubles(out->tuple[2])[r], ss, 1e-5);
+    }
+  }
+}
+
+// XLA's optimized modules wrap a reducer's body in a fusion whose tuple the reducer takes apart
+// (alpa_argmax_reduce_post in the corpus); the scalar interpreter inlines it, and the result
+// must be the flat reducer's, index for index.
+TEST(ReduceTest, ReducerWithANestedFusionMatchesTheFlatOne) {
+  const char* text = R"(HloModule m
+body {
+  i0 = s32[] parameter(0)
+  i1 = s32[] parameter(1)
+  v0 = f32[] parameter(2)
+  v1 = f32[] parameter(3)
+  gt = pred[] compare(v0, v1), direction=GT
+  nan = pred[] compare(v0, v0), direction=NE
+  take = pred[] or(gt, nan)
+  eq = pred[] compare(v0, v1), direction=EQ
+  lt = pred[] compare(i0, i1), direction=LT
+  tie = pred[] and(eq, lt)
+  take_i = pred[] or(take, tie)
+  i = s32[] select(take_i, i0, i1)
+  v = f32[] select(take, v0, v1)
+  ROOT t = (s32[], f32[]) tuple(i, v)
+}
+nested {
+  i0 = s32[] parameter(1)
+  i1 = s32[] parameter(3)
+  v0 = f32[] parameter(0)
+  v1 = f32[] parameter(2)
+  f = (s32[], f32[]) fusion(i0, i1, v0, v1), kind=kLoop, calls=body
+  v = f32[] get-tuple-element(f), index=1
+  i = s32[] get-tuple-element(f), index=0
+  ROOT t = (f32[], s32[]) tuple(v, i)
+}
+flat {
+  v0 = f32[] parameter(0)
+  i0 = s32[] parameter(1)
+  v1 = f32[] parameter(2)
+  i1 = s32[] parameter(3)
+  gt = pred[] compare(v0, v1), direction=GT
+  nan = pred[] compare(v0, v0), direction=NE
+  take = pred[] or(gt, nan)
+  eq = pred[] compare(v0, v1), direction=EQ
+  lt = pred[] compare(i0, i1), direction=LT
+  tie = pred[] and(eq, lt)
+  take_i = pred[] or(take, tie)
+  v = f32[] select(take, v0, v1)
+  i = s32[] select(take_i, i0, i1)
+  ROOT t = (f32[], s32[]) tuple(v, i)
+}
+ENTRY e {
+  a = f32[37,6] parameter(0)
+  idx = s32[37,6] iota(), iota_dimension=0
+  ninf = f32[] constant(-inf)
+  zero = s32[] constant(0)
+  r = (f32[6], s32[6]) reduce(a, idx, ninf, zero), dimensions={0}, to_apply=nested
+  q = (f32[6], s32[6]) reduce(a, idx, ninf, zero), dimensions={0}, to_apply=flat
+  ri = s32[6] get-tuple-element(r), index=1
+  qi = s32[6] get-tuple-element(q), index=1
+  rv = f32[6] get-tuple-element(r), index=0
+  qv = f32[6] get-tuple-element(q), index=0
+  ROOT t = (s32[6], s32[6], f32[6], f32[6]) tuple(ri, qi, rv, qv)
+}
+)";
+  // The nested reducer compiles to a scalar program (no executor call per element).
+  auto module = ParseModule(text);
+  ASSERT_TRUE(module.ok()) << module.status().message();
+  for (const auto& c : (*module)->computations()) {
+    if (c->name() == "nested" || c->name() == "flat") {
+      EXPECT_TRUE(ScalarProgram::Compile(*c).has_value()) << c->name();
+    }
+  }
+  // Rounded to a few values, so ties (resolved to the lower index) are common.
+  Value a = MakeArray(S("f32[37,6]"), [](int64_t i) { return static_cast<double>((i * 7919) % 5); });
+  std::vector<double> x = ToDoubles(a);
+  for (int threads : {1, 2}) {
+    auto out = RunText(text, {a}, threads);
+    ASSERT_TRUE(out.ok()) << out.status().message();
+    const std::vector<int64_t> ri = testing::ToInts(out->tuple[0]), qi = testing::ToInts(out->tuple[1]);
+    for (int c = 0; c < 6; ++c) {
+      int best = 0;
+      for (int r = 1; r < 37; ++r) {
+        if (x[r * 6 + c] > x[best * 6 + c]) best = r;
+      }
+      EXPECT_EQ(ri[c], best) << "column " << c;
+      EXPECT_EQ(qi[c], best) << "column " << c;
+      EXPECT_EQ(ToDoubles(out->tuple[2])[c], x[best * 6 + c]);
+    }
+  }
+}
+
+// A variadic reducer with an op the scalar interpreter lacks (exponential) falls back to an
+// executor call per element; both paths must give the reference results.
+TEST(ReduceTest, VariadicReducerOutsideTheScalarInterpreter) {
+  const char* text = R"(HloModule m
+expsum_count {
+  s0 = f32[] parameter(0)
+  c0 = s32[] parameter(1)
+  y = f32[] parameter(2)
+  c1 = s32[] parameter(3)
+  e = f32[] exponential(y)
+  s = f32[] add(s0, e)
+  c = s32[] add(c0, c1)
+  ROOT t = (f32[], s32[]) tuple(s, c)
+}
+ENTRY e {
+  a = f32[5,7] parameter(0)
+  one = s32[5,7] parameter(1)
+  fz = f32[] constant(0)
+  iz = s32[] constant(0)
+  ROOT r = (f32[7], s32[7]) reduce(a, one, fz, iz), dimensions={0}, to_apply=expsum_count
+}
+)";
+  Value a = MakeArray(S("f32[5,7]"), Uniform(9, -2, 2));
+  Value ones = MakeArray(S("s32[5,7]"), [](int64_t) { return 1.0; });
+  std::vector<double> x = ToDoubles(a);
+  for (int threads : {1, 2}) {
+    auto out = RunText(text, {a, ones}, threads);
+    ASSERT_TRUE(out.ok()) << out.status().message();
+    for (int c = 0; c < 7; ++c) {
+      double want = 0;
+      for (int r = 0; r < 5; ++r) want += std::exp(x[r * 7 + c]);
+      EXPECT_NEAR(ToDoubles(out->tuple[0])[c], want, 1e-5 * want);
+      EXPECT_EQ(testing::ToInts(out->tuple[1])[c], 5);
     }
   }
 }
