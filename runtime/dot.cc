@@ -1,4 +1,6 @@
 // DotGeneral: canonicalizes dot_general to batched [m,k] x [k,n] GEMMs (see dot.h).
+// GCC 12 reports false -Wmaybe-uninitialized inside the AVX-512 conversion intrinsics.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include "runtime/dot.h"
 
 #include <algorithm>
@@ -6,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/fused_half.h"
 #include "runtime/gemm_internal.h"
 #include "runtime/kernel_util.h"
 #include "runtime/strided_copy.h"
@@ -48,15 +51,26 @@ Operand Arrange(const Buffer& buf, const std::vector<int64_t>& batch, const std:
   return op;
 }
 
-// Converts an f16/bf16/f32 buffer region to f32.
-std::vector<float> ToF32(const uint8_t* data, PrimitiveType t, int64_t n) {
-  std::vector<float> out(n);
-  if (t == PrimitiveType::kF32) {
-    std::memcpy(out.data(), data, n * 4);
-  } else {
-    const uint16_t* p = reinterpret_cast<const uint16_t*>(data);
-    for (int64_t i = 0; i < n; ++i) out[i] = t == PrimitiveType::kF16 ? LoadHalf(p[i]) : LoadBf16(p[i]);
-  }
+// An f16/bf16 buffer region widened to f32 in a pooled scratch buffer (no zeroing, pages reused
+// from run to run), 16 lanes at a time and split over the pool: a decode step's f16 weight
+// matrices are hundreds of MB, and widening them element by element into a fresh vector cost
+// several times the GEMM itself.
+BufferPtr ToF32(const uint8_t* data, PrimitiveType t, int64_t n, ThreadPool* pool) {
+  BufferPtr out = ScratchBuffer(4 * std::max<int64_t>(1, n));
+  float* d = reinterpret_cast<float*>(out->data());
+  const uint16_t* p = reinterpret_cast<const uint16_t*>(data);
+  const bool half = t == PrimitiveType::kF16;
+  auto widen = [&](int64_t lo, int64_t hi) {
+    int64_t i = lo;
+#if defined(__AVX512F__)
+    for (; i + 16 <= hi; i += 16) {
+      const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
+      _mm512_storeu_ps(d + i, half ? fused::F16x16ToF32(h) : fused::Bf16x16ToF32(h));
+    }
+#endif
+    for (; i < hi; ++i) d[i] = half ? HalfToFloat(p[i]) : fused::Bf16BitsToFloat(p[i]);
+  };
+  if (pool != nullptr) pool->ParallelFor(n, 1 << 16, widen); else widen(0, n);
   return out;
 }
 
@@ -130,16 +144,25 @@ absl::Status DotGeneral(const Buffer& lhs, const Buffer& rhs, const DotDimension
     T* c;
     const T* ap;
     const T* bp;
-    std::vector<float> af, bf;
+    BufferPtr af, bf;  // widened operands
     bool native = (t == lt && t == rt);
     if constexpr (std::is_same_v<T, float>) {
       native = native && t == PrimitiveType::kF32;
-      if (!native) {
-        af = ToF32(a.data, lt, batch * m * k);
-        bf = ToF32(b.data, rt, batch * k * n);
+      for (PrimitiveType o : {lt, rt}) {
+        if (o != PrimitiveType::kF32 && o != PrimitiveType::kF16 && o != PrimitiveType::kBF16) {
+          return absl::UnimplementedError("dot: float result from a non-float operand");
+        }
       }
-      ap = native ? reinterpret_cast<const T*>(a.data) : af.data();
-      bp = native ? reinterpret_cast<const T*>(b.data) : bf.data();
+      ap = reinterpret_cast<const T*>(a.data);
+      bp = reinterpret_cast<const T*>(b.data);
+      if (!native && lt != PrimitiveType::kF32) {
+        af = ToF32(a.data, lt, batch * m * k, pool);
+        ap = reinterpret_cast<const T*>(af->data());
+      }
+      if (!native && rt != PrimitiveType::kF32) {
+        bf = ToF32(b.data, rt, batch * k * n, pool);
+        bp = reinterpret_cast<const T*>(bf->data());
+      }
     } else {
       if (!native) return absl::UnimplementedError("dot: mixed operand types");
       ap = reinterpret_cast<const T*>(a.data);

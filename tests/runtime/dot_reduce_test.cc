@@ -118,6 +118,32 @@ TEST(DotTest, MatchesNaiveForAllDimensionLayouts) {
   }
 }
 
+// f16 and bf16 operands are widened to f32 (16 lanes at a time, split over the threads past 64K
+// elements) before an f32 GEMM; mixed operand types and an f32 result included.
+TEST(DotTest, HalfOperandsWidenedExactly) {
+  for (const char* ta : {"f16", "bf16"}) {
+    const std::string text = absl::StrCat("HloModule m\nENTRY e {\n  a = ", ta,
+                                          "[300,261] parameter(0)\n  b = f32[261,5] parameter(1)\n"
+                                          "  ROOT d = f32[300,5] dot(a, b), lhs_contracting_dims={1}, "
+                                          "rhs_contracting_dims={0}\n}\n");
+    Value a = MakeArray(S(absl::StrCat(ta, "[300,261]")), Uniform(3, -2, 2));
+    Value b = MakeArray(S("f32[261,5]"), Uniform(4, -1, 1));
+    const std::vector<double> x = ToDoubles(a), y = ToDoubles(b);  // x holds the rounded values
+    for (int threads : {1, 2}) {
+      auto out = RunText(text, {a, b}, threads);
+      ASSERT_TRUE(out.ok()) << out.status().message();
+      const std::vector<double> got = ToDoubles(*out);
+      for (int i = 0; i < 300; ++i) {
+        for (int j = 0; j < 5; ++j) {
+          double want = 0, mag = 0;
+          for (int p = 0; p < 261; ++p) want += x[i * 261 + p] * y[p * 5 + j], mag += std::fabs(x[i * 261 + p] * y[p * 5 + j]);
+          ASSERT_NEAR(got[i * 5 + j], want, 1e-6 * mag + 1e-12) << ta << " at " << i << "," << j;
+        }
+      }
+    }
+  }
+}
+
 // Batched f32 dots take either split (whole batches per thread, several per chunk when they are
 // tiny; or each batch's GEMM split over rows/columns when there are few big ones): every thread
 // count must give the same bits, and the values must match a double-precision loop.
