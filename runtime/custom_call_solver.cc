@@ -151,7 +151,7 @@ absl::StatusOr<Value> CcPotrf(const Instruction& instr, const std::vector<const 
   std::vector<double> lv = av;  // the other triangle keeps the input's values
   std::vector<int64_t> info(d.batch);
   KernelParallelFor(ctx, d.batch, 1, [&](int64_t s, int64_t e) {
-    for (int64_t i = s; i < e; ++i) info[i] = Cholesky(av.data() + i * d.n * d.n, lv.data() + i * d.n * d.n, d.n, lower);
+    for (int64_t i = s; i < e; ++i) info[i] = Cholesky(av.data() + i * d.n * d.n, lv.data() + i * d.n * d.n, d.n, lower, d.batch == 1 ? ctx.pool : nullptr);
   });
   FromDoubles(lv, l);
   if (out.tuple.size() >= 2 && out.tuple[1].is_array() && out.tuple[1].array->element_count() == d.batch &&

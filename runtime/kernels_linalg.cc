@@ -28,7 +28,7 @@ absl::StatusOr<Value> LinalgKernel(const Instruction& instr, const std::vector<c
     std::vector<double> res(av.size(), 0.0);
     const bool lower = instr.attrs().lower;
     KernelParallelFor(ctx, batch, 1, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) Cholesky(av.data() + i * k * k, res.data() + i * k * k, k, lower);
+      for (int64_t i = b; i < e; ++i) Cholesky(av.data() + i * k * k, res.data() + i * k * k, k, lower, batch == 1 ? ctx.pool : nullptr);
     });
     FromDoubles(res, *out.array);
     return out;

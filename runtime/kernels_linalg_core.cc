@@ -1,9 +1,12 @@
-// Dense linear-algebra routines (see kernels_linalg_core.h). Plain loops in f64: the matrices
-// in HLO modules are small or batched, and fixed loop orders keep results deterministic.
+// Dense linear-algebra routines (see kernels_linalg_core.h). Plain loops in f64 (Cholesky's
+// dot products vectorized, its big columns split over a pool): fixed loop and summation orders
+// keep results deterministic.
 #include "runtime/kernels_linalg_core.h"
 
 #include <algorithm>
 #include <cmath>
+
+#include "runtime/thread_pool.h"
 
 namespace hlox::rt {
 
@@ -50,21 +53,43 @@ void TriangularSolve(const double* a, double* b, int64_t m, int64_t n, bool left
   }
 }
 
-int64_t Cholesky(const double* a, double* out, int64_t n, bool lower) {
-  // Work on L (lower) in a scratch; the upper case uses U = L^T of the mirrored input.
+namespace {
+
+// x . y over n entries in eight interleaved partial sums added in a fixed order: the compiler
+// vectorizes it (a single running sum it may not reorder), and the bits depend on n alone.
+double DotFixed(const double* x, const double* y, int64_t n) {
+  double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t p = 0;
+  for (; p + 8 <= n; p += 8) {
+    for (int q = 0; q < 8; ++q) acc[q] += x[p + q] * y[p + q];
+  }
+  for (int q = 0; p < n; ++p, ++q) acc[q] += x[p] * y[p];
+  return ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
+}
+
+}  // namespace
+
+int64_t Cholesky(const double* a, double* out, int64_t n, bool lower, ThreadPool* pool) {
+  // Work on L (lower) in a scratch; the upper case uses U = L^T of the mirrored input. Column j
+  // needs dot products of row prefixes of L (contiguous), one per row below the diagonal; big
+  // columns split those rows over the pool (each row's value is the same either way).
   std::vector<double> l(n * n, 0.0);
   auto in = [&](int64_t i, int64_t j) { return lower ? a[i * n + j] : a[j * n + i]; };  // i >= j
   int64_t info = 0;
   for (int64_t j = 0; j < n; ++j) {
-    double d = in(j, j);
-    for (int64_t p = 0; p < j; ++p) d -= l[j * n + p] * l[j * n + p];
+    const double d = in(j, j) - DotFixed(&l[j * n], &l[j * n], j);
     if (!(d > 0) && info == 0) info = j + 1;
     const double ljj = std::sqrt(d);
     l[j * n + j] = ljj;
-    for (int64_t i = j + 1; i < n; ++i) {
-      double s = in(i, j);
-      for (int64_t p = 0; p < j; ++p) s -= l[i * n + p] * l[j * n + p];
-      l[i * n + j] = s / ljj;
+    auto rows = [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) l[i * n + j] = (in(i, j) - DotFixed(&l[i * n], &l[j * n], j)) / ljj;
+    };
+    const int64_t work = (n - j - 1) * std::max<int64_t>(j, 1);
+    if (pool != nullptr && work >= (int64_t{1} << 15)) {
+      pool->ParallelFor(n - j - 1, std::max<int64_t>(1, (int64_t{1} << 13) / std::max<int64_t>(j, 1)),
+                        [&](int64_t lo, int64_t hi) { rows(j + 1 + lo, j + 1 + hi); });
+    } else {
+      rows(j + 1, n);
     }
   }
   for (int64_t i = 0; i < n; ++i) {

@@ -2,6 +2,7 @@
 // residual op(A) X - B computed from the full triangle, and cholesky by L L^T = A with only
 // the named triangle read.
 #include <cmath>
+#include <cstring>
 
 #include "kernel_test_util.h"
 
@@ -93,6 +94,36 @@ TEST(LinalgKernel, CholeskyReadsOneTriangleAndNaNsWhenIndefinite) {
   instr->attrs().lower = true;
   Value bad = RunKernel(&LinalgKernel, *instr, {MakeBuffer(Shape(PrimitiveType::kF64, {2, 2}), {1, 0, 2, 1})});
   EXPECT_TRUE(std::isnan(Doubles(*bad.array)[3]));
+}
+
+// A matrix big enough that each column's rows split over the pool (n^2 j / 2 work): the same
+// bits with 1 and 2 threads, and L L^T = A.
+TEST(LinalgKernel, BigCholeskySameBitsForAnyThreadCount) {
+  std::mt19937_64 rng(13);
+  const int64_t k = 400;
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> g(k * k), a(k * k, 0);
+  for (double& v : g) v = u(rng);
+  for (int64_t i = 0; i < k; ++i)
+    for (int64_t j = 0; j < k; ++j) {
+      for (int64_t p = 0; p < k; ++p) a[i * k + j] += g[i * k + p] * g[j * k + p];
+      if (i == j) a[i * k + j] += k;
+    }
+  auto instr = Instruction::Create(Opcode::kCholesky, Shape(PrimitiveType::kF64, {k, k}), {});
+  instr->attrs().lower = true;
+  const BufferPtr in = MakeBuffer(Shape(PrimitiveType::kF64, {k, k}), a);
+  const std::vector<double> l1 = Doubles(*RunKernel(&LinalgKernel, *instr, {in}, 1).array);
+  const std::vector<double> l2 = Doubles(*RunKernel(&LinalgKernel, *instr, {in}, 2).array);
+  ASSERT_EQ(l1.size(), l2.size());
+  EXPECT_EQ(std::memcmp(l1.data(), l2.data(), l1.size() * sizeof(double)), 0);
+  double worst = 0;
+  for (int64_t i = 0; i < k; ++i)
+    for (int64_t j = 0; j <= i; ++j) {
+      double rec = 0;
+      for (int64_t p = 0; p <= j; ++p) rec += l1[i * k + p] * l1[j * k + p];
+      worst = std::max(worst, std::fabs(rec - a[i * k + j]) / k);
+    }
+  EXPECT_LT(worst, 1e-12);
 }
 
 }  // namespace
