@@ -46,16 +46,23 @@ uint64_t Fnv1a(const uint8_t* p, int64_t n) {
   return h;
 }
 
-// Sum of the finite values of a leaf (as double), for a human-readable checksum.
+// Sum of the finite values of a leaf (as double), for a human-readable checksum. Read through a
+// Literal of at most 64K elements at a time (its per-type accessors), so a multi-GB output is
+// not copied whole.
 double FiniteSum(const rt::Buffer& b) {
-  Literal lit(b.shape());
-  if (lit.byte_size() != b.byte_size()) return 0;
-  if (b.byte_size() > 0) std::memcpy(lit.data(), b.data(), b.byte_size());
+  const PrimitiveType t = b.shape().element_type();
+  const int64_t n = b.shape().ElementCount(), esize = PrimitiveByteSize(t);
+  if (n * esize != b.byte_size()) return 0;
+  constexpr int64_t kChunk = 1 << 16;
   double s = 0;
-  PrimitiveType t = b.shape().element_type();
-  for (int64_t i = 0; i < lit.element_count(); ++i) {
-    double v = IsComplex(t) ? lit.GetAsComplex(i).real() : lit.GetAsDouble(i);
-    if (std::isfinite(v)) s += v;
+  for (int64_t lo = 0; lo < n; lo += kChunk) {
+    const int64_t m = std::min(kChunk, n - lo);
+    Literal lit(Shape(t, {m}));
+    std::memcpy(lit.data(), b.data() + lo * esize, m * esize);
+    for (int64_t i = 0; i < m; ++i) {
+      double v = IsComplex(t) ? lit.GetAsComplex(i).real() : lit.GetAsDouble(i);
+      if (std::isfinite(v)) s += v;
+    }
   }
   return s;
 }
