@@ -63,17 +63,23 @@ TEST(LinalgKernel, TriangularSolveAllVariants) {
   }
 }
 
-TEST(LinalgKernel, CholeskyReadsOneTriangleAndNaNsWhenIndefinite) {
-  std::mt19937_64 rng(12);
-  const int64_t k = 5;
+// G G^T + shift I for a k x k G uniform in [-1, 1) (row-major): symmetric positive definite.
+std::vector<double> PositiveDefinite(int64_t k, uint64_t seed, double shift) {
+  std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(-1, 1);
   std::vector<double> g(k * k), a(k * k, 0);
   for (double& v : g) v = u(rng);
   for (int64_t i = 0; i < k; ++i)
     for (int64_t j = 0; j < k; ++j) {
       for (int64_t p = 0; p < k; ++p) a[i * k + j] += g[i * k + p] * g[j * k + p];
-      if (i == j) a[i * k + j] += 1;
+      if (i == j) a[i * k + j] += shift;
     }
+  return a;
+}
+
+TEST(LinalgKernel, CholeskyReadsOneTriangleAndNaNsWhenIndefinite) {
+  const int64_t k = 5;
+  const std::vector<double> a = PositiveDefinite(k, 12, 1);
   for (bool lower : {true, false}) {
     std::vector<double> in = a;
     for (int64_t i = 0; i < k; ++i)
@@ -99,16 +105,8 @@ TEST(LinalgKernel, CholeskyReadsOneTriangleAndNaNsWhenIndefinite) {
 // A matrix big enough that each column's rows split over the pool (n^2 j / 2 work): the same
 // bits with 1 and 2 threads, and L L^T = A.
 TEST(LinalgKernel, BigCholeskySameBitsForAnyThreadCount) {
-  std::mt19937_64 rng(13);
   const int64_t k = 400;
-  std::uniform_real_distribution<double> u(-1, 1);
-  std::vector<double> g(k * k), a(k * k, 0);
-  for (double& v : g) v = u(rng);
-  for (int64_t i = 0; i < k; ++i)
-    for (int64_t j = 0; j < k; ++j) {
-      for (int64_t p = 0; p < k; ++p) a[i * k + j] += g[i * k + p] * g[j * k + p];
-      if (i == j) a[i * k + j] += k;
-    }
+  const std::vector<double> a = PositiveDefinite(k, 13, k);
   auto instr = Instruction::Create(Opcode::kCholesky, Shape(PrimitiveType::kF64, {k, k}), {});
   instr->attrs().lower = true;
   const BufferPtr in = MakeBuffer(Shape(PrimitiveType::kF64, {k, k}), a);
