@@ -14,6 +14,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "broker/broker.h"
+#include "broker/hardware_class.h"
+#include "common/cpu_isa.h"
 #include "common/logging.h"
 
 namespace hlox::agent {
@@ -66,6 +68,13 @@ class Fleet : public EmbeddedFleetHandle {
 }  // namespace
 
 absl::StatusOr<EmbeddedFleet> StartEmbeddedFleet(int workers, const EmbeddedOptions& options) {
+  // Workers get the level explicitly: this process may have set it (SetActiveIsa) without
+  // HLOX_ISA, which is all they would inherit.
+  const IsaLevel level = ActiveIsa();
+  const std::string isa(IsaName(level));
+  absl::StatusOr<std::string> hardware_class =
+      proto::EffectiveHardwareClass(options.hardware_class, level);
+  if (!hardware_class.ok()) return hardware_class.status();
   auto fleet = std::make_unique<Fleet>();
   char tmpl[] = "/tmp/hlox-fleet-XXXXXX";
   if (!::mkdtemp(tmpl)) return absl::InternalError("mkdtemp failed");
@@ -99,7 +108,7 @@ absl::StatusOr<EmbeddedFleet> StartEmbeddedFleet(int workers, const EmbeddedOpti
   for (int i = 0; i < workers; ++i) {
     std::vector<std::string> argv = {exe, "worker", "--broker", fleet->address_, "--threads",
                                      std::to_string(options.threads), "--class",
-                                     options.hardware_class, "--id",
+                                     *hardware_class, "--isa", isa, "--id",
                                      absl::StrCat("local-", ::getpid(), "-", i)};
     argv.insert(argv.end(), options.worker_args.begin(), options.worker_args.end());
     pid_t pid = ::fork();
@@ -116,6 +125,7 @@ absl::StatusOr<EmbeddedFleet> StartEmbeddedFleet(int workers, const EmbeddedOpti
   }
   EmbeddedFleet out;
   out.address = fleet->address_;
+  out.hardware_class = *hardware_class;
   out.handle = std::move(fleet);
   return out;
 }

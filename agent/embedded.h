@@ -21,7 +21,7 @@ namespace hlox::agent {
 struct EmbeddedOptions {
   std::string hlox_binary;        // "" = /proc/self/exe (right when called from hlox itself)
   int threads = 1;                // runtime threads per evaluation in each worker
-  std::string hardware_class = "local";
+  std::string hardware_class = "local";  // workers register under it plus the ISA level
   std::string db_path;            // "" = memory-only broker
   std::vector<std::string> worker_args;  // extra worker flags (e.g. --test-mode echo)
 };
@@ -38,13 +38,16 @@ class EmbeddedFleetHandle {
 
 struct EmbeddedFleet {
   std::string address;
+  // The class every worker registers under: options' class plus this process's active ISA
+  // level ("local-avx2"), which the workers run at. An agent that pins jobs pins this one.
+  std::string hardware_class;
   std::unique_ptr<EmbeddedFleetHandle> handle;  // stops broker and workers when destroyed
 };
 
 // Starts the broker thread and `workers` worker processes; returns once the broker is bound.
 // Workers get SIGTERM when the calling thread exits (PR_SET_PDEATHSIG): call it from a thread
 // that outlives the fleet (normally main). Workers register asynchronously; jobs wait in the
-// queue until they do.
+// queue until they do. Workers run at this process's active ISA level (ActiveIsa()).
 absl::StatusOr<EmbeddedFleet> StartEmbeddedFleet(int workers, const EmbeddedOptions& options = {});
 
 // For `address` of a live embedded fleet of this process: its broker's inproc:// endpoint and

@@ -316,9 +316,9 @@ void Broker::OnReady(const std::string& identity, std::string_view body) {
   w.last_seen_ms = w.registered_ms = proto::NowMs();
   w.local = w.caps.host == host_;
   for (uint32_t i = 0; i < w.caps.credit; ++i) ready_[w.caps.hardware_class].push_back(identity);
-  log::broker().info("worker {} registered: host {} class {} credit {} version {}",
-                     w.caps.worker_id, w.caps.host, w.caps.hardware_class, w.caps.credit,
-                     w.caps.version);
+  log::broker().info("worker {} registered: host {} class {} isa {} cpu '{}' credit {} version {}",
+                     w.caps.worker_id, w.caps.host, w.caps.hardware_class, w.caps.isa, w.caps.cpu,
+                     w.caps.credit, w.caps.version);
   SendTo(identity, Command::kHeartbeat, proto::Encode(proto::HeartbeatMsg{instance_}), true);
 }
 

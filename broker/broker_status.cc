@@ -43,17 +43,21 @@ void Broker::RecordSpread(const proto::RecordSummary& r) {
 std::string Broker::StatusJson() const {
   using nlohmann::json;
   int64_t now = proto::NowMs();
+  // One worker's entry; a lost one has no jobs in flight and its uptime ended when it was lost.
+  auto worker_json = [now](const Worker& w, const char* state, size_t in_flight, int64_t until_ms) {
+    return json{{"id", w.caps.worker_id}, {"host", w.caps.host},
+                {"hardware_class", w.caps.hardware_class}, {"isa", w.caps.isa},
+                {"cpu", w.caps.cpu}, {"state", state}, {"jobs_done", w.done},
+                {"jobs_failed", w.failed}, {"in_flight", in_flight}, {"credit", w.caps.credit},
+                {"cores", w.caps.cores}, {"threads", w.caps.threads},
+                {"last_heartbeat_age_s", double(now - w.last_seen_ms) / 1000.0},
+                {"uptime_s", double(until_ms - w.registered_ms) / 1000.0},
+                {"version", w.caps.version}};
+  };
   json workers = json::array();
   for (const auto& [id, w] : workers_) {
     const char* state = w.draining ? "draining" : (w.jobs.empty() ? "idle" : "busy");
-    workers.push_back({{"id", w.caps.worker_id}, {"host", w.caps.host},
-                       {"hardware_class", w.caps.hardware_class}, {"state", state},
-                       {"jobs_done", w.done}, {"jobs_failed", w.failed},
-                       {"in_flight", w.jobs.size()}, {"credit", w.caps.credit},
-                       {"cores", w.caps.cores}, {"threads", w.caps.threads},
-                       {"last_heartbeat_age_s", double(now - w.last_seen_ms) / 1000.0},
-                       {"uptime_s", double(now - w.registered_ms) / 1000.0},
-                       {"version", w.caps.version}});
+    workers.push_back(worker_json(w, state, w.jobs.size(), now));
   }
   // Lost workers stay listed (state "lost") for 10 minutes unless the same worker id rejoined.
   std::set<std::string> live;
@@ -61,13 +65,7 @@ std::string Broker::StatusJson() const {
   for (const auto& [lost_ms, w] : lost_recent_) {
     if (now - lost_ms > 600000 || live.count(w.caps.worker_id)) continue;
     live.insert(w.caps.worker_id);
-    workers.push_back({{"id", w.caps.worker_id}, {"host", w.caps.host},
-                       {"hardware_class", w.caps.hardware_class}, {"state", "lost"},
-                       {"jobs_done", w.done}, {"jobs_failed", w.failed}, {"in_flight", 0},
-                       {"credit", w.caps.credit}, {"cores", w.caps.cores}, {"threads", w.caps.threads},
-                       {"last_heartbeat_age_s", double(now - w.last_seen_ms) / 1000.0},
-                       {"uptime_s", double(lost_ms - w.registered_ms) / 1000.0},
-                       {"version", w.caps.version}});
+    workers.push_back(worker_json(w, "lost", 0, lost_ms));
   }
   json campaigns = json::object();
   for (const auto& [id, job] : jobs_) {

@@ -170,7 +170,7 @@ absl::StatusOr<HeartbeatMsg> DecodeHeartbeat(std::string_view body) {
 std::string Encode(const ReadyMsg& m) {
   msgpack::sbuffer buf;
   Packer pk(buf);
-  pk.pack_map(7);
+  pk.pack_map(9);
   KV(pk, "worker_id", m.worker_id);
   KV(pk, "host", m.host);
   KV(pk, "class", m.hardware_class);
@@ -178,6 +178,8 @@ std::string Encode(const ReadyMsg& m) {
   KU(pk, "cores", m.cores);
   KU(pk, "threads", m.threads);
   KU(pk, "credit", m.credit);
+  KV(pk, "cpu", m.cpu);
+  KV(pk, "isa", m.isa);
   return Done(buf);
 }
 
@@ -192,6 +194,8 @@ absl::StatusOr<ReadyMsg> DecodeReady(std::string_view body) {
     HLOX_ASSIGN_OR_RETURN(r.threads, U32(m, "threads", false));
     HLOX_ASSIGN_OR_RETURN(r.credit, U32(m, "credit", true));
     if (r.credit == 0 || r.credit > 1024) return absl::InvalidArgumentError("credit out of 1..1024");
+    HLOX_ASSIGN_OR_RETURN(r.cpu, m.OptStr("cpu", kMaxNameBytes));
+    HLOX_ASSIGN_OR_RETURN(r.isa, m.OptStr("isa", kMaxNameBytes));
     return r;
   });
 }

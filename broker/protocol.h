@@ -88,9 +88,11 @@ struct HeartbeatMsg {
 };
 
 struct ReadyMsg {
-  std::string worker_id, host, hardware_class, version;
+  std::string worker_id, host, hardware_class, version;  // class: ends in its ISA level
   uint32_t cores = 0, threads = 0;
   uint32_t credit = 1;           // jobs the broker may have outstanding on this worker
+  std::string cpu{};             // CPU model name; "" from workers that predate it
+  std::string isa{};             // ISA level its kernels run at (IsaName); "" likewise
 };
 
 struct JobMsg {

@@ -116,8 +116,8 @@ std::string EncodeRecord(const ResultRecord& r) {
   KI(pk, "peak_memory_bytes", a.peak_memory_bytes);
   PackStr(pk, "provenance");
   const Provenance& p = r.provenance;
-  pk.pack_map(10);
-  KV(pk, "host", p.host); KV(pk, "cpu", p.cpu); KI(pk, "cores", p.cores);
+  pk.pack_map(11);
+  KV(pk, "host", p.host); KV(pk, "cpu", p.cpu); KV(pk, "isa", p.isa); KI(pk, "cores", p.cores);
   KI(pk, "threads", p.threads); KV(pk, "hlox_version", p.hlox_version);
   KV(pk, "worker_id", p.worker_id); KV(pk, "hardware_class", p.hardware_class);
   KV(pk, "protocol", p.protocol); KI(pk, "seed", static_cast<int64_t>(p.seed));
@@ -182,6 +182,7 @@ absl::StatusOr<ResultRecord> DecodeRecord(std::string_view bytes) {
   Provenance& pv = r.provenance;
   HLOX_ASSIGN_OR_RETURN(pv.host, p.OptStr("host", kMaxNameBytes));
   HLOX_ASSIGN_OR_RETURN(pv.cpu, p.OptStr("cpu", kMaxNameBytes));
+  HLOX_ASSIGN_OR_RETURN(pv.isa, p.OptStr("isa", kMaxNameBytes));
   HLOX_ASSIGN_OR_RETURN(int64_t cores, I64(p, "cores"));
   HLOX_ASSIGN_OR_RETURN(int64_t threads, I64(p, "threads"));
   pv.cores = static_cast<int>(cores);

@@ -303,6 +303,7 @@ constexpr Field kAnalyticalFields[] = {
 };
 constexpr Field kProvenanceFields[] = {
     {"host", Want::kStr, false, kMaxNameBytes}, {"cpu", Want::kStr, false, kMaxNameBytes},
+    {"isa", Want::kStr, false, kMaxNameBytes},
     {"cores", Want::kInt}, {"threads", Want::kInt},
     {"hlox_version", Want::kStr, false, kMaxNameBytes},
     {"worker_id", Want::kStr, false, kMaxNameBytes},

@@ -1,5 +1,6 @@
-// Calibration: an FMA loop for peak f32 GFLOP/s and a triad for bandwidth, single and
-// multi-threaded; JSON storage of the figures.
+// Calibration: an FMA loop for peak f32 GFLOP/s (at the active instruction-set level: the peak
+// the runtime's kernels can reach) and a triad for bandwidth, single and multi-threaded; JSON
+// storage of the figures.
 #include "cost/calibrate.h"
 
 #include <algorithm>
@@ -11,7 +12,10 @@
 #include <utility>
 #include <vector>
 
+#include <immintrin.h>
+
 #include "absl/strings/str_cat.h"
+#include "common/cpu_isa.h"
 #include "cost/provenance.h"
 #include "cost/timing.h"
 #include "nlohmann/json.hpp"
@@ -19,25 +23,79 @@
 namespace hlox {
 namespace {
 
-typedef float V8 __attribute__((vector_size(32)));
 constexpr int kAcc = 12;  // independent accumulators, enough to hide FMA latency
 
-// Runs `iters` rounds of kAcc vector multiply-adds; returns a value so nothing is optimized out.
-float FmaKernel(int64_t iters) {
-  V8 acc[kAcc];
-  for (int j = 0; j < kAcc; ++j) acc[j] = V8{} + 0.001f * static_cast<float>(j);
-  V8 a = V8{} + 0.999999f, b = V8{} + 1e-7f;
+// `iters` rounds of kAcc vector multiply-adds at the instruction-set level the kernels use
+// (fused on AVX2 and AVX-512, a multiply and an add on the generic level's SSE); each returns a
+// value so nothing is optimized out. The AVX ones are compiled for their level (target pragma)
+// and called only when it is active.
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx2,fma")
+// GCC 12 reports false uninitialized warnings inside the AVX-512 intrinsics.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+float FmaKernelAvx512(int64_t iters) {
+  __m512 acc[kAcc];
+  for (int j = 0; j < kAcc; ++j) acc[j] = _mm512_set1_ps(0.001f * static_cast<float>(j));
+  __m512 a = _mm512_set1_ps(0.999999f);
+  const __m512 b = _mm512_set1_ps(1e-7f);
   for (int64_t i = 0; i < iters; ++i) {
-    for (int j = 0; j < kAcc; ++j) acc[j] = acc[j] * a + b;
-    asm volatile("" : "+x"(a));  // keep the loop from being folded
+    for (int j = 0; j < kAcc; ++j) acc[j] = _mm512_fmadd_ps(acc[j], a, b);
+    asm volatile("" : "+v"(a));  // keep the loop from being folded
   }
-  V8 s = V8{};
-  for (int j = 0; j < kAcc; ++j) s += acc[j];
   float r = 0;
-  for (int k = 0; k < 8; ++k) r += s[k];
+  for (int j = 0; j < kAcc; ++j) r += _mm512_reduce_add_ps(acc[j]);
   return r;
 }
-constexpr double kFlopsPerIter = kAcc * 8 * 2;
+
+float FmaKernelAvx2(int64_t iters) {
+  __m256 acc[kAcc];
+  for (int j = 0; j < kAcc; ++j) acc[j] = _mm256_set1_ps(0.001f * static_cast<float>(j));
+  __m256 a = _mm256_set1_ps(0.999999f);
+  const __m256 b = _mm256_set1_ps(1e-7f);
+  for (int64_t i = 0; i < iters; ++i) {
+    for (int j = 0; j < kAcc; ++j) acc[j] = _mm256_fmadd_ps(acc[j], a, b);
+    asm volatile("" : "+x"(a));
+  }
+  __m256 s = acc[0];
+  for (int j = 1; j < kAcc; ++j) s = _mm256_add_ps(s, acc[j]);
+  alignas(32) float f[8];
+  _mm256_store_ps(f, s);
+  return f[0] + f[1] + f[2] + f[3] + f[4] + f[5] + f[6] + f[7];
+}
+#pragma GCC diagnostic pop
+#pragma GCC pop_options
+
+float FmaKernelGeneric(int64_t iters) {
+  __m128 acc[kAcc];
+  for (int j = 0; j < kAcc; ++j) acc[j] = _mm_set1_ps(0.001f * static_cast<float>(j));
+  __m128 a = _mm_set1_ps(0.999999f);
+  const __m128 b = _mm_set1_ps(1e-7f);
+  for (int64_t i = 0; i < iters; ++i) {
+    for (int j = 0; j < kAcc; ++j) acc[j] = _mm_add_ps(_mm_mul_ps(acc[j], a), b);
+    asm volatile("" : "+x"(a));
+  }
+  __m128 s = acc[0];
+  for (int j = 1; j < kAcc; ++j) s = _mm_add_ps(s, acc[j]);
+  alignas(16) float f[4];
+  _mm_store_ps(f, s);
+  return f[0] + f[1] + f[2] + f[3];
+}
+
+// The active level's kernel and the f32 flops of one of its rounds.
+struct FmaKernelOf {
+  float (*run)(int64_t iters);
+  double flops_per_iter;
+};
+FmaKernelOf ActiveFmaKernel() {
+  switch (ActiveIsa()) {
+    case IsaLevel::kAvx512: return {FmaKernelAvx512, kAcc * 16 * 2.0};
+    case IsaLevel::kAvx2: return {FmaKernelAvx2, kAcc * 8 * 2.0};
+    case IsaLevel::kGeneric: break;
+  }
+  return {FmaKernelGeneric, kAcc * 4 * 2.0};
+}
 
 // Runs fn(thread_index) on `threads` threads at once and returns the wall time.
 template <typename F>
@@ -51,6 +109,9 @@ double TimeParallel(int threads, F fn) {
 }
 
 double MeasureGflops(int threads, double seconds) {
+  const FmaKernelOf kernel = ActiveFmaKernel();
+  auto FmaKernel = kernel.run;
+  const double kFlopsPerIter = kernel.flops_per_iter;
   // Size the iteration count from a short probe.
   int64_t iters = 1 << 16;
   double t = 0;
@@ -176,7 +237,7 @@ MachinePeaks MeasurePeaks(int threads, double seconds_per_test) {
   p.gflops_n = threads > 1 ? MeasureGflops(threads, seconds_per_test) : p.gflops_1;
   p.bandwidth_gbs_n = threads > 1 ? MeasureTriad(threads, seconds_per_test) : p.bandwidth_gbs_1;
   p.host = HostName();
-  p.cpu = CpuModel();
+  p.cpu = CpuModelName();
   p.source = "measured";
   return p;
 }

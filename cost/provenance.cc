@@ -3,8 +3,9 @@
 
 #include <unistd.h>
 
-#include <fstream>
 #include <thread>
+
+#include "common/cpu_isa.h"
 
 namespace hlox {
 
@@ -12,24 +13,6 @@ std::string HostName() {
   char buf[256] = {0};
   if (gethostname(buf, sizeof(buf) - 1) != 0) return "unknown";
   return buf;
-}
-
-std::string CpuModel() {
-  static const std::string model = [] {
-    std::ifstream in("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.rfind("model name", 0) == 0) {
-        size_t colon = line.find(':');
-        if (colon != std::string::npos) {
-          size_t b = line.find_first_not_of(" \t", colon + 1);
-          return b == std::string::npos ? std::string("unknown") : line.substr(b);
-        }
-      }
-    }
-    return std::string("unknown");
-  }();
-  return model;
 }
 
 int CoreCount() {
@@ -40,7 +23,8 @@ int CoreCount() {
 Provenance MachineProvenance() {
   Provenance p;
   p.host = HostName();
-  p.cpu = CpuModel();
+  p.cpu = CpuModelName();
+  p.isa = std::string(IsaName(ActiveIsa()));
   p.cores = CoreCount();
   p.hlox_version = HLOX_VERSION;
   return p;

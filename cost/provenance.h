@@ -1,18 +1,19 @@
-// Where a measurement came from: host name, CPU model, core count, hlox version. Filled into
-// every result record so costs from different machines are never silently compared.
+// Where a measurement came from: host name, CPU model, ISA level, core count, hlox version.
+// Filled into every result record so costs from different machines or instruction sets are
+// never silently compared.
 #pragma once
 
 #include <string>
 
+#include "common/cpu_isa.h"  // CpuModelName()
 #include "cost/result.h"
 
 namespace hlox {
 
 std::string HostName();
-// "model name" of /proc/cpuinfo, or "unknown".
-std::string CpuModel();
 int CoreCount();  // hardware threads the OS reports
-// Host, CPU, cores and version filled in; the caller adds threads, protocol, seed and ids.
+// Host, CPU, the active ISA level (ActiveIsa() now), cores and version filled in; the caller
+// adds threads, protocol, seed and ids.
 Provenance MachineProvenance();
 
 }  // namespace hlox

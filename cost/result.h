@@ -59,7 +59,8 @@ struct AnalyticalCost {
 };
 
 struct Provenance {
-  std::string host, cpu;
+  std::string host, cpu;       // host name, CPU model name
+  std::string isa;             // instruction-set level the kernels ran at (IsaName)
   int cores = 0, threads = 0;
   std::string hlox_version;
   std::string worker_id, hardware_class;

@@ -74,6 +74,7 @@ json ToJson(const AnalyticalCost& a) {
 json ToJson(const Provenance& p) {
   return json{{"host", p.host},
               {"cpu", p.cpu},
+              {"isa", p.isa},
               {"cores", p.cores},
               {"threads", p.threads},
               {"hlox_version", p.hlox_version},
@@ -206,6 +207,7 @@ absl::StatusOr<ResultRecord> ResultFromJson(const json& j) {
     Provenance& p = r.provenance;
     HLOX_GET(*o, "host", &p.host);
     HLOX_GET(*o, "cpu", &p.cpu);
+    HLOX_GET(*o, "isa", &p.isa);
     HLOX_GET(*o, "cores", &p.cores);
     HLOX_GET(*o, "threads", &p.threads);
     HLOX_GET(*o, "hlox_version", &p.hlox_version);

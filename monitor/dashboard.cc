@@ -15,7 +15,7 @@ canvas{border:1px solid #ccc;margin-right:16px}#summary span{margin-right:18px}
 </style></head><body>
 <h2>hlox fleet</h2>
 <div id="summary">loading...</div>
-<table id="workers"><thead><tr><th>worker</th><th>host</th><th>class</th><th>state</th><th>done</th>
+<table id="workers"><thead><tr><th>worker</th><th>host</th><th>class</th><th>isa</th><th>cpu</th><th>state</th><th>done</th>
 <th>failed</th><th>evals/s</th><th>heartbeat age</th><th>version</th></tr></thead><tbody></tbody></table>
 <div><canvas id="tput" width="420" height="160"></canvas><canvas id="queue" width="420" height="160"></canvas></div>
 <script>
@@ -27,7 +27,8 @@ function draw(id,data,label,color){const c=document.getElementById(id),g=c.getCo
 function esc(s){return String(s).replace(/[&<>"]/g,c=>({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;'}[c]))}
 async function tick(){try{const s=await (await fetch('/status.json',{cache:'no-store'})).json();
  const rows=s.workers.map(w=>`<tr class="worker" data-id="${esc(w.id)}"><td>${esc(w.id)}</td><td>${esc(w.host)}</td>`+
-  `<td>${esc(w.hardware_class)}</td><td class="${esc(w.state)}">${esc(w.state)}</td><td>${w.jobs_done}</td>`+
+  `<td>${esc(w.hardware_class)}</td><td class="isa">${esc(w.isa||'')}</td><td>${esc(w.cpu||'')}</td>`+
+  `<td class="${esc(w.state)}">${esc(w.state)}</td><td>${w.jobs_done}</td>`+
   `<td>${w.jobs_failed}</td><td>${(w.jobs_done/Math.max(w.uptime_s,1e-3)).toFixed(2)}</td>`+
   `<td>${w.last_heartbeat_age_s.toFixed(1)} s</td><td>${esc(w.version)}</td></tr>`).join('');
  document.querySelector('#workers tbody').innerHTML=rows;

@@ -93,6 +93,14 @@ std::string PrometheusText(const nlohmann::json& s) {
     Metric(out, "hlox_cost_relative_spread", "gauge", "Median relative spread (MAD/median) of measured costs.");
     absl::StrAppendFormat(&out, "hlox_cost_relative_spread %g\n", Num(s, "cost_spread"));
   }
+  // Identity as an info metric (the Prometheus convention: constant 1, joined on `worker`), so
+  // the ISA level and CPU model are not extra labels on every per-worker series.
+  Metric(out, "hlox_worker_info", "gauge", "Worker identity: class, instruction-set level, CPU model.");
+  for (const auto& w : s.value("workers", nlohmann::json::array())) {
+    absl::StrAppendFormat(&out, "hlox_worker_info{worker=\"%s\",class=\"%s\",isa=\"%s\",cpu=\"%s\"} 1\n",
+                          Escape(w.value("id", "")), Escape(w.value("hardware_class", "")),
+                          Escape(w.value("isa", "")), Escape(w.value("cpu", "")));
+  }
   Metric(out, "hlox_worker_jobs_done", "counter", "Jobs completed per worker.");
   for (const auto& w : s.value("workers", nlohmann::json::array())) {
     absl::StrAppendFormat(&out, "hlox_worker_jobs_done{worker=\"%s\",class=\"%s\"} %g\n",

@@ -3,19 +3,16 @@
 // (all spatial dims but the last fixed) and accumulates into it tap by tap: for each kernel
 // row that lands inside the input, for each output x and kernel x, out[x, :] += in[., :] *
 // w[tap, :] over contiguous channels, which vectorizes and keeps the row in L1/L2.
-// In f32 without a channel multiplier (AVX-512 builds) a 64-channel block of one output
-// position keeps all its taps in registers and is stored once. Each output element sums its
+// In f32 without a channel multiplier (vector levels: IsaKernels::depthwise_row) a 64-channel
+// block of one output position keeps all its taps in registers and is stored once. Each output element sums its
 // taps in kernel order starting from zero, whatever the task split, so the result does not
 // depend on the thread count.
 #include <algorithm>
 #include <type_traits>
 #include <vector>
 
-#ifdef __AVX512F__
-#include <immintrin.h>
-#endif
-
 #include "runtime/conv_internal.h"
+#include "runtime/isa_kernels.h"
 
 namespace hlox::rt {
 namespace {
@@ -33,43 +30,6 @@ inline void MulAddMult(T* __restrict o, const T* __restrict x, const T* __restri
   for (int64_t c = 0; c < n; ++c) o[c] += x[c / mult] * w[c];
 }
 
-#ifdef __AVX512F__
-// One output row, f32, no channel multiplier: per output position and block of 64 channels,
-// four zmm accumulators take every tap (outer taps `bases`/`wrows`, then kx) in kernel order
-// from zero and are stored once. Same FMA sequence per element as the generic loop.
-void RowF32(const int64_t* pl, int64_t wl, int64_t kl, int64_t C, const float* in_b,
-            const std::vector<int64_t>& bases, const std::vector<const float*>& wrows, float* orow) {
-  for (int64_t c0 = 0; c0 < C; c0 += 64) {
-    const int64_t cn = std::min<int64_t>(64, C - c0);
-    __mmask16 mk[4];
-    for (int j = 0; j < 4; ++j) {
-      const int64_t r = std::clamp<int64_t>(cn - 16 * j, 0, 16);
-      mk[j] = static_cast<__mmask16>(r >= 16 ? 0xFFFF : (1u << r) - 1);
-    }
-    for (int64_t ox = 0; ox < wl; ++ox) {
-      __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-      for (size_t v = 0; v < bases.size(); ++v) {
-        for (int64_t kx = 0; kx < kl; ++kx) {
-          const int64_t ip = pl != nullptr ? pl[ox * kl + kx] : 0;
-          if (ip < 0) continue;
-          const float* x = in_b + (bases[v] + ip) * C + c0;
-          const float* w = wrows[v] + kx * C + c0;
-          a0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mk[0], x), _mm512_maskz_loadu_ps(mk[0], w), a0);
-          a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mk[1], x + 16), _mm512_maskz_loadu_ps(mk[1], w + 16), a1);
-          a2 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mk[2], x + 32), _mm512_maskz_loadu_ps(mk[2], w + 32), a2);
-          a3 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mk[3], x + 48), _mm512_maskz_loadu_ps(mk[3], w + 48), a3);
-        }
-      }
-      float* o = orow + ox * C + c0;
-      _mm512_mask_storeu_ps(o, mk[0], a0);
-      _mm512_mask_storeu_ps(o + 16, mk[1], a1);
-      _mm512_mask_storeu_ps(o + 32, mk[2], a2);
-      _mm512_mask_storeu_ps(o + 48, mk[3], a3);
-    }
-  }
-}
-#endif
-
 }  // namespace
 
 template <typename T>
@@ -82,6 +42,7 @@ void DepthwiseConv(const ConvIndex& ix, const T* in, const T* k, T* out, ThreadP
   const int64_t rows = ix.P / wl;  // output rows per image
   const int64_t outer_taps = kl == 0 ? 0 : ix.KK / kl;
   const int64_t tasks = ix.nout * rows;
+  const auto row_f32 = Kernels().depthwise_row;
   auto body = [&](int64_t lo, int64_t hi) {
     const int64_t so = std::max<int64_t>(S - 1, 0);
     std::vector<int64_t> oi(so), ki(so), bases;
@@ -119,14 +80,12 @@ void DepthwiseConv(const ConvIndex& ix, const T* in, const T* k, T* out, ThreadP
         wrows.push_back(k + ot * kl * O);
       }
       const int64_t* pl = S > 0 ? ix.pos[S - 1].data() : nullptr;
-#ifdef __AVX512F__
       if constexpr (std::is_same_v<T, float>) {
-        if (mult == 1) {
-          RowF32(pl, wl, kl, C, in_b, bases, wrows, orow);
+        if (mult == 1 && row_f32 != nullptr) {
+          row_f32(pl, wl, kl, C, in_b, bases.data(), wrows.data(), static_cast<int64_t>(bases.size()), orow);
           continue;
         }
       }
-#endif
       std::fill_n(orow, wl * O, T(0));
       for (size_t v = 0; v < bases.size(); ++v) {
         for (int64_t ox = 0; ox < wl; ++ox) {

@@ -11,24 +11,12 @@
 #include <vector>
 
 #include "runtime/conv_internal.h"
-#include "runtime/gemm_avx512.h"
+#include "runtime/gemm_packed.h"
+#include "runtime/isa_kernels.h"
 #include "runtime/kernel_util.h"
-
-#ifdef __AVX512F__
-#include <immintrin.h>
-#endif
 
 namespace hlox::rt {
 namespace {
-
-#ifdef __AVX512F__
-
-// Lanes [lo, hi) of a 16-lane mask (clipped to the vector).
-__mmask16 LaneRange(int64_t lo, int64_t hi) {
-  const uint32_t a = static_cast<uint32_t>(std::clamp<int64_t>(lo, 0, 16));
-  const uint32_t e = static_cast<uint32_t>(std::clamp<int64_t>(hi, 0, 16));
-  return static_cast<__mmask16>((0xFFFFu >> (16 - e)) & (0xFFFFu << a));
-}
 
 // A: rows (b, oy, ox), k = (i, plane position); B: k x f from the kernel operand's planes.
 class FilterSource : public gemm::PanelSource {
@@ -38,7 +26,7 @@ class FilterSource : public gemm::PanelSource {
       : in_(in), in_b_(in_b), in_i_(in_i), w_(w), w_i_(w_i), w_f_(w_f), h_(h), wd_(wd), oh_(oh), ow_(ow),
         pad_y_(pad_y), pad_x_(pad_x) {}
 
-  void PackA(int64_t r0, int mr, int64_t p0, int64_t kc, float* dst) const override {
+  void PackA(const gemm::MicroKernels& mk, int64_t r0, int mr, int64_t p0, int64_t kc, float* dst) const override {
     // The k-range as runs within one plane row: the same for every row of the panel.
     struct Run {
       int64_t src, ky, kx0, len, off;  // src: plane offset of the row start (i * in_i + ky * wd)
@@ -57,8 +45,8 @@ class FilterSource : public gemm::PanelSource {
         ++i;
       }
     }
-    for (int r = 0; r < gemm::kMr; ++r) {
-      float* d = dst + r * gemm::kAStride;
+    for (int r = 0; r < mk.mr; ++r) {
+      float* d = dst + r * mk.a_stride;
       if (r >= mr) {
         std::fill_n(d, kc, 0.0f);
         continue;
@@ -70,31 +58,29 @@ class FilterSource : public gemm::PanelSource {
       const float* img = in_ + b * in_b_ + sy * wd_ + sx;
       for (const Run& run : runs) {
         // Masked loads of the valid lanes, zeros elsewhere. Masked-off lanes are never read, so
-        // the shifted pointer may point outside the plane. Full 16-lane stores: a panel row has
-        // kAStride >= kc + 16 floats, and lanes past this run are rewritten by the next one.
+        // the shifted pointer may point outside the plane. Whole-vector stores: a panel row has
+        // a_stride >= kc + 16 floats, and lanes past this run are rewritten by the next one.
         const int64_t y = run.ky + sy;
         float* o = d + run.off;
         if (y < 0 || y >= h_) {
-          for (int64_t v = 0; v < run.len; v += 16) _mm512_storeu_ps(o + v, _mm512_setzero_ps());
+          std::fill_n(o, run.len, 0.0f);
           continue;
         }
         const float* srow = img + run.src + run.kx0;
         // Valid lanes relative to the run start.
         const int64_t lo = std::max(x_lo, run.kx0) - run.kx0, hi = std::min(x_hi, run.kx0 + run.len) - run.kx0;
-        for (int64_t v = 0; v < run.len; v += 16) {
-          _mm512_storeu_ps(o + v, _mm512_maskz_loadu_ps(LaneRange(lo - v, hi - v), srow + v));
-        }
+        mk.copy_range(o, srow, lo, hi, run.len);
       }
     }
   }
 
-  void PackB(int64_t p0, int64_t kc, int64_t j0, int nr, float* dst) const override {
+  void PackB(const gemm::MicroKernels& mk, int64_t p0, int64_t kc, int64_t j0, int nr, float* dst) const override {
     const int64_t plane = h_ * wd_;
     int64_t q = p0;
     const int64_t q_end = p0 + kc;
     while (q < q_end) {
       const int64_t i = q / plane, pos = q % plane, len = std::min(q_end - q, plane - pos);
-      gemm::PackB(true, w_ + i * w_i_, w_f_, pos, len, j0, nr, dst + (q - p0) * gemm::kNr);
+      mk.pack_b(true, w_ + i * w_i_, w_f_, pos, len, j0, nr, dst + (q - p0) * mk.nr);
       q += len;
     }
   }
@@ -106,12 +92,10 @@ class FilterSource : public gemm::PanelSource {
   int64_t w_i_, w_f_, h_, wd_, oh_, ow_, pad_y_, pad_x_;
 };
 
-#endif  // __AVX512F__
-
 }  // namespace
 
 bool PlaneFilterConvApplies(const ConvDimensionNumbers& dn, const ConvGeometry& g, int64_t rank) {
-#ifdef __AVX512F__
+  if (Kernels().gemm == nullptr) return false;  // the level has no packed GEMM
   if (g.spatial != 2 || g.groups != 1 || g.batch_groups != 1 || rank != 4) return false;
   if (dn.input_spatial != std::vector<int64_t>{2, 3} || dn.kernel_spatial != std::vector<int64_t>{2, 3}) return false;
   for (int64_t d = 0; d < 2; ++d) {
@@ -122,18 +106,12 @@ bool PlaneFilterConvApplies(const ConvDimensionNumbers& dn, const ConvGeometry& 
   }
   // A long reduction over planes, and enough output columns to fill the micro-tiles.
   return g.in[0] * g.in[1] >= 256 && g.o >= 16;
-#else
-  (void)dn;
-  (void)g;
-  (void)rank;
-  return false;
-#endif
 }
 
 void PlaneFilterConv(const ConvDimensionNumbers& dn, const ConvGeometry& g, const float* lhs,
                      const std::vector<int64_t>& lhs_dims, const float* rhs, const std::vector<int64_t>& rhs_dims,
                      float* out, const std::vector<int64_t>& out_dims, ThreadPool* pool) {
-#ifdef __AVX512F__
+  const gemm::MicroKernels& mk = *Kernels().gemm;  // PlaneFilterConvApplies checked it exists
   const std::vector<int64_t> ls = RowMajorStrides(lhs_dims), ks = RowMajorStrides(rhs_dims),
                              os = RowMajorStrides(out_dims);
   const int64_t oh = g.out[0], ow = g.out[1], rows = g.n * oh * ow, k = g.c * g.in[0] * g.in[1];
@@ -142,7 +120,7 @@ void PlaneFilterConv(const ConvDimensionNumbers& dn, const ConvGeometry& g, cons
   if (k > 0) {
     FilterSource src(lhs, ls[dn.input_batch], ls[dn.input_feature], rhs, ks[dn.kernel_input_feature],
                      ks[dn.kernel_output_feature], g.in[0], g.in[1], oh, ow, g.win[0].pad_low, g.win[1].pad_low);
-    gemm::SgemmPanels(rows, g.o, k, src, c.data(), g.o, false, pool);
+    gemm::SgemmPanels(mk, rows, g.o, k, src, c.data(), g.o, false, pool);
   }
   for (int64_t b = 0; b < g.n; ++b) {
     for (int64_t y = 0; y < oh; ++y) {
@@ -153,9 +131,6 @@ void PlaneFilterConv(const ConvDimensionNumbers& dn, const ConvGeometry& g, cons
       }
     }
   }
-#else
-  (void)dn, (void)g, (void)lhs, (void)lhs_dims, (void)rhs, (void)rhs_dims, (void)out, (void)out_dims, (void)pool;
-#endif
 }
 
 }  // namespace hlox::rt

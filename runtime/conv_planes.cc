@@ -10,40 +10,33 @@
 #include <vector>
 
 #include "runtime/conv_internal.h"
-#include "runtime/gemm_avx512.h"
+#include "runtime/gemm_packed.h"
+#include "runtime/isa_kernels.h"
 #include "runtime/kernel_util.h"
-
-#ifdef __AVX512F__
-#include <immintrin.h>
-#endif
 
 namespace hlox::rt {
 namespace {
 
-#ifdef __AVX512F__
-
 // Packs A = dense weights [o, KC] and B = shifted planes of one image.
 class PlaneSource : public gemm::PanelSource {
  public:
-  // masks[jp * kk + t]: valid lanes of B panel jp's 32 columns for kernel element t.
+  // masks[jp * kk + t]: valid lanes of B panel jp's columns (nr <= 32) for kernel element t.
   PlaneSource(const float* w, int64_t kc_total, int64_t kk, const int64_t* shift, const uint32_t* masks,
               int64_t cstride)
       : w_(w), kc_total_(kc_total), kk_(kk), shift_(shift), masks_(masks), cstride_(cstride) {}
   void set_image(const float* img) { img_ = img; }
 
-  void PackA(int64_t r0, int mr, int64_t p0, int64_t kc, float* dst) const override {
-    gemm::PackA(false, w_, kc_total_, r0, mr, p0, kc, dst);
+  void PackA(const gemm::MicroKernels& mk, int64_t r0, int mr, int64_t p0, int64_t kc, float* dst) const override {
+    mk.pack_a(false, w_, kc_total_, r0, mr, p0, kc, dst);
   }
 
-  void PackB(int64_t p0, int64_t kc, int64_t j0, int /*nr*/, float* dst) const override {
-    const uint32_t* masks = masks_ + (j0 / gemm::kNr) * kk_;
+  void PackB(const gemm::MicroKernels& mk, int64_t p0, int64_t kc, int64_t j0, int /*nr*/, float* dst) const override {
+    const uint32_t* masks = masks_ + (j0 / mk.nr) * kk_;
     int64_t ci = p0 / kk_, t = p0 % kk_;
     for (int64_t q = 0; q < kc; ++q) {
       // Masked-off lanes are never read, so the shifted pointer may point outside the plane.
       const float* s = img_ + ci * cstride_ + j0 + shift_[t];
-      const uint32_t m = masks[t];
-      _mm512_store_ps(dst + q * gemm::kNr, _mm512_maskz_loadu_ps(static_cast<__mmask16>(m & 0xFFFF), s));
-      _mm512_store_ps(dst + q * gemm::kNr + 16, _mm512_maskz_loadu_ps(static_cast<__mmask16>(m >> 16), s + 16));
+      mk.masked_row(dst + q * mk.nr, s, masks[t], mk.nr);
       if (++t == kk_) {
         t = 0;
         ++ci;
@@ -60,12 +53,10 @@ class PlaneSource : public gemm::PanelSource {
   const float* img_ = nullptr;
 };
 
-#endif  // __AVX512F__
-
 }  // namespace
 
 bool PlaneConvApplies(const ConvDimensionNumbers& dn, const ConvGeometry& g, int64_t rank) {
-#ifdef __AVX512F__
+  if (Kernels().gemm == nullptr) return false;  // the level has no packed GEMM
   if (g.spatial != 2 || g.groups != 1 || g.batch_groups != 1 || rank != 4) return false;
   if (dn.input_spatial != std::vector<int64_t>{2, 3} || dn.output_spatial != std::vector<int64_t>{2, 3}) return false;
   for (int64_t d = 0; d < 2; ++d) {
@@ -74,18 +65,12 @@ bool PlaneConvApplies(const ConvDimensionNumbers& dn, const ConvGeometry& g, int
   }
   // Worth it only with enough positions for the column panels and enough output rows.
   return g.in[0] * g.in[1] >= 128 && g.o >= 8 && g.c >= 1;
-#else
-  (void)dn;
-  (void)g;
-  (void)rank;
-  return false;
-#endif
 }
 
 void PlaneConv(const ConvDimensionNumbers& dn, const ConvGeometry& g, const float* lhs,
                const std::vector<int64_t>& lhs_dims, const float* rhs, const std::vector<int64_t>& rhs_dims,
                float* out, const std::vector<int64_t>& out_dims, ThreadPool* pool) {
-#ifdef __AVX512F__
+  const gemm::MicroKernels& mk = *Kernels().gemm;  // PlaneConvApplies checked it exists
   const std::vector<int64_t> ls = RowMajorStrides(lhs_dims), ks = RowMajorStrides(rhs_dims),
                              os = RowMajorStrides(out_dims);
   const int64_t kh = g.k[0], kw = g.k[1], kk = kh * kw, kc_total = g.c * kk;
@@ -120,13 +105,13 @@ void PlaneConv(const ConvDimensionNumbers& dn, const ConvGeometry& g, const floa
       shift[t] = dy[t] * wd + dx[t];
     }
   }
-  const int64_t np = (P + gemm::kNr - 1) / gemm::kNr;
+  const int64_t np = (P + mk.nr - 1) / mk.nr;
   std::vector<uint32_t> masks(np * kk);
   for (int64_t jp = 0; jp < np; ++jp) {
     for (int64_t t = 0; t < kk; ++t) {
       uint32_t m = 0;
-      for (int64_t j = 0; j < gemm::kNr && jp * gemm::kNr + j < P; ++j) {
-        const int64_t pos = jp * gemm::kNr + j, y = pos / wd + dy[t], x = pos % wd + dx[t];
+      for (int64_t j = 0; j < mk.nr && jp * mk.nr + j < P; ++j) {
+        const int64_t pos = jp * mk.nr + j, y = pos / wd + dy[t], x = pos % wd + dx[t];
         if (y >= 0 && y < h && x >= 0 && x < wd) m |= uint32_t{1} << j;
       }
       masks[jp * kk + t] = m;
@@ -135,11 +120,8 @@ void PlaneConv(const ConvDimensionNumbers& dn, const ConvGeometry& g, const floa
   PlaneSource src(w.data(), kc_total, kk, shift.data(), masks.data(), ls[dn.input_feature]);
   for (int64_t b = 0; b < g.n; ++b) {
     src.set_image(lhs + b * ls[dn.input_batch]);
-    gemm::SgemmPanels(g.o, P, kc_total, src, out + b * os[dn.output_batch], os[dn.output_feature], false, pool);
+    gemm::SgemmPanels(mk, g.o, P, kc_total, src, out + b * os[dn.output_batch], os[dn.output_feature], false, pool);
   }
-#else
-  (void)dn, (void)g, (void)lhs, (void)lhs_dims, (void)rhs, (void)rhs_dims, (void)out, (void)out_dims, (void)pool;
-#endif
 }
 
 }  // namespace hlox::rt

@@ -1,6 +1,4 @@
 // DotGeneral: canonicalizes dot_general to batched [m,k] x [k,n] GEMMs (see dot.h).
-// GCC 12 reports false -Wmaybe-uninitialized inside the AVX-512 conversion intrinsics.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include "runtime/dot.h"
 
 #include <algorithm>
@@ -61,14 +59,7 @@ BufferPtr ToF32(const uint8_t* data, PrimitiveType t, int64_t n, ThreadPool* poo
   const uint16_t* p = reinterpret_cast<const uint16_t*>(data);
   const bool half = t == PrimitiveType::kF16;
   auto widen = [&](int64_t lo, int64_t hi) {
-    int64_t i = lo;
-#if defined(__AVX512F__)
-    for (; i + 16 <= hi; i += 16) {
-      const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
-      _mm512_storeu_ps(d + i, half ? fused::F16x16ToF32(h) : fused::Bf16x16ToF32(h));
-    }
-#endif
-    for (; i < hi; ++i) d[i] = half ? HalfToFloat(p[i]) : fused::Bf16BitsToFloat(p[i]);
+    fused::HalfToF32(half ? fused::kHalfF16 : fused::kHalfBf16, p + lo, d + lo, hi - lo);
   };
   if (pool != nullptr) pool->ParallelFor(n, 1 << 16, widen); else widen(0, n);
   return out;

@@ -1,8 +1,8 @@
 // General dot (XLA dot_general) on dense row-major buffers, reusable by other kernels (the
 // __cublas$gemm custom call). Operands are canonicalized to [batch, m, k] x [batch, k, n]
 // (a transpose is packed only when the dims are not already in a GEMM-friendly order) and run
-// on a GEMM backend: hlox's packed AVX-512 GEMM for f32 (gemm_avx512.h; Eigen when the build
-// lacks AVX-512), Eigen for f64/c64/c128, f32 accumulate for f16/bf16, exact wrapping
+// on a GEMM backend: hlox's packed GEMM for f32 with the active level's micro-kernels
+// (gemm_packed.h; Eigen at the generic level), Eigen for f64/c64/c128, f32 accumulate for f16/bf16, exact wrapping
 // arithmetic for integers. Output dims: batch, lhs free dims, rhs free dims.
 // Work is split in fixed blocks, so results do not depend on the thread count.
 #pragma once

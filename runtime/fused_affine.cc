@@ -211,11 +211,7 @@ const void* BlockEval::EvalOperandRuns(const FusedNode& nd, int64_t* run_lin, in
       const uint16_t* from = f + run_lin[r];
       const int64_t len = run_len[r];
       if (c == 1) {
-#if defined(__AVX512F__)
         fused::HalfToF32(f16 ? fused::kHalfF16 : fused::kHalfBf16, from, o, len);
-#else
-        for (int64_t k = 0; k < len; ++k) o[k] = wide(from[k]);
-#endif
       } else if (c == 0) {
         std::fill_n(o, len, wide(*from));
       } else {

@@ -39,14 +39,12 @@ void GatherBuffer(const Buffer& b, const IndexSet& s, Dst* out) {
     }
   };
   auto id = [](auto v) { return v; };
-#if defined(__AVX512F__)
   if constexpr (std::is_same_v<Dst, float>) {  // contiguous f16: the vector conversion
     if (s.idx == nullptr && b.shape().element_type() == PrimitiveType::kF16) {
       fused::HalfToF32(fused::kHalfF16, b.as<uint16_t>() + s.start, out, s.n);
       return;
     }
   }
-#endif
   switch (b.shape().element_type()) {
     case PrimitiveType::kF32: run(b.as<float>(), id); break;
     case PrimitiveType::kF64: run(b.as<double>(), id); break;

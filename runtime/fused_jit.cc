@@ -1,28 +1,26 @@
 // FusedJit (see fused_jit.h): turns a VectorProgram's op list into values (each op one value;
-// operands an input, a scalar or an earlier value), allocates zmm registers for every value of
-// `unroll` 16-lane groups at once (4, else 2, else 1 when registers run out), and emits the loop.
-// The zmm registers the loop leaves free hold its most-read invariants (kernel constants and
-// the program's scalars), broadcast once before the loop; the rest are broadcast memory
-// operands. On the 6-op chain exp(tanh(2x+1)*y)-z (Zen 5, in L1) emitting each op for two
+// operands an input, a scalar or an earlier value), allocates vector registers for every value
+// of `unroll` groups at once (4, else 2, else 1 when registers run out), and emits the loop:
+// zmm code (32 registers, opmask selects, vscalefps) for the AVX-512 level, ymm code (16
+// registers, blend selects, exponent arithmetic for 2^n) for the AVX2 level, from one emitter
+// templated on the register type. The registers the loop leaves free hold its most-read
+// invariants (kernel constants and the program's scalars), loaded once before the loop; the
+// rest are memory operands (AVX-512 broadcasts, whole ymm vectors for AVX2). On the 6-op chain exp(tanh(2x+1)*y)-z (Zen 5, in L1) emitting each op for two
 // groups at a time and pinning 12-20 invariants took the loop from 22.1 to 20.8 cycles per
-// 16 elements, against 18.4 for Eigen's tanh and vmath's exp as two loops of their own.
+// 16 elements, against 18.4 for tanh and exp as two loops of their own.
 #include "runtime/fused_jit.h"
 
 #include <algorithm>
 #include <bit>
 #include <cstdint>
 
-#if defined(__AVX512F__) && defined(HLOX_HAVE_XBYAK)
+#if defined(HLOX_HAVE_XBYAK)
 #define HLOX_JIT 1
-// GCC 12 reports false maybe-uninitialized warnings inside Eigen's packet code.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <Eigen/Core>
-#pragma GCC diagnostic pop
 #include <xbyak/xbyak.h>
 
+#include "common/cpu_isa.h"
 #include "runtime/fused_vector_ops.h"
-#include "runtime/vmath.h"
+#include "runtime/vmath_coef.h"
 #endif
 
 namespace hlox::rt {
@@ -30,7 +28,6 @@ namespace hlox::rt {
 #if defined(HLOX_JIT)
 namespace {
 
-using Xbyak::Zmm;
 using vecops::VecCode;
 
 // Where an op reads an operand.
@@ -57,9 +54,10 @@ struct Plan {
   int64_t scalars = 0;
 };
 
-// Constants the kernels read, as broadcast memory operands at kConst + 4 * index.
+// Constants the kernels read, each stored as one vector of 16 lanes (64 bytes) at
+// kConst + 64 * index, read as a broadcast (zmm) or as a whole vector (ymm).
 enum Const : int {
-  kOne, kSign, kAbsMask, kZero,
+  kOne, kSign, kAbsMask, kZero, kExpBias,
   kExpHi, kExpLo, kLog2e, kLn2Hi, kLn2Lo, kP0, kP1, kP2, kP3, kP4,
   kTanhClamp, kTanhClampNeg, kTanhTiny,
   kA1, kA3, kA5, kA7, kA9, kA11, kA13, kB0, kB2, kB4, kB6,
@@ -76,6 +74,7 @@ std::vector<uint32_t> ConstTable() {
   t[kSign] = 0x80000000u;
   t[kAbsMask] = 0x7fffffffu;
   t[kZero] = 0;
+  t[kExpBias] = 127;
   t[kExpHi] = Bits(c::kExpHi);
   t[kExpLo] = Bits(c::kExpLo);
   t[kLog2e] = Bits(c::kLog2e);
@@ -86,25 +85,12 @@ std::vector<uint32_t> ConstTable() {
   t[kP2] = Bits(c::kExpP2);
   t[kP3] = Bits(c::kExpP3);
   t[kP4] = Bits(c::kExpP4);
-  // Eigen 3.4's generic_fast_tanh_float (what ptanh<Packet16f> runs), constant for constant.
-#ifdef EIGEN_VECTORIZE_FMA
-  t[kTanhClamp] = Bits(7.99881172180175781f);
-#else
-  t[kTanhClamp] = Bits(7.90531110763549805f);
-#endif
+  // runtime/simd/math.h's Tanh, constant for constant.
+  t[kTanhClamp] = Bits(c::kTanhClamp);
   t[kTanhClampNeg] = t[kTanhClamp] | 0x80000000u;
-  t[kTanhTiny] = Bits(0.0004f);
-  t[kA1] = Bits(4.89352455891786e-03f);
-  t[kA3] = Bits(6.37261928875436e-04f);
-  t[kA5] = Bits(1.48572235717979e-05f);
-  t[kA7] = Bits(5.12229709037114e-08f);
-  t[kA9] = Bits(-8.60467152213735e-11f);
-  t[kA11] = Bits(2.00018790482477e-13f);
-  t[kA13] = Bits(-2.76076847742355e-16f);
-  t[kB0] = Bits(4.89352518554385e-03f);
-  t[kB2] = Bits(2.26843463243900e-03f);
-  t[kB4] = Bits(1.18534705686654e-04f);
-  t[kB6] = Bits(1.19825839466702e-06f);
+  t[kTanhTiny] = Bits(c::kTanhTiny);
+  for (int i = 0; i < 7; ++i) t[kA1 + i] = Bits(c::kTanhA[i]);
+  for (int i = 0; i < 4; ++i) t[kB0 + i] = Bits(c::kTanhB[i]);
   t[kBf16One] = 1;
   t[kBf16Round] = 0x7fff;
   t[kBf16Hi] = 0xffff0000u;
@@ -112,7 +98,7 @@ std::vector<uint32_t> ConstTable() {
   return t;
 }
 
-// Out of zmm registers at this unroll.
+// Out of vector registers at this unroll.
 struct NoRegisters {};
 
 // vcmpps predicates.
@@ -131,14 +117,25 @@ using Regs = std::vector<int>;
 // Groups an op is emitted for at once, instruction by instruction (Emitter::EmitOps).
 constexpr int kInterleave = 2;
 
+// Emits the loop with vector registers of type Vec: Xbyak::Zmm (AVX-512) or Xbyak::Ymm (AVX2).
+template <class Vec>
 class Emitter : public Xbyak::CodeGenerator {
  public:
+  static constexpr bool kZmm = std::is_same_v<Vec, Xbyak::Zmm>;
+  static constexpr int kRegs = kZmm ? 32 : 16;
+  static constexpr int kLanes = kZmm ? 16 : 8;
+  static constexpr int kVecBytes = 4 * kLanes;
+
   Emitter(const Plan& plan, int unroll, FusedJit::Variant variant, const Pins& pins, size_t bytes)
       : Xbyak::CodeGenerator(bytes, Xbyak::DontSetProtectRWE), plan_(plan), unroll_(unroll) {
     const int count = kConstCount + static_cast<int>(plan.scalars);
     uses_.assign(count, 0);
     pinned_.assign(count, -1);
-    for (int c = 0; c < kConstCount; ++c) cst_.push_back(ptr_b[consts_ + 4 * c]);
+    free_ = kRegs == 32 ? 0xffffffffu : 0xffffu;
+    for (int c = 0; c < kConstCount; ++c) {
+      if constexpr (kZmm) cst_.push_back(ptr_b[consts_ + 64 * c]);
+      else cst_.push_back(ptr[consts_ + 64 * c]);
+    }
     for (int i : pins.invariants) pinned_[i] = Alloc();
     Body(variant);
     ready();
@@ -146,7 +143,7 @@ class Emitter : public Xbyak::CodeGenerator {
   }
 
   // Reads of each invariant per loop iteration, and the most registers held at once (pinned
-  // ones included): pinning k more invariants fits when peak() + k <= 32.
+  // ones included): pinning k more invariants fits when peak() + k <= kRegs.
   const std::vector<int>& uses() const { return uses_; }
   int peak() const { return peak_; }
 
@@ -157,30 +154,34 @@ class Emitter : public Xbyak::CodeGenerator {
   const Xbyak::Reg64 streams_[FusedJit::kMaxStreams] = {r10, r11, rbx, rbp, r12, r13, r14, r15};
 
   Xbyak::Address At(int stream, int u, int64_t ahead = 0) {
-    return ptr[streams_[stream] + pos_ * 4 + static_cast<int>(64 * u + 4 * ahead)];
+    return ptr[streams_[stream] + pos_ * 4 + static_cast<int>(kVecBytes * u + 4 * ahead)];
+  }
+  // The byte at `offset` of the current position's elements in input stream `stream`, ahead.
+  Xbyak::Address Line(int stream, int64_t offset) {
+    return ptr[streams_[stream] + pos_ * 4 + static_cast<int>(offset)];
   }
 
   // Constant c as the last operand of an arithmetic op: its register when pinned, else a
-  // 16-lane broadcast from the table.
+  // memory operand from the table.
   const Xbyak::Operand& K(Const c) {
     ++uses_[c];
     if (pinned_[c] >= 0) {
-      pin_zmm_ = Zmm(pinned_[c]);
-      return pin_zmm_;
+      pin_ = Vec(pinned_[c]);
+      return pin_;
     }
     return cst_[c];
   }
   // d = constant c in every lane.
-  void Set(const Zmm& d, Const c) {
+  void Set(const Vec& d, Const c) {
     ++uses_[c];
-    if (pinned_[c] >= 0) vmovaps(d, Zmm(pinned_[c]));
-    else vbroadcastss(d, ptr[consts_ + 4 * static_cast<int>(c)]);
+    if (pinned_[c] >= 0) vmovaps(d, Vec(pinned_[c]));
+    else vbroadcastss(d, ptr[consts_ + 64 * static_cast<int>(c)]);
   }
-  // Constant c in a register: its pinned one, else broadcast into `scratch`.
-  Zmm In(Const c, const Zmm& scratch) {
+  // Constant c in a register: its pinned one, else loaded into `scratch`.
+  Vec In(Const c, const Vec& scratch) {
     if (pinned_[c] >= 0) {
       ++uses_[c];
-      return Zmm(pinned_[c]);
+      return Vec(pinned_[c]);
     }
     Set(scratch, c);
     return scratch;
@@ -190,7 +191,7 @@ class Emitter : public Xbyak::CodeGenerator {
     if (free_ == 0) throw NoRegisters{};
     const int r = std::countr_zero(free_);
     free_ &= ~(1u << r);
-    peak_ = std::max(peak_, 32 - std::popcount(free_));
+    peak_ = std::max(peak_, kRegs - std::popcount(free_));
     return r;
   }
   void Free(int r) { free_ |= 1u << r; }
@@ -219,7 +220,7 @@ class Emitter : public Xbyak::CodeGenerator {
         ++uses_[inv];
         if (pinned_[inv] >= 0) return Regs(unroll_, pinned_[inv]);
         const int z = Alloc();
-        vbroadcastss(Zmm(z), ptr[scalars_ + static_cast<int>(4 * r.index)]);
+        vbroadcastss(Vec(z), ptr[scalars_ + static_cast<int>(4 * r.index)]);
         temps->push_back(z);
         return Regs(unroll_, z);
       }
@@ -228,7 +229,7 @@ class Emitter : public Xbyak::CodeGenerator {
         Each([&](int u) {
           if (z[u] < 0) {
             z[u] = Alloc();
-            vmovups(Zmm(z[u]), At(static_cast<int>(r.index), u));
+            vmovups(Vec(z[u]), At(static_cast<int>(r.index), u));
           }
         });
         return z;
@@ -239,7 +240,7 @@ class Emitter : public Xbyak::CodeGenerator {
   void Body(FusedJit::Variant variant) {
     const int nin = static_cast<int>(plan_.inputs);
     const int nvals = static_cast<int>(plan_.values.size());
-    const int64_t step = 16 * unroll_;
+    const int64_t step = kLanes * unroll_;
     value_reg_.assign(nvals, Regs(unroll_, -1));
     input_reg_.assign(nin, Regs(unroll_, -1));
     Xbyak::Label loop, done, table;
@@ -256,19 +257,20 @@ class Emitter : public Xbyak::CodeGenerator {
     }
     for (int i = 0; i < static_cast<int>(pinned_.size()); ++i) {
       if (pinned_[i] < 0) continue;
-      if (i < kConstCount) vbroadcastss(Zmm(pinned_[i]), ptr[consts_ + 4 * i]);
-      else vbroadcastss(Zmm(pinned_[i]), ptr[scalars_ + 4 * (i - kConstCount)]);
+      if (i < kConstCount) vbroadcastss(Vec(pinned_[i]), ptr[consts_ + 64 * i]);
+      else vbroadcastss(Vec(pinned_[i]), ptr[scalars_ + 4 * (i - kConstCount)]);
     }
     cmp(pos_, end_);
     jge(done, T_NEAR);
-    // One prefetch per input line of the group kPrefetchAhead elements on, spread over the
-    // loop body's ops.
-    const int lines = variant == FusedJit::kCached ? 0 : nin * unroll_;
+    // One prefetch per 64-byte input line of the iteration kPrefetchAhead elements on, spread
+    // over the loop body's ops.
+    const int per_input = (kVecBytes * unroll_ + 63) / 64;
+    const int lines = variant == FusedJit::kCached ? 0 : nin * per_input;
     int issued = 0, emitted = 0;
     auto prefetch = [&] {
       ++emitted;
       for (; issued < (emitted * lines) / std::max(1, nvals); ++issued) {
-        prefetcht0(At(issued % nin, issued / nin, FusedJit::kPrefetchAhead));
+        prefetcht0(Line(issued % nin, 4 * FusedJit::kPrefetchAhead + 64 * (issued / nin)));
       }
     };
     align(16);
@@ -284,7 +286,9 @@ class Emitter : public Xbyak::CodeGenerator {
     ret();
     align(64);
     L(table);
-    for (uint32_t c : ConstTable()) dd(c);
+    for (uint32_t c : ConstTable()) {
+      for (int lane = 0; lane < 16; ++lane) dd(c);
+    }
   }
 
   // Emits every op, calling after_op after each. Each op is emitted for two groups at a time,
@@ -333,8 +337,8 @@ class Emitter : public Xbyak::CodeGenerator {
       std::vector<int> temps;
       const Regs z = Operand(plan_.outputs[k], &temps);
       Each([&](int u) {
-        if (variant == FusedJit::kPrefetchStream) vmovntps(At(nin + k, u), Zmm(z[u]));
-        else vmovups(At(nin + k, u), Zmm(z[u]));
+        if (variant == FusedJit::kPrefetchStream) vmovntps(At(nin + k, u), Vec(z[u]));
+        else vmovups(At(nin + k, u), Vec(z[u]));
       });
       for (int t : temps) Free(t);
     }
@@ -343,28 +347,28 @@ class Emitter : public Xbyak::CodeGenerator {
   // d = op(a, b) for every group, d distinct from a and b; scratch registers allocated and
   // freed here.
   void Op(uint8_t code, const Regs& d, const Regs& a, const Regs& b) {
-    auto each = [&](auto inst) { Each([&](int u) { inst(Zmm(d[u]), Zmm(a[u]), Zmm(b[u])); }); };
+    auto each = [&](auto inst) { Each([&](int u) { inst(Vec(d[u]), Vec(a[u]), Vec(b[u])); }); };
     switch (code) {
-      case vecops::kAdd: each([&](Zmm D, Zmm A, Zmm B) { vaddps(D, A, B); }); break;
-      case vecops::kSub: each([&](Zmm D, Zmm A, Zmm B) { vsubps(D, A, B); }); break;
-      case vecops::kMul: each([&](Zmm D, Zmm A, Zmm B) { vmulps(D, A, B); }); break;
-      case vecops::kDiv: each([&](Zmm D, Zmm A, Zmm B) { vdivps(D, A, B); }); break;
+      case vecops::kAdd: each([&](Vec D, Vec A, Vec B) { vaddps(D, A, B); }); break;
+      case vecops::kSub: each([&](Vec D, Vec A, Vec B) { vsubps(D, A, B); }); break;
+      case vecops::kMul: each([&](Vec D, Vec A, Vec B) { vmulps(D, A, B); }); break;
+      case vecops::kDiv: each([&](Vec D, Vec A, Vec B) { vdivps(D, A, B); }); break;
       case vecops::kMax: MaxMin(d, a, b, kGtOq); break;
       case vecops::kMin: MaxMin(d, a, b, kLtOq); break;
-      case vecops::kSqrt: each([&](Zmm D, Zmm A, Zmm) { vsqrtps(D, A); }); break;
+      case vecops::kSqrt: each([&](Vec D, Vec A, Vec) { vsqrtps(D, A); }); break;
       case vecops::kRsqrt: {  // 1 / sqrt(a), correctly rounded twice
         const Regs t = Group();
-        Each([&](int u) { vsqrtps(Zmm(t[u]), Zmm(a[u])); });
-        Each([&](int u) { Set(Zmm(d[u]), kOne); });
-        Each([&](int u) { vdivps(Zmm(d[u]), Zmm(d[u]), Zmm(t[u])); });
+        Each([&](int u) { vsqrtps(Vec(t[u]), Vec(a[u])); });
+        Each([&](int u) { Set(Vec(d[u]), kOne); });
+        Each([&](int u) { vdivps(Vec(d[u]), Vec(d[u]), Vec(t[u])); });
         Free(t);
         break;
       }
-      case vecops::kAbs: each([&](Zmm D, Zmm A, Zmm) { vpandd(D, A, K(kAbsMask)); }); break;
-      case vecops::kNeg: each([&](Zmm D, Zmm A, Zmm) { vpxord(D, A, K(kSign)); }); break;
-      case vecops::kFloor: each([&](Zmm D, Zmm A, Zmm) { vrndscaleps(D, A, kDown); }); break;
-      case vecops::kCeil: each([&](Zmm D, Zmm A, Zmm) { vrndscaleps(D, A, kUp); }); break;
-      case vecops::kRoundEven: each([&](Zmm D, Zmm A, Zmm) { vrndscaleps(D, A, kNear); }); break;
+      case vecops::kAbs: each([&](Vec D, Vec A, Vec) { vandps(D, A, K(kAbsMask)); }); break;
+      case vecops::kNeg: each([&](Vec D, Vec A, Vec) { vxorps(D, A, K(kSign)); }); break;
+      case vecops::kFloor: each([&](Vec D, Vec A, Vec) { Round(D, A, kDown); }); break;
+      case vecops::kCeil: each([&](Vec D, Vec A, Vec) { Round(D, A, kUp); }); break;
+      case vecops::kRoundEven: each([&](Vec D, Vec A, Vec) { Round(D, A, kNear); }); break;
       case vecops::kExp: Exp(d, a); break;
       case vecops::kTanh: Tanh(d, a); break;
       case vecops::kLogistic: Logistic(d, a); break;
@@ -373,112 +377,180 @@ class Emitter : public Xbyak::CodeGenerator {
     }
   }
 
-  // MaxNan16 / MinNan16: pick by the comparison (b on ties), then a where a is NaN, then b
-  // where b is NaN. One mask register per group (k1..k4).
-  void MaxMin(const Regs& d, const Regs& a, const Regs& b, uint8_t pred) {
-    Each([&](int u) {
-      const Xbyak::Opmask m(1 + u);
-      vcmpps(m, Zmm(a[u]), Zmm(b[u]), pred);
-      vblendmps(Zmm(d[u]) | m, Zmm(b[u]), Zmm(a[u]));
-    });
-    Each([&](int u) {
-      const Xbyak::Opmask m(1 + u);
-      vcmpps(m, Zmm(a[u]), Zmm(a[u]), kUnordQ);
-      vmovaps(Zmm(d[u]) | m, Zmm(a[u]));
-    });
-    Each([&](int u) {
-      const Xbyak::Opmask m(1 + u);
-      vcmpps(m, Zmm(b[u]), Zmm(b[u]), kUnordQ);
-      vmovaps(Zmm(d[u]) | m, Zmm(b[u]));
-    });
+  // d = a rounded to an integral value (vrndscaleps and vroundps share the immediate).
+  void Round(const Vec& d, const Vec& a, uint8_t mode) {
+    if constexpr (kZmm) vrndscaleps(d, a, mode);
+    else vroundps(d, a, mode);
   }
 
-  // vmath::Exp16.
+  // The selects of the formulas: d = (predicate of x and y) ? t : d, per group, through an
+  // opmask (zmm; k1..k4, one per group) or a compare into `scratch` and a blend (ymm).
+  void SelectIf(const Vec& d, const Vec& x, const Xbyak::Operand& y, uint8_t pred, const Vec& t, const Vec& scratch,
+                int u) {
+    if constexpr (kZmm) {
+      (void)scratch;
+      vcmpps(Xbyak::Opmask(1 + u), x, y, pred);
+      vmovaps(d | Xbyak::Opmask(1 + u), t);
+    } else {
+      vcmpps(scratch, x, y, pred);
+      vblendvps(d, d, t, scratch);
+    }
+  }
+
+  // MaxNan / MinNan: pick by the comparison (b on ties), then a where a is NaN, then b where b
+  // is NaN.
+  void MaxMin(const Regs& d, const Regs& a, const Regs& b, uint8_t pred) {
+    const Regs m = kZmm ? Regs() : Group();
+    auto scratch = [&](int u) { return kZmm ? Vec(0) : Vec(m[u]); };
+    Each([&](int u) { vmovaps(Vec(d[u]), Vec(b[u])); });
+    Each([&](int u) { SelectIf(Vec(d[u]), Vec(a[u]), Vec(b[u]), pred, Vec(a[u]), scratch(u), u); });
+    Each([&](int u) { SelectIf(Vec(d[u]), Vec(a[u]), Vec(a[u]), kUnordQ, Vec(a[u]), scratch(u), u); });
+    Each([&](int u) { SelectIf(Vec(d[u]), Vec(b[u]), Vec(b[u]), kUnordQ, Vec(b[u]), scratch(u), u); });
+    if (!kZmm) Free(m);
+  }
+
+  // simd/math.h Exp: vscalefps for Scale2 on zmm; on ymm, 2^n as two exponent fields (n >> 1
+  // and n - (n >> 1)) multiplied in turn, as Avx2::Scale2.
   void Exp(const Regs& d, const Regs& x) {
     const Regs t = Group(), n = Group(), r2 = Group();
-    Each([&](int u) { vminps(Zmm(t[u]), In(kExpHi, Zmm(t[u])), Zmm(x[u])); });  // min(hi, x): NaN x passes
-    Each([&](int u) { vmaxps(Zmm(t[u]), In(kExpLo, Zmm(n[u])), Zmm(t[u])); });  // max(lo, t)
-    Each([&](int u) { vmulps(Zmm(n[u]), Zmm(t[u]), K(kLog2e)); });
-    Each([&](int u) { vrndscaleps(Zmm(n[u]), Zmm(n[u]), kNear); });
-    Each([&](int u) { vfnmadd231ps(Zmm(t[u]), Zmm(n[u]), K(kLn2Hi)); });  // r = t - n * ln2hi - n * ln2lo
-    Each([&](int u) { vfnmadd231ps(Zmm(t[u]), Zmm(n[u]), K(kLn2Lo)); });
-    Each([&](int u) { Set(Zmm(d[u]), kP4); });  // P(r), Horner from P4
-    for (Const c : {kP3, kP2, kP1, kP0}) Each([&](int u) { vfmadd213ps(Zmm(d[u]), Zmm(t[u]), K(c)); });
-    Each([&](int u) { vmulps(Zmm(r2[u]), Zmm(t[u]), Zmm(t[u])); });
-    Each([&](int u) { vfmadd213ps(Zmm(d[u]), Zmm(r2[u]), Zmm(t[u])); });  // r + r^2 P(r)
-    Each([&](int u) { vaddps(Zmm(d[u]), Zmm(d[u]), K(kOne)); });
-    Each([&](int u) { vscalefps(Zmm(d[u]), Zmm(d[u]), Zmm(n[u])); });
+    Each([&](int u) { vminps(Vec(t[u]), In(kExpHi, Vec(t[u])), Vec(x[u])); });  // min(hi, x): NaN x passes
+    Each([&](int u) { vmaxps(Vec(t[u]), In(kExpLo, Vec(n[u])), Vec(t[u])); });  // max(lo, t)
+    Each([&](int u) { vmulps(Vec(n[u]), Vec(t[u]), K(kLog2e)); });
+    Each([&](int u) { Round(Vec(n[u]), Vec(n[u]), kNear); });
+    Each([&](int u) { vfnmadd231ps(Vec(t[u]), Vec(n[u]), K(kLn2Hi)); });  // r = t - n * ln2hi - n * ln2lo
+    Each([&](int u) { vfnmadd231ps(Vec(t[u]), Vec(n[u]), K(kLn2Lo)); });
+    Each([&](int u) { Set(Vec(d[u]), kP4); });  // P(r), Horner from P4
+    for (Const c : {kP3, kP2, kP1, kP0}) Each([&](int u) { vfmadd213ps(Vec(d[u]), Vec(t[u]), K(c)); });
+    Each([&](int u) { vmulps(Vec(r2[u]), Vec(t[u]), Vec(t[u])); });
+    Each([&](int u) { vfmadd213ps(Vec(d[u]), Vec(r2[u]), Vec(t[u])); });  // r + r^2 P(r)
+    Each([&](int u) { vaddps(Vec(d[u]), Vec(d[u]), K(kOne)); });
+    if constexpr (kZmm) {
+      Each([&](int u) { vscalefps(Vec(d[u]), Vec(d[u]), Vec(n[u])); });
+    } else {
+      Each([&](int u) { vcvtps2dq(Vec(n[u]), Vec(n[u])); });            // n (integral) as int
+      Each([&](int u) { vpsrad(Vec(r2[u]), Vec(n[u]), 1); });            // n1 = n >> 1
+      Each([&](int u) { vpsubd(Vec(n[u]), Vec(n[u]), Vec(r2[u])); });    // n2 = n - n1
+      Each([&](int u) { vpaddd(Vec(r2[u]), Vec(r2[u]), K(kExpBias)); });
+      Each([&](int u) { vpslld(Vec(r2[u]), Vec(r2[u]), 23); });          // 2^n1
+      Each([&](int u) { vmulps(Vec(d[u]), Vec(d[u]), Vec(r2[u])); });
+      Each([&](int u) { vpaddd(Vec(n[u]), Vec(n[u]), K(kExpBias)); });
+      Each([&](int u) { vpslld(Vec(n[u]), Vec(n[u]), 23); });            // 2^n2
+      Each([&](int u) { vmulps(Vec(d[u]), Vec(d[u]), Vec(n[u])); });
+    }
     Free(t), Free(n), Free(r2);
   }
 
-  // Eigen's ptanh<Packet16f>: a rational function of x clamped to +-c, x itself where |x| is
-  // tiny. One mask register per group (k1..k4).
+  // simd/math.h Tanh: a rational function of x clamped to +-c, x itself where |a| is tiny.
   void Tanh(const Regs& d, const Regs& a) {
     const Regs x = Group(), x2 = Group(), q = Group();
-    Each([&](int u) { vminps(Zmm(x[u]), In(kTanhClamp, Zmm(x[u])), Zmm(a[u])); });  // pmin(a, c) is vminps(c, a)
-    Each([&](int u) { vmaxps(Zmm(x[u]), In(kTanhClampNeg, Zmm(q[u])), Zmm(x[u])); });
-    Each([&](int u) { vpandd(Zmm(q[u]), Zmm(a[u]), K(kAbsMask)); });
-    Each([&](int u) { vcmpps(Xbyak::Opmask(1 + u), Zmm(q[u]), K(kTanhTiny), kLtOq); });
-    Each([&](int u) { vmulps(Zmm(x2[u]), Zmm(x[u]), Zmm(x[u])); });
-    Each([&](int u) { Set(Zmm(d[u]), kA13); });
-    for (Const c : {kA11, kA9, kA7, kA5, kA3, kA1}) Each([&](int u) { vfmadd213ps(Zmm(d[u]), Zmm(x2[u]), K(c)); });
-    Each([&](int u) { vmulps(Zmm(d[u]), Zmm(x[u]), Zmm(d[u])); });
-    Each([&](int u) { Set(Zmm(q[u]), kB6); });
-    for (Const c : {kB4, kB2, kB0}) Each([&](int u) { vfmadd213ps(Zmm(q[u]), Zmm(x2[u]), K(c)); });
-    Each([&](int u) { vdivps(Zmm(d[u]), Zmm(d[u]), Zmm(q[u])); });
-    Each([&](int u) { vmovaps(Zmm(d[u]) | Xbyak::Opmask(1 + u), Zmm(x[u])); });
+    Each([&](int u) { vminps(Vec(x[u]), In(kTanhClamp, Vec(x[u])), Vec(a[u])); });  // min(c, a): NaN a passes
+    Each([&](int u) { vmaxps(Vec(x[u]), In(kTanhClampNeg, Vec(q[u])), Vec(x[u])); });
+    Each([&](int u) { vmulps(Vec(x2[u]), Vec(x[u]), Vec(x[u])); });
+    Each([&](int u) { Set(Vec(d[u]), kA13); });
+    for (Const c : {kA11, kA9, kA7, kA5, kA3, kA1}) Each([&](int u) { vfmadd213ps(Vec(d[u]), Vec(x2[u]), K(c)); });
+    Each([&](int u) { vmulps(Vec(d[u]), Vec(x[u]), Vec(d[u])); });
+    Each([&](int u) { Set(Vec(q[u]), kB6); });
+    for (Const c : {kB4, kB2, kB0}) Each([&](int u) { vfmadd213ps(Vec(q[u]), Vec(x2[u]), K(c)); });
+    Each([&](int u) { vdivps(Vec(d[u]), Vec(d[u]), Vec(q[u])); });
+    Each([&](int u) { vandps(Vec(q[u]), Vec(a[u]), K(kAbsMask)); });
+    Each([&](int u) { SelectIf(Vec(d[u]), Vec(q[u]), K(kTanhTiny), kLtOq, Vec(x[u]), Vec(x2[u]), u); });
     Free(x), Free(x2), Free(q);
   }
 
-  // vmath::Logistic16: r = 1 / (1 + e) with e = exp(-|x|), times e where x < 0.
+  // simd/math.h Logistic: r = 1 / (1 + e) with e = exp(-|x|), times e where x < 0.
   void Logistic(const Regs& d, const Regs& a) {
     const Regs t = Group(), e = Group();
-    Each([&](int u) { vpord(Zmm(t[u]), Zmm(a[u]), K(kSign)); });
+    Each([&](int u) { vorps(Vec(t[u]), Vec(a[u]), K(kSign)); });
     Exp(e, t);
-    Each([&](int u) { Set(Zmm(d[u]), kOne); });
-    Each([&](int u) { vaddps(Zmm(t[u]), Zmm(d[u]), Zmm(e[u])); });
-    Each([&](int u) { vdivps(Zmm(d[u]), Zmm(d[u]), Zmm(t[u])); });
-    Each([&](int u) { vcmpps(Xbyak::Opmask(1 + u), Zmm(a[u]), K(kZero), kLtOq); });
-    Each([&](int u) { vmulps(Zmm(d[u]) | Xbyak::Opmask(1 + u), Zmm(d[u]), Zmm(e[u])); });
+    Each([&](int u) { Set(Vec(d[u]), kOne); });
+    Each([&](int u) { vaddps(Vec(t[u]), Vec(d[u]), Vec(e[u])); });
+    Each([&](int u) { vdivps(Vec(d[u]), Vec(d[u]), Vec(t[u])); });
+    Each([&](int u) { vmulps(Vec(e[u]), Vec(d[u]), Vec(e[u])); });
+    Each([&](int u) { SelectIf(Vec(d[u]), Vec(a[u]), K(kZero), kLtOq, Vec(e[u]), Vec(t[u]), u); });
     Free(t), Free(e);
   }
 
-  // RoundBf16x16: nearest even to bf16 precision, NaN made quiet.
+  // simd/math.h RoundBf16: nearest even to bf16 precision, NaN made quiet.
   void RoundBf16(const Regs& d, const Regs& a) {
-    const Regs t = Group();
-    Each([&](int u) { vpsrld(Zmm(t[u]), Zmm(a[u]), 16); });
-    Each([&](int u) { vpandd(Zmm(t[u]), Zmm(t[u]), K(kBf16One)); });
-    Each([&](int u) { vpaddd(Zmm(d[u]), Zmm(a[u]), K(kBf16Round)); });
-    Each([&](int u) { vpaddd(Zmm(d[u]), Zmm(d[u]), Zmm(t[u])); });
-    Each([&](int u) { vpandd(Zmm(d[u]), Zmm(d[u]), K(kBf16Hi)); });
-    Each([&](int u) { vpord(Zmm(t[u]), Zmm(a[u]), K(kBf16Quiet)); });
-    Each([&](int u) { vpandd(Zmm(t[u]), Zmm(t[u]), K(kBf16Hi)); });
-    Each([&](int u) { vcmpps(Xbyak::Opmask(1 + u), Zmm(a[u]), Zmm(a[u]), kUnordQ); });
-    Each([&](int u) { vmovdqa32(Zmm(d[u]) | Xbyak::Opmask(1 + u), Zmm(t[u])); });
-    Free(t);
+    const Regs t = Group(), m = Group();
+    Each([&](int u) { vpsrld(Vec(t[u]), Vec(a[u]), 16); });
+    Each([&](int u) { vandps(Vec(t[u]), Vec(t[u]), K(kBf16One)); });
+    Each([&](int u) { vpaddd(Vec(d[u]), Vec(a[u]), K(kBf16Round)); });
+    Each([&](int u) { vpaddd(Vec(d[u]), Vec(d[u]), Vec(t[u])); });
+    Each([&](int u) { vandps(Vec(d[u]), Vec(d[u]), K(kBf16Hi)); });
+    Each([&](int u) { vorps(Vec(t[u]), Vec(a[u]), K(kBf16Quiet)); });
+    Each([&](int u) { vandps(Vec(t[u]), Vec(t[u]), K(kBf16Hi)); });
+    Each([&](int u) { SelectIf(Vec(d[u]), Vec(a[u]), Vec(a[u]), kUnordQ, Vec(t[u]), Vec(m[u]), u); });
+    Free(t), Free(m);
   }
 
   const Plan& plan_;
   const int unroll_;
-  uint32_t free_ = 0xffffffffu;
+  uint32_t free_ = 0;
   int peak_ = 0;
   int width_ = unroll_;  // groups the op being emitted covers (Group, Each)
-  std::vector<Xbyak::Address> cst_;  // constant c as a broadcast memory operand
+  std::vector<Xbyak::Address> cst_;  // constant c as a memory operand
   std::vector<int> uses_, pinned_;   // per invariant
-  Zmm pin_zmm_;                      // what K returns for a pinned constant
+  Vec pin_;                          // what K returns for a pinned constant
   std::vector<Regs> value_reg_, input_reg_;
 };
 
 }  // namespace
 
 struct FusedJit::Code {
-  std::unique_ptr<Emitter> gen;
+  std::unique_ptr<Xbyak::CodeGenerator> gen;
   void (*fn)(const Args*) = nullptr;
 };
+
+namespace {
+
+// The kernel for `plan` with Vec registers: per unroll (4 groups, else 2, else 1), one pass with
+// nothing pinned gives each invariant's reads and the registers the loop needs; the registers
+// left over then pin the most-read invariants (loaded once before the loop instead of a load
+// per use). Null when no unroll fits the registers, or the assembler failed.
+template <class Vec>
+std::unique_ptr<FusedJit> CompileFor(const Plan& plan, IsaLevel level,
+                                     std::unique_ptr<FusedJit> (*make)(IsaLevel, int64_t),
+                                     void (*set_code)(FusedJit*, int, std::unique_ptr<FusedJit::Code>)) {
+  using E = Emitter<Vec>;
+  // Bytes: prologue, epilogue and constants, plus a generous bound per op and store.
+  const size_t bytes = 8192 + 512 * 4 * (plan.values.size() + plan.outputs.size() + plan.inputs);
+  for (int unroll : {4, 2, 1}) {
+    try {
+      const E probe(plan, unroll, FusedJit::kCached, Pins{}, bytes);
+      Pins pins;
+      std::vector<int> order;
+      for (int i = 0; i < static_cast<int>(probe.uses().size()); ++i) {
+        if (probe.uses()[i] > 0) order.push_back(i);
+      }
+      std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return probe.uses()[a] > probe.uses()[b]; });
+      order.resize(std::min<size_t>(order.size(), std::max(0, E::kRegs - probe.peak())));
+      pins.invariants = order;
+      std::unique_ptr<FusedJit> jit = make(level, E::kLanes * unroll);
+      for (int v = 0; v < 3; ++v) {
+        auto code = std::make_unique<FusedJit::Code>();
+        auto gen = std::make_unique<E>(plan, unroll, static_cast<FusedJit::Variant>(v), pins, bytes);
+        code->fn = gen->template getCode<void (*)(const FusedJit::Args*)>();
+        code->gen = std::move(gen);
+        set_code(jit.get(), v, std::move(code));
+      }
+      return jit;
+    } catch (const NoRegisters&) {
+      continue;  // fewer groups at once
+    } catch (const Xbyak::Error&) {
+      return nullptr;  // could not map executable memory, or an encoding the assembler refused
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
 
 std::unique_ptr<FusedJit> FusedJit::Compile(const std::vector<VectorProgram::Op>& ops, int64_t inputs,
                                             const std::vector<int64_t>& scalar_temps,
                                             const std::vector<VectorProgram::Slot>& output_slots) {
+  const IsaLevel level = ActiveIsa();
+  if (level == IsaLevel::kGeneric) return nullptr;  // vector code only
   if (ops.empty() || output_slots.empty() || inputs < 1 ||
       inputs + static_cast<int64_t>(output_slots.size()) > kMaxStreams) {
     return nullptr;
@@ -529,38 +601,15 @@ std::unique_ptr<FusedJit> FusedJit::Compile(const std::vector<VectorProgram::Op>
     if (r.kind == Ref::kValue) plan.values[r.index].last_use = kEnd;
     if (r.kind == Ref::kInput) plan.input_last_use[r.index] = kEnd;
   }
-  // Bytes: prologue, epilogue and constants, plus a generous bound per op and store.
-  const size_t bytes = 4096 + 512 * 4 * (plan.values.size() + plan.outputs.size() + inputs);
-  // Per unroll (4 groups, else 2, else 1): one pass with nothing pinned gives each invariant's
-  // reads and the registers the loop needs; the registers left over then pin the most-read
-  // invariants (broadcast once before the loop instead of a load per use).
-  for (int unroll : {4, 2, 1}) {
-    try {
-      const Emitter probe(plan, unroll, FusedJit::kCached, Pins{}, bytes);
-      Pins pins;
-      std::vector<int> order;
-      for (int i = 0; i < static_cast<int>(probe.uses().size()); ++i) {
-        if (probe.uses()[i] > 0) order.push_back(i);
-      }
-      std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return probe.uses()[a] > probe.uses()[b]; });
-      order.resize(std::min<size_t>(order.size(), std::max(0, 32 - probe.peak())));
-      pins.invariants = order;
-      std::unique_ptr<FusedJit> jit(new FusedJit);
-      for (int v = 0; v < 3; ++v) {
-        auto code = std::make_unique<Code>();
-        code->gen = std::make_unique<Emitter>(plan, unroll, static_cast<Variant>(v), pins, bytes);
-        code->fn = code->gen->getCode<void (*)(const Args*)>();
-        jit->code_[v] = std::move(code);
-      }
-      jit->step_ = 16 * unroll;
-      return jit;
-    } catch (const NoRegisters&) {
-      continue;  // fewer groups at once
-    } catch (const Xbyak::Error&) {
-      return nullptr;  // could not map executable memory, or an encoding the assembler refused
-    }
-  }
-  return nullptr;
+  auto make = [](IsaLevel level, int64_t step) {
+    std::unique_ptr<FusedJit> jit(new FusedJit);
+    jit->level_ = level;
+    jit->step_ = step;
+    return jit;
+  };
+  auto set_code = [](FusedJit* jit, int v, std::unique_ptr<Code> code) { jit->code_[v] = std::move(code); };
+  if (level == IsaLevel::kAvx512) return CompileFor<Xbyak::Zmm>(plan, level, make, set_code);
+  return CompileFor<Xbyak::Ymm>(plan, level, make, set_code);
 }
 
 FusedJit::~FusedJit() = default;
@@ -573,7 +622,7 @@ int64_t FusedJit::code_bytes() const {
 
 void FusedJit::Run(const Args& args, Variant variant) const { code_[variant]->fn(&args); }
 
-#else  // no AVX-512 or no Xbyak: never a kernel
+#else  // no Xbyak: never a kernel
 
 struct FusedJit::Code {};
 

@@ -2,8 +2,6 @@
 // semantics follow XLA: arithmetic wraps; x/0 is -1 (all ones), x%0 is x; MIN/-1 is MIN;
 // shifts by the bit width or more give 0 (or the sign fill for arithmetic right shifts).
 // Rounding to f16 uses fused_half.h's vector conversions (bit-identical to literal.h's).
-// GCC 12 reports false maybe-uninitialized warnings inside the AVX-512 conversion intrinsics.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include "runtime/fused_ops.h"
 
 #include "runtime/fused_half.h"
@@ -56,13 +54,7 @@ void RoundToType(PrimitiveType t, float* x, int64_t n) {
   if (t == PrimitiveType::kBF16) {
     RoundBf16InPlace(x, n);
   } else if (t == PrimitiveType::kF16) {
-#if defined(__AVX512F__)
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(x + i, RoundF16x16(_mm512_loadu_ps(x + i)));
-    for (; i < n; ++i) x[i] = HalfToFloat(FloatToHalf(x[i]));
-#else
-    for (int64_t i = 0; i < n; ++i) x[i] = HalfToFloat(FloatToHalf(x[i]));
-#endif
+    RoundF16InPlace(x, n);
   }
 }
 

@@ -26,12 +26,10 @@ constexpr int64_t kPiecedBlocks = 4 * kStreamPieces;
 
 // Stores n values of kind k into buffer b at element offset `start`, converting to its type.
 void StoreBlock(Buffer& b, int64_t start, const void* src, VKind k, int64_t n) {
-#if defined(__AVX512F__)
   if (k == VKind::kF32 && b.shape().element_type() == PrimitiveType::kF16) {  // vector narrowing
     fused::F32ToHalf(fused::kHalfF16, static_cast<const float*>(src), b.as<uint16_t>() + start, n);
     return;
   }
-#endif
   auto store = [&](auto tag) {
     using S = decltype(tag);
     const S* x = static_cast<const S*>(src);

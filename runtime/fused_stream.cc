@@ -109,25 +109,15 @@ void BlockPrefetcher::Flush() {
 }
 
 void StreamStoreF32(float* dst, const float* src, int64_t n) {
-#if defined(__AVX512F__)
+  // SSE's 16-byte non-temporal stores (every x86-64 CPU has them): four fill a line in the
+  // write-combining buffer as one wide store would, so the width does not matter here.
   int64_t j = 0;
-  while (j < n && (reinterpret_cast<uintptr_t>(dst + j) & 63) != 0) {
+  while (j < n && (reinterpret_cast<uintptr_t>(dst + j) & 15) != 0) {
     dst[j] = src[j];
     ++j;
   }
-  for (; j + 16 <= n; j += 16) _mm512_stream_ps(dst + j, _mm512_loadu_ps(src + j));
+  for (; j + 4 <= n; j += 4) _mm_stream_ps(dst + j, _mm_loadu_ps(src + j));
   for (; j < n; ++j) dst[j] = src[j];
-#elif defined(__AVX__)
-  int64_t j = 0;
-  while (j < n && (reinterpret_cast<uintptr_t>(dst + j) & 31) != 0) {
-    dst[j] = src[j];
-    ++j;
-  }
-  for (; j + 8 <= n; j += 8) _mm256_stream_ps(dst + j, _mm256_loadu_ps(src + j));
-  for (; j < n; ++j) dst[j] = src[j];
-#else
-  std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
-#endif
 }
 
 void StreamFence() {

@@ -3,31 +3,26 @@
 // f16 ones widened per sub-block), gathering index-mapped inputs, prefetching ahead and
 // writing big f32 outputs with non-temporal stores (half outputs narrowed on store), and the
 // plain path (all inputs f32 in place, f32 outputs) that runs whole sub-blocks as micro-blocks.
-// GCC 12 reports false (maybe-)uninitialized warnings inside Eigen's AVX-512 tanh/log and the
-// intrinsics of the unrolled op functions.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
 #include "runtime/fused_vector.h"
 
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
+#include <xmmintrin.h>
 
 #include "runtime/fused_half.h"
 #include "runtime/fused_jit.h"
 #include "runtime/fused_program_impl.h"
 #include "runtime/fused_stream.h"
 #include "runtime/fused_vector_ops.h"
+#include "runtime/isa_kernels.h"
 
 namespace hlox::rt {
 namespace {
 
-#if defined(__AVX512F__)
 using vecops::kOut;
 using vecops::kStream;
 using vecops::kTemp;
-using vecops::RunOp;
-#endif
 
 int64_t Elements(const std::vector<int64_t>& dims) {
   int64_t n = 1;
@@ -42,12 +37,12 @@ constexpr int64_t kTempStride = VectorProgram::kSubBlock + 16;
 constexpr int64_t kPrefetchAhead = 2048;
 // Fewest sub-blocks per parallel piece (smaller programs run on the calling thread).
 constexpr int64_t kParallelGrain = 64;
-// Elements a micro-block of the plain path runs every op over (8 registers an op, a count
-// its op functions are compiled for): the loads, math and stores of one micro-block interleave
+// Elements a micro-block of the plain path runs every op over (a count its op functions are
+// compiled for): the loads, math and stores of one micro-block interleave
 // finely enough for one core to stream its inputs and output while it computes, where whole
 // 256-element sub-blocks of ops do not. (On the 2-vCPU Ice Lake bench machine 128 with the
 // count compiled in beat 64 and 256, and a runtime count, by 5-10% in interleaved runs.)
-constexpr int64_t kMicro = 128;
+constexpr int64_t kMicro = vecops::kMicroValues;
 // Elements ahead of the current micro-block that the plain path prefetches.
 constexpr int64_t kMicroAhead = 1024;
 static_assert(VectorProgram::kSubBlock % kMicro == 0);
@@ -58,7 +53,6 @@ PrimitiveType HalfType(uint8_t h) {
   return h == fused::kHalfBf16 ? PrimitiveType::kBF16 : h == fused::kHalfF16 ? PrimitiveType::kF16 : PrimitiveType::kF32;
 }
 
-#if defined(__AVX512F__)
 // One op of the plain path: fn over a + ma * pos, b + mb * pos into o + mo * pos (ma, mb, mo
 // are 1 for streamed inputs and outputs, 0 for temporaries), then prefetch lines up to pf_end.
 struct MicroStep {
@@ -134,9 +128,7 @@ void GatherAffine(const FusedNode& nd, const Src* src, uint8_t half, int64_t sta
 // Writes n floats of src to dst: non-temporal when `stream` and dst is 64-byte aligned.
 inline void StoreOut(float* dst, const float* src, int64_t n, bool stream) {
   if (stream && (reinterpret_cast<uintptr_t>(dst) & 63) == 0) {
-    int64_t j = 0;
-    for (; j + 16 <= n; j += 16) _mm512_stream_ps(dst + j, _mm512_loadu_ps(src + j));
-    if (j < n) std::memcpy(dst + j, src + j, static_cast<size_t>(n - j) * sizeof(float));
+    StreamStoreF32(dst, src, n);
     return;
   }
   std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
@@ -161,14 +153,13 @@ void RunMicroBlocks(const std::vector<MicroStep>& steps, const std::vector<const
     const bool ahead = prefetch && pos + kMicroAhead + kMicro <= total;
     int64_t line = 0;
     for (const MicroStep& st : steps) {
-      st.fn(st.a + st.ma * pos, st.b + st.mb * pos, st.o + st.mo * pos, kMicro / 16);
+      st.fn(st.a + st.ma * pos, st.b + st.mb * pos, st.o + st.mo * pos, kMicro);
       if (!ahead) continue;
       for (; line < st.pf_end; ++line) _mm_prefetch(pf[line] + 4 * pos, _MM_HINT_T0);
     }
     for (const MicroCopy& c : copies) StoreOut(c.dst + pos, c.src + c.ms * pos, kMicro, stream);
   }
 }
-#endif
 
 }  // namespace
 
@@ -177,10 +168,7 @@ VectorProgram::~VectorProgram() = default;
 bool VectorProgram::Run(const std::vector<FusedNode>& nodes, const std::vector<const Buffer*>& params,
                         std::vector<BufferPtr>& out, ThreadPool* pool,
                         const FusedRunOptions& options) const {
-#if !defined(__AVX512F__)
-  (void)nodes, (void)params, (void)out, (void)pool, (void)options;
-  return false;
-#else
+  const IsaKernels& kernels = Kernels();
   if (out.size() != output_slots_.size() || out.empty()) return false;
   const int64_t total = out[0]->element_count();
   for (size_t k = 0; k < out.size(); ++k) {
@@ -260,7 +248,7 @@ bool VectorProgram::Run(const std::vector<FusedNode>& nodes, const std::vector<c
       } else {
         st.o = temps + op.dst * kTempStride;
       }
-      st.fn = vecops::OpFunction<kMicro / 16>(op.code, mode);
+      st.fn = kernels.op(op.code, mode, true);
       st.pf_end = ((j + 1) * lines) / std::max<int64_t>(1, nops);
       steps->push_back(st);
     }
@@ -273,7 +261,8 @@ bool VectorProgram::Run(const std::vector<FusedNode>& nodes, const std::vector<c
     }
   };
   // Generated code for whole sub-blocks of the plain path: its pointers and memory variant.
-  const bool jit = plain && jit_ != nullptr && options.jit;
+  // (The code was generated for the level active at Build: only that level runs it.)
+  const bool jit = plain && jit_ != nullptr && options.jit && jit_->level() == kernels.level;
   std::vector<float*> out_ptrs;
   FusedJit::Variant variant = FusedJit::kCached;
   if (jit) {
@@ -367,7 +356,7 @@ bool VectorProgram::Run(const std::vector<FusedNode>& nodes, const std::vector<c
         std::fill(st + n, st + S, 0.0f);
         in[i] = st;
       }
-      const int64_t nv = (n + 15) / 16;
+      const int64_t padded = (n + 15) / 16 * 16;  // values an op runs over (zero-padded)
       const bool whole = n == S;
       const int64_t nops = static_cast<int64_t>(ops_.size());
       int64_t opi = 0;
@@ -376,10 +365,10 @@ bool VectorProgram::Run(const std::vector<FusedNode>& nodes, const std::vector<c
         if (whole && op.out >= 0) {  // straight into the output
           float* dst = out[op.out]->as<float>() + start;
           const bool aligned = (reinterpret_cast<uintptr_t>(dst) & 63) == 0;
-          RunOp(op.code, ptr(op.a), ptr(op.b), dst, nv, big && aligned ? kStream : kOut);
+          kernels.op(op.code, big && aligned ? kStream : kOut, false)(ptr(op.a), ptr(op.b), dst, padded);
           continue;
         }
-        RunOp(op.code, ptr(op.a), ptr(op.b), temps + op.dst * kTempStride, nv, kTemp);
+        kernels.op(op.code, kTemp, false)(ptr(op.a), ptr(op.b), temps + op.dst * kTempStride, padded);
       }
       for (size_t k = 0; k < out.size(); ++k) {
         if (whole && direct_[k]) continue;
@@ -401,7 +390,6 @@ bool VectorProgram::Run(const std::vector<FusedNode>& nodes, const std::vector<c
     ParallelPieces(pool, nsub, kParallelGrain, body);
   }
   return true;
-#endif
 }
 
 }  // namespace hlox::rt

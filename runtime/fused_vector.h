@@ -5,7 +5,8 @@
 // per sub-block, half outputs narrowed on store. Build (fused_vector_build.cc) flattens the nodes into a
 // straight-line program of vector ops over slots (streamed inputs read in place, scalars
 // evaluated once per run, temporaries); Run walks the output in sub-blocks of kSubBlock
-// elements, running every op of the program over 16-lane registers before the next sub-block,
+// elements, running every op of the program over the active level's vector registers
+// (isa_kernels.h) before the next sub-block,
 // (index maps, such as row/column broadcasts, of a parameter, a constant or a small computed
 // value are gathered per sub-block),
 // so a sub-block's intermediates never leave L1 and the loads of one sub-block overlap the
@@ -15,9 +16,8 @@
 // non-temporal stores then interleave finely enough that one core streams while it computes
 // (the 6-op chain went from 2.1x to 1.14-1.4x its floor on one thread). Inputs are
 // prefetched a fixed distance ahead and big outputs are written with non-temporal stores.
-// The math is the block loop's (vmath exp/logistic, Eigen's
-// packet tanh/log, IEEE add/mul/div/sqrt), so results are bit-identical to it and independent
-// of the thread count. Anything else (other types, index maps, compares) uses the block loop.
+// The math is the block loop's (vmath exp/tanh/logistic/log, IEEE add/mul/div/sqrt), so
+// results are bit-identical to it and independent of the thread count. Anything else (other types, index maps, compares) uses the block loop.
 // When the plain path's ops compile to machine code (fused_jit.h: one loop that keeps every
 // intermediate in registers), whole sub-blocks run that instead of the micro-blocks.
 #pragma once
@@ -42,8 +42,8 @@ class VectorProgram {
   static constexpr int64_t kSubBlock = 256;
 
   // The register program computing `outputs` of `nodes`, or null when some node they need is
-  // not f32/bf16/f16 elementwise math this path implements, the outputs differ in element count, or
-  // the build has no AVX-512.
+  // not f32/bf16/f16 elementwise math this path implements or the outputs differ in element
+  // count.
   static std::unique_ptr<VectorProgram> Build(const std::vector<FusedNode>& nodes,
                                               const std::vector<int>& outputs);
 

@@ -100,11 +100,6 @@ void DropOutputRounds(const std::vector<FusedNode>& nodes, const std::vector<int
 
 std::unique_ptr<VectorProgram> VectorProgram::Build(const std::vector<FusedNode>& nodes,
                                                     const std::vector<int>& outputs) {
-#if !defined(__AVX512F__)
-  (void)nodes;
-  (void)outputs;
-  return nullptr;
-#else
   if (outputs.empty()) return nullptr;
   const int64_t count = static_cast<int64_t>(nodes.size());
   for (int o : outputs) {
@@ -302,7 +297,6 @@ std::unique_ptr<VectorProgram> VectorProgram::Build(const std::vector<FusedNode>
                                    prog->output_slots_);
   }
   return prog;
-#endif
 }
 
 }  // namespace hlox::rt

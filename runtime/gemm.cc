@@ -1,5 +1,6 @@
-// GEMM backends behind DotGeneral. f32 on AVX-512 builds runs hlox's packed GEMM
-// (gemm_avx512.cc); otherwise, and for f64/complex, Eigen's blocked GEMM on row-major maps. Eigen
+// GEMM backends behind DotGeneral. f32 runs hlox's packed GEMM with the active level's
+// micro-kernels (gemm_packed.h; AVX-512 and AVX2); at the generic level, and for f64/complex,
+// Eigen's blocked GEMM on row-major maps. Eigen
 // work is split into fixed row blocks of C (a function of the shape only), so each block runs the
 // same Eigen call whatever the thread count, which keeps results bit-identical across thread
 // counts. Few rows of C (m <= 4) take a streaming GEMV-like path for every type.
@@ -11,8 +12,9 @@
 #include <type_traits>
 
 #include "runtime/dot.h"
-#include "runtime/gemm_avx512.h"
+#include "runtime/gemm_packed.h"
 #include "runtime/gemm_internal.h"
+#include "runtime/isa_kernels.h"
 
 namespace hlox::rt {
 namespace {
@@ -91,15 +93,15 @@ void GemmT(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_
     SmallM<T>(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate, pool);
     return;
   }
-#ifdef __AVX512F__
-  // Narrow C (n < 16) wastes most of the 32-column micro-tile; Eigen's GEMV path wins there.
+  // f32 runs the active level's packed GEMM when it has one, except for narrow C (fewer
+  // columns than half a micro-tile), where Eigen's GEMV path wins.
   if constexpr (std::is_same_v<T, float>) {
-    if (n >= 16) {
-      gemm::SgemmPacked(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate, pool);
+    const gemm::MicroKernels* mk = Kernels().gemm;
+    if (mk != nullptr && n >= mk->nr / 2) {
+      gemm::SgemmPacked(*mk, ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate, pool);
       return;
     }
   }
-#endif
   int64_t rb = RowBlock(m, n, k);
   int64_t blocks = (m + rb - 1) / rb;
   auto body = [&](int64_t lo, int64_t hi) {

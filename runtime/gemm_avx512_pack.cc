@@ -1,15 +1,22 @@
-// Packing for the AVX-512 f32 GEMM (gemm_avx512.h). Every layout is chosen so packing is a plain
+// Packing for the AVX-512 f32 GEMM (gemm_avx512_geometry.h), compiled for AVX-512 inside a
+// target pragma (see isa_avx512.cc). Every layout is chosen so packing is a plain
 // copy of contiguous runs, except transposed B, which goes through 16x16 in-register transposes.
 // Padding (rows past m, columns past n) is written as zeros so the kernel never reads garbage.
-#include "runtime/gemm_avx512.h"
-
-#ifdef __AVX512F__
-
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstdint>
 
-namespace hlox::rt::gemm {
+#include "runtime/gemm_avx512_geometry.h"
+
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c,bmi,bmi2")
+// GCC 12 reports false (maybe-)uninitialized warnings inside the AVX-512 intrinsics.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
+namespace hlox::rt::gemm::avx512 {
 namespace {
 
 __mmask16 Mask(int64_t count) {
@@ -114,6 +121,7 @@ void PackB(bool tb, const float* b, int64_t ldb, int64_t p0, int64_t kc, int64_t
   }
 }
 
-}  // namespace hlox::rt::gemm
+}  // namespace hlox::rt::gemm::avx512
 
-#endif  // __AVX512F__
+#pragma GCC diagnostic pop
+#pragma GCC pop_options

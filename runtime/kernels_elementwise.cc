@@ -46,17 +46,12 @@ template <typename Body> void Run(ThreadPool* pool, int64_t n, Body&& body) {
 // conversions (fused_half.h; the same values as TypeTraits' scalar F16C ones once stored).
 template <typename InTr, typename OutTr>
 constexpr bool ChunkedF16() {
-#if defined(__AVX512F__)
   return InTr::kType == PrimitiveType::kF16 && OutTr::kType == PrimitiveType::kF16;
-#else
-  return false;
-#endif
 }
 
 // out[i] = f(x[i]) (and y[i] when y is not null) over f16 elements [lo, hi), in chunks.
 template <typename F>
 void F16Chunks(const uint16_t* x, const uint16_t* y, uint16_t* out, int64_t lo, int64_t hi, F f) {
-#if defined(__AVX512F__)
   constexpr int64_t kChunk = 512;
   alignas(64) float a[kChunk], b[kChunk];
   for (int64_t c = lo; c < hi; c += kChunk) {
@@ -70,9 +65,6 @@ void F16Chunks(const uint16_t* x, const uint16_t* y, uint16_t* out, int64_t lo, 
     }
     fused::F32ToHalf(fused::kHalfF16, a, out + c, m);
   }
-#else
-  (void)x, (void)y, (void)out, (void)lo, (void)hi, (void)f;
-#endif
 }
 
 template <typename InTr, typename OutTr, typename F>
@@ -168,7 +160,7 @@ absl::Status Unary(const Instruction& instr, const Buffer& a, Buffer& o, ThreadP
   }
   if constexpr (std::is_same_v<T, float>) {
     // f32/bf16/f16 transcendental math: the fused loop's block functions (runtime/fused_ops.h:
-    // vmath exp/logistic, Eigen's packet tanh/log/log1p/expm1), computed in f32 and rounded on
+    // vmath exp/tanh/logistic/log, Eigen's packet log1p/expm1), computed in f32 and rounded on
     // store, so fused and unfused results agree bit for bit.
     const Opcode op = instr.opcode();
     if (op == Opcode::kExp || op == Opcode::kLog || op == Opcode::kLog1p || op == Opcode::kExpm1 ||

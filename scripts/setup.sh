@@ -26,5 +26,7 @@ if ((${#missing[@]})); then
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+# The portable build (x86-64-v2, kernels picked at run time per instruction-set level) unless
+# HLOX_NATIVE=ON asks for a binary tuned for this machine only.
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DHLOX_NATIVE="${HLOX_NATIVE:-OFF}"
 cmake --build build -j "$(nproc)"

@@ -1,8 +1,19 @@
 #!/usr/bin/env bash
 # Builds hlox (installing its Debian packages first if any is missing) and runs the whole test
-# suite under CTest. The corpus is read from $HLOX_CORPUS or ../shared/hlo.
+# suite under CTest at the best instruction-set level this CPU supports, then the runtime's
+# tests (CTest label "runtime": kernels, fused loops, dots, convolutions, the corpus runs) again
+# at every lower level (HLOX_ISA=avx2, generic), so an AVX-512 host also checks the AVX2 and
+# generic paths. The corpus is read from $HLOX_CORPUS or ../shared/hlo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 cd build
-ctest --output-on-failure -j "$(nproc)" --timeout 900
+jobs="$(nproc)"
+echo "test: $(bin/hlox cpu | tr '\n' ' ')"
+ctest --output-on-failure -j "$jobs" --timeout 900
+best="$(bin/hlox cpu --levels | tail -n 1)"
+for level in $(bin/hlox cpu --levels); do
+  [[ "$level" == "$best" ]] && continue
+  echo "test: runtime tests again at HLOX_ISA=$level"
+  HLOX_ISA="$level" ctest --output-on-failure -j "$jobs" --timeout 900 -L runtime
+done

@@ -8,9 +8,22 @@
 #include <string>
 #include <vector>
 
+#include "common/cpu_isa.h"
 #include "gtest/gtest.h"
 
 namespace hlox::testing {
+
+// Calls f(level) once with each instruction-set level this CPU supports active (generic first,
+// up to CpuIsa(); common/cpu_isa.h), with a trace naming the level for failures inside.
+template <typename F>
+void ForEachIsaLevel(F&& f) {
+  for (int l = 0; l <= static_cast<int>(CpuIsa()); ++l) {
+    const IsaLevel level = static_cast<IsaLevel>(l);
+    SCOPED_TRACE(std::string("isa level ") + std::string(IsaName(level)));
+    ScopedIsa scope(level);
+    f(level);
+  }
+}
 
 // The corpus folder, or "" when it does not exist.
 std::string CorpusDir();

@@ -97,8 +97,8 @@ void PrintTable(const ResultRecord& r) {
                 static_cast<long long>(r.mismatch->index), r.mismatch->expected,
                 r.mismatch->actual);
   }
-  std::printf("host / cpu      %s / %s (%d cores, %d threads)\n", p.host.c_str(), p.cpu.c_str(),
-              p.cores, p.threads);
+  std::printf("host / cpu      %s / %s (%s, %d cores, %d threads)\n", p.host.c_str(), p.cpu.c_str(),
+              p.isa.empty() ? "isa unknown" : p.isa.c_str(), p.cores, p.threads);
   std::printf("protocol        %s seed=%llu\n", p.protocol.c_str(),
               static_cast<unsigned long long>(p.seed));
   std::printf("eval_seconds    %.3f\n", r.eval_seconds);

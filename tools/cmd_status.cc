@@ -20,12 +20,15 @@ std::string Table(const nlohmann::json& s) {
   absl::StrAppendFormat(&t, "broker %s  up %.0fs  version %s  protocol %s  %s\n",
                         b["instance"].dump(), b["uptime_s"].get<double>(), b["version"].get<std::string>(),
                         b["protocol"].dump(), b["durable"].get<bool>() ? "durable" : "memory-only");
-  absl::StrAppendFormat(&t, "\n%-24s %-12s %-10s %-9s %6s %6s %8s %7s %-8s\n", "WORKER", "HOST", "CLASS", "STATE",
-                        "DONE", "FAILED", "EVALS/S", "HB AGE", "VERSION");
+  absl::StrAppendFormat(&t, "\n%-24s %-12s %-14s %-7s %-9s %6s %6s %8s %7s %-8s\n", "WORKER", "HOST", "CLASS",
+                        "ISA", "STATE", "DONE", "FAILED", "EVALS/S", "HB AGE", "VERSION");
   for (const auto& w : s["workers"]) {
     double up = std::max(1e-3, w["uptime_s"].get<double>());
-    absl::StrAppendFormat(&t, "%-24s %-12s %-10s %-9s %6d %6d %8.2f %6.1fs %-8s\n", w["id"].get<std::string>(),
-                          w["host"].get<std::string>(), w["hardware_class"].get<std::string>(),
+    // "isa" is absent from older brokers' status and empty for workers that predate it.
+    std::string isa = w.value("isa", "");
+    if (isa.empty()) isa = "-";
+    absl::StrAppendFormat(&t, "%-24s %-12s %-14s %-7s %-9s %6d %6d %8.2f %6.1fs %-8s\n", w["id"].get<std::string>(),
+                          w["host"].get<std::string>(), w["hardware_class"].get<std::string>(), isa,
                           w["state"].get<std::string>(), w["jobs_done"].get<int64_t>(), w["jobs_failed"].get<int64_t>(),
                           w["jobs_done"].get<double>() / up, w["last_heartbeat_age_s"].get<double>(),
                           w["version"].get<std::string>());

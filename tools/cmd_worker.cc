@@ -1,5 +1,6 @@
-// hlox worker --broker ADDR [--threads N] [--class C] [--supervise] [--curve-key FILE
-// --broker-key FILE.pub]: evaluates jobs from a broker.
+// hlox worker --broker ADDR [--threads N] [--class C] [--isa LEVEL] [--supervise] [--curve-key
+// FILE --broker-key FILE.pub]: evaluates jobs from a broker. The class it registers under ends in
+// its ISA level ("cpu" -> "cpu-avx2"; worker/worker.h ApplyIsaAndResolveClass).
 #include <unistd.h>
 
 #include <csignal>
@@ -23,7 +24,12 @@ void RegisterWorker(CLI::App& app) {
   auto* cmd = app.add_subcommand("worker", "evaluate jobs from a broker");
   cmd->add_option("--broker", opts->broker, "broker address")->required();
   cmd->add_option("--threads", opts->threads, "runtime threads per evaluation")->capture_default_str();
-  cmd->add_option("--class", opts->hardware_class, "hardware class")->capture_default_str();
+  cmd->add_option("--class", opts->hardware_class,
+                  "hardware class; registered with the ISA level appended (cpu -> cpu-avx2) "
+                  "unless it already ends in it")->capture_default_str();
+  cmd->add_option("--isa", opts->isa,
+                  "run kernels at this instruction-set level: generic | avx2 | avx512 (default: "
+                  "the best the CPU supports, or $HLOX_ISA)");
   cmd->add_option("--credit", opts->credit, "jobs outstanding at once")->capture_default_str();
   cmd->add_option("--id", opts->worker_id, "worker id (default host-pid-random)");
   cmd->add_option("--test-mode", opts->test_mode, "benchmarks: echo | sleep-<ms> | sleep-<ms>-serial (old hand-off order) | spin-<ms> (CPU-bound)");
@@ -36,6 +42,12 @@ void RegisterWorker(CLI::App& app) {
   cmd->add_flag("--fresh-child", opts->fresh_child, "fork a new child per job, not a warm one per module");
   cmd->add_flag("--supervise", *supervise, "restart the worker when it crashes");
   cmd->callback([opts, supervise, no_fork] {
+    // Checked here too, so a bad --isa or --class fails at once instead of in a supervised loop.
+    if (absl::StatusOr<std::string> cls = worker::ApplyIsaAndResolveClass(*opts); !cls.ok()) {
+      std::cerr << "hlox worker: " << cls.status().message() << "\n";
+      ExitCode() = 1;
+      return;
+    }
     if (*supervise) {
       char self[4096];
       ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -50,6 +62,7 @@ void RegisterWorker(CLI::App& app) {
                                        opts->hardware_class, "--credit",
                                        std::to_string(opts->credit)};
       if (!opts->worker_id.empty()) { argv.push_back("--id"); argv.push_back(opts->worker_id); }
+      if (!opts->isa.empty()) { argv.push_back("--isa"); argv.push_back(opts->isa); }
       if (!opts->test_mode.empty()) { argv.push_back("--test-mode"); argv.push_back(opts->test_mode); }
       if (*no_fork) argv.push_back("--no-fork");
       if (opts->fresh_child) argv.push_back("--fresh-child");

@@ -21,6 +21,7 @@ void RegisterTrainAdvantage(CLI::App& app);  // hlox train-advantage --logs DIR 
 void RegisterDataset(CLI::App& app);    // hlox dataset FILE ... (submodules, fusions, subgraphs)
 void RegisterStatus(CLI::App& app);     // hlox status --broker ADDR
 void RegisterKeygen(CLI::App& app);     // hlox keygen
+void RegisterCpu(CLI::App& app);        // hlox cpu
 
 // Exit status a subcommand callback stores; main returns it.
 int& ExitCode();

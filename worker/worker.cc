@@ -17,9 +17,12 @@
 #include <unordered_map>
 
 #include "absl/strings/str_cat.h"
+#include "broker/hardware_class.h"
 #include "broker/zmq_util.h"
+#include "common/cpu_isa.h"
 #include "common/cpu_latency.h"
 #include "common/logging.h"
+#include "common/status_macros.h"
 #include "cost/provenance.h"
 #include "ir/parser.h"
 #include "worker/evaluator.h"
@@ -116,7 +119,8 @@ absl::Status WorkerLoop::Connect() {
 void WorkerLoop::SendReady() {
   proto::ReadyMsg r{id_, HostName(), opts_.hardware_class, HLOX_VERSION,
                     static_cast<uint32_t>(CoreCount()), static_cast<uint32_t>(opts_.threads),
-                    static_cast<uint32_t>(std::max(1, opts_.credit))};
+                    static_cast<uint32_t>(std::max(1, opts_.credit)), CpuModelName(),
+                    std::string(IsaName(ActiveIsa()))};
   Send(Command::kReady, proto::Encode(r));
 }
 
@@ -232,8 +236,9 @@ absl::Status WorkerLoop::Run(std::atomic<bool>* stop) {
   event_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (event_fd_ < 0) return absl::InternalError("eventfd failed");
   if (absl::Status st = Connect(); !st.ok()) return st;
-  log::worker().info("worker {} connecting to {} (class {}, credit {}, fork {}, mode '{}')", id_,
-                     opts_.broker, opts_.hardware_class, opts_.credit, opts_.fork, opts_.test_mode);
+  log::worker().info("worker {} connecting to {} (class {}, isa {}, credit {}, fork {}, mode '{}')",
+                     id_, opts_.broker, opts_.hardware_class, IsaName(ActiveIsa()), opts_.credit,
+                     opts_.fork, opts_.test_mode);
   // Sleep test jobs: 1 ns timer slack (inherited by the executor) so a job's sleep ends on time.
   if (settings_.sleep_ms > 0) ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
   std::thread executor([this] { ExecutorMain(); });
@@ -369,8 +374,18 @@ absl::Status WorkerLoop::Run(std::atomic<bool>* stop) {
 
 }  // namespace
 
+absl::StatusOr<std::string> ApplyIsaAndResolveClass(const WorkerOptions& options) {
+  if (!options.isa.empty()) {
+    HLOX_ASSIGN_OR_RETURN(IsaLevel level, ParseIsa(options.isa));
+    HLOX_RETURN_IF_ERROR(SetActiveIsa(level));
+  }
+  return proto::EffectiveHardwareClass(options.hardware_class, ActiveIsa());
+}
+
 absl::Status RunWorker(const WorkerOptions& options, std::atomic<bool>* stop) {
   if (options.broker.empty()) return absl::InvalidArgumentError("--broker is required");
+  WorkerOptions resolved = options;
+  HLOX_ASSIGN_OR_RETURN(resolved.hardware_class, ApplyIsaAndResolveClass(options));
   absl::StatusOr<proto::CurveClientKeys> curve =
       proto::LoadCurveClientKeys(options.curve_key_file, options.broker_key_file);
   if (!curve.ok()) return curve.status();
@@ -385,7 +400,7 @@ absl::Status RunWorker(const WorkerOptions& options, std::atomic<bool>* stop) {
       log::worker().warn("CPU wake-up latency not held: {}", std::string(held.status().message()));
     }
   }
-  WorkerLoop loop(options, std::move(*curve));
+  WorkerLoop loop(resolved, std::move(*curve));
   return loop.Run(stop);
 }
 

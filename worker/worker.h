@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace hlox::worker {
 
@@ -20,7 +21,8 @@ inline constexpr size_t kModuleCacheBytes = 512u << 20;
 struct WorkerOptions {
   std::string broker;                 // e.g. tcp://127.0.0.1:5555 or ipc:///tmp/x
   std::string worker_id;              // "" = host-pid-random
-  std::string hardware_class = "cpu";
+  std::string hardware_class = "cpu";  // registered as "<class>-<isa>" (ApplyIsaAndResolveClass)
+  std::string isa;                    // "" = ActiveIsa(); else run kernels at this level
   int threads = 1;                    // runtime threads per evaluation
   int credit = 2;                     // jobs outstanding at once (one runs, one waits)
   bool fork = true;                   // evaluate in a child process
@@ -33,7 +35,13 @@ struct WorkerOptions {
   int cpu_latency_us = -1;            // >= 0: hold this PM QoS CPU wake-up limit (common/cpu_latency.h)
 };
 
+// Makes `options.isa` (when set) the active ISA level and returns the class the worker
+// registers under: proto::EffectiveHardwareClass(options.hardware_class, ActiveIsa()). Errors
+// name an unknown level, one this CPU lacks, or a class that names another level.
+absl::StatusOr<std::string> ApplyIsaAndResolveClass(const WorkerOptions& options);
+
 // Serves jobs until the broker sends DISCONNECT, `stop` becomes true, or a fatal error.
+// Registers under ApplyIsaAndResolveClass(options), reporting its CPU model and ISA level.
 absl::Status RunWorker(const WorkerOptions& options, std::atomic<bool>* stop = nullptr);
 
 // Runs `argv` (a worker command line) as a child process and restarts it whenever it dies

@@ -112,6 +112,7 @@ class PyFleet {
  public:
   explicit PyFleet(agent::EmbeddedFleet fleet) : fleet_(std::move(fleet)) {}
   std::string Address() const { return fleet_.address; }
+  std::string HardwareClass() const { return fleet_.hardware_class; }
   std::string ControlAddress() const {
     return fleet_.handle ? fleet_.handle->control_address() : std::string();
   }
@@ -161,6 +162,8 @@ void BindEval(pyb::module_& m) {
            }),
            pyb::arg("workers"), pyb::arg("hlox_binary"), pyb::arg("threads") = 1)
       .def_property_readonly("address", &PyFleet::Address)
+      .def_property_readonly("hardware_class", &PyFleet::HardwareClass,
+                             "The class its workers register under, ISA level included.")
       .def_property_readonly("control_address", &PyFleet::ControlAddress)
       .def_property_readonly("worker_pids", &PyFleet::WorkerPids)
       .def("close", &PyFleet::Close, "Stops the broker and the workers.");

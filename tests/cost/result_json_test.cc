@@ -31,11 +31,12 @@ ResultRecord Sample() {
   r.analytical.peak_memory_bytes = 123456789;
   r.provenance.host = "box";
   r.provenance.cpu = "Some CPU @ 2GHz";
+  r.provenance.isa = "avx2";
   r.provenance.cores = 2;
   r.provenance.threads = 1;
   r.provenance.hlox_version = "0.1.0";
   r.provenance.worker_id = "w1";
-  r.provenance.hardware_class = "cpu-2c";
+  r.provenance.hardware_class = "cpu-2c-avx2";
   r.provenance.protocol = "warmups=2";
   r.provenance.seed = 0xfffffffffffffff0ull;
   Mismatch m;
@@ -57,6 +58,7 @@ TEST(ResultJsonTest, RequiredKeys) {
   EXPECT_EQ(j["cost"]["samples"].size(), 3u);
   EXPECT_EQ(j["provenance"]["host"], "box");
   EXPECT_EQ(j["provenance"]["cpu"], "Some CPU @ 2GHz");
+  EXPECT_EQ(j["provenance"]["isa"], "avx2");
 }
 
 TEST(ResultJsonTest, RoundTrip) {
@@ -67,6 +69,7 @@ TEST(ResultJsonTest, RoundTrip) {
   EXPECT_EQ(b->status, a.status);
   EXPECT_EQ(b->cost.samples, a.cost.samples);
   EXPECT_EQ(b->provenance.seed, a.provenance.seed);
+  EXPECT_EQ(b->provenance.isa, "avx2");
   ASSERT_TRUE(b->mismatch.has_value());
   EXPECT_TRUE(std::isnan(b->mismatch->expected));
   EXPECT_EQ(b->mismatch->actual, -INFINITY);
@@ -80,6 +83,16 @@ TEST(ResultJsonTest, OkRecordHasNoMismatch) {
   ASSERT_TRUE(b.ok());
   EXPECT_FALSE(b->mismatch.has_value());
   EXPECT_EQ(b->status, JobStatus::kOk);
+}
+
+// Records written before the ISA level was recorded read with it empty ("unknown"), and a
+// non-string level is refused.
+TEST(ResultJsonTest, ProvenanceIsaIsOptionalButTyped) {
+  auto old = ResultFromJsonString(R"({"status":"OK","provenance":{"cpu":"c","hardware_class":"cpu"}})");
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_EQ(old->provenance.isa, "");
+  EXPECT_EQ(old->provenance.cpu, "c");
+  EXPECT_FALSE(ResultFromJsonString(R"({"status":"OK","provenance":{"isa":2}})").ok());
 }
 
 TEST(ResultJsonTest, BadInputIsAnError) {

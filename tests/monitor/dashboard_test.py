@@ -63,8 +63,14 @@ def main():
                     break
             time.sleep(0.1)
         check(len(status.get("workers", [])) == 2, "both workers registered (hlox status --json)")
+        isa = status["workers"][0].get("isa", "") if status.get("workers") else ""
+        check(isa in ("generic", "avx2", "avx512") and
+              all(w["hardware_class"] == "cpu-" + w.get("isa", "?") for w in status["workers"]),
+              f"workers report their ISA level ({isa!r}) and their class ends in it")
         text = urllib.request.urlopen(f"http://127.0.0.1:{metrics}/metrics", timeout=5).read().decode()
         check('hlox_workers{state="idle"} 2' in text, "/metrics counts two idle workers")
+        check(f'hlox_worker_info{{worker="dash-w1",class="cpu-{isa}",isa="{isa}",cpu="' in text,
+              "/metrics has each worker's info metric with its ISA level")
         check("hlox_queue_pending 0" in text and "hlox_job_latency_seconds" in text, "/metrics has queue and latency")
         shot = os.environ.get("HLOX_SCREENSHOT", os.path.join(tmp, "dashboard.png"))
         flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
@@ -74,6 +80,7 @@ def main():
         dom = subprocess.run([chromium, *flags, "--dump-dom", url], capture_output=True, text=True, timeout=120).stdout
         check('data-id="dash-w1"' in dom and 'data-id="dash-w2"' in dom, "dashboard (in Chromium) lists both workers")
         check("throughput:" in dom and "pending:" in dom, "dashboard rendered its live summary")
+        check(f'<td class="isa">{isa}</td>' in dom, "dashboard shows each worker's ISA level")
         subprocess.run([chromium, *flags, "--window-size=1000,600", f"--screenshot={shot}", url],
                        capture_output=True, timeout=120)
         check(os.path.exists(shot) and os.path.getsize(shot) > 1000, f"screenshot written ({shot})")
@@ -89,6 +96,7 @@ def main():
         check("hlox_cost_relative_spread" in text, "/metrics reports the spread of measured costs")
         table = subprocess.run([HLOX, "status", "--broker", addr], capture_output=True, text=True).stdout
         check("dash-w1" in table and "dash-w2" in table and "in flight" in table, "hlox status prints the table")
+        check(f"cpu-{isa} " in table and "ISA" in table, "hlox status shows each worker's class and ISA level")
         watch = subprocess.run(["timeout", "2.5", HLOX, "status", "--broker", addr, "--watch", "--interval", "0.5"],
                                capture_output=True, text=True)
         check(watch.stdout.count("WORKER") >= 2 and "\x1b[2J" in watch.stdout, "--watch refreshes in place")

@@ -1,12 +1,11 @@
-// The f32 vector math (runtime/vmath.h) against std::exp / std::tanh evaluated in double:
-// a sweep over the whole f32 range (every 509th bit pattern, both signs, denormals included),
-// dense sweeps where the formulas switch (tanh's small/large split, exp's overflow and
-// underflow edges) and the special values (+-0, +-inf, NaN). Errors are counted in ulps of the
-// float nearest the exact result; array results must not depend on the element's position
-// (tail lanes run masked), and the scalar forms must agree with the reference too.
-// GCC 12 reports false -Warray-bounds for Eigen's packet loads (behind a size check) inlined
-// into calls on short arrays.
-#pragma GCC diagnostic ignored "-Warray-bounds"
+// The f32 vector math (runtime/vmath.h) on every instruction-set level the CPU has, against
+// std::exp / std::tanh / std::log evaluated in double: a sweep over the whole f32 range (every
+// 509th bit pattern, both signs, denormals included), dense sweeps where the formulas switch
+// (exp's overflow and underflow edges, tanh's saturation, log's mantissa split) and the special
+// values (+-0, +-inf, NaN). Errors are counted in ulps of the float nearest the exact result.
+// Every level must give the same bits (the formulas are the same IEEE operations, lane by
+// lane), and array results must not depend on the element's position (tails run as one partial
+// vector).
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -17,9 +16,12 @@
 #include "ir/opcode.h"
 #include "runtime/fused_ops.h"
 #include "runtime/vmath.h"
+#include "tests/test_util.h"
 
 namespace hlox::rt::vmath {
 namespace {
+
+using ArrayFn = void (*)(const float*, float*, int64_t);
 
 float FromBits(uint32_t u) {
   float f;
@@ -45,10 +47,13 @@ std::vector<float> SweepValues() {
   std::vector<float> v;
   for (uint64_t u = 0; u <= 0xffffffffull; u += 509) v.push_back(FromBits(static_cast<uint32_t>(u)));
   for (float x = -12.f; x <= 12.f; x += 1.0f / 4096) v.push_back(x);
-  for (float x = 0.6f; x <= 0.65f; x = std::nextafter(x, 1.f)) {  // tanh's split
+  for (float x = 7.9f; x <= 8.1f; x = std::nextafter(x, 9.f)) {  // tanh's clamp
     v.push_back(x);
     v.push_back(-x);
   }
+  for (float x = 0.70f; x <= 0.72f; x = std::nextafter(x, 1.f)) v.push_back(x);  // log's split
+  for (float x = 1.40f; x <= 1.42f; x = std::nextafter(x, 2.f)) v.push_back(x);
+  for (float x = 0.999f; x <= 1.001f; x = std::nextafter(x, 2.f)) v.push_back(x);  // log near 1
   for (float x = 88.0f; x <= 89.5f; x += 1.0f / 8192) v.push_back(x);  // exp overflow edge
   for (float x = -105.f; x <= -86.f; x += 1.0f / 2048) v.push_back(x);  // exp denormal range
   const float inf = std::numeric_limits<float>::infinity();
@@ -61,88 +66,101 @@ std::vector<float> SweepValues() {
   return v;
 }
 
-// Max ulp error of the array form and of the scalar form of f against ref.
-template <typename Arr, typename Sc, typename Ref>
-void Check(const char* name, Arr arr, Sc sc, Ref ref, double max_ulp) {
+// fn over the sweep with the given level active.
+std::vector<float> Apply(ArrayFn fn) {
   const std::vector<float> x = SweepValues();
   std::vector<float> y(x.size());
-  arr(x.data(), y.data(), static_cast<int64_t>(x.size()));
-  double worst = 0, worst_scalar = 0;
-  float worst_x = 0;
-  for (size_t i = 0; i < x.size(); ++i) {
-    const double r = ref(static_cast<double>(x[i]));
-    const double e = UlpError(y[i], r);
-    if (e > worst) {
-      worst = e;
-      worst_x = x[i];
+  fn(x.data(), y.data(), static_cast<int64_t>(x.size()));
+  return y;
+}
+
+// Max ulp error of fn against ref on every level, and the same bits on every level.
+template <typename Ref>
+void Check(const char* name, ArrayFn fn, Ref ref, double max_ulp) {
+  const std::vector<float> x = SweepValues();
+  std::vector<float> first;
+  hlox::testing::ForEachIsaLevel([&](IsaLevel level) {
+    const std::vector<float> y = Apply(fn);
+    double worst = 0;
+    float worst_x = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double e = UlpError(y[i], ref(static_cast<double>(x[i])));
+      if (e > worst) {
+        worst = e;
+        worst_x = x[i];
+      }
     }
-    if (i % 7 == 0) worst_scalar = std::max(worst_scalar, UlpError(sc(x[i]), r));
-  }
-  std::printf("%s: %zu values, max error %.3f ulp (at %.9g), scalar form %.3f ulp\n", name,
-              x.size(), worst, worst_x, worst_scalar);
-  EXPECT_LE(worst, max_ulp) << name << " at x=" << worst_x;
-  EXPECT_LE(worst_scalar, max_ulp) << name << " (scalar form)";
+    std::printf("%s [%s]: %zu values, max error %.3f ulp (at %.9g)\n", name, std::string(IsaName(level)).c_str(),
+                x.size(), worst, worst_x);
+    EXPECT_LE(worst, max_ulp) << name << " at x=" << worst_x;
+    if (first.empty()) {
+      first = y;
+      return;
+    }
+    size_t differ = 0, at = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (std::memcmp(&first[i], &y[i], 4) != 0 && differ++ == 0) at = i;
+    }
+    EXPECT_EQ(differ, 0u) << name << ": bits differ from the generic level's, first at x=" << x[at] << " ("
+                          << first[at] << " vs " << y[at] << ")";
+  });
 }
 
 TEST(VmathTest, ExpWithinOneUlpOfDouble) {
-  Check("exp", ExpF32, ExpScalar, [](double v) { return std::exp(v); }, 1.0);
+  Check("exp", ExpF32, [](double v) { return std::exp(v); }, 1.0);
 }
 
-TEST(VmathTest, TanhWithinThreeUlpsOfDouble) {
-  Check("tanh", TanhF32, TanhScalar, [](double v) { return std::tanh(v); }, 3.0);
-}
-
-TEST(VmathTest, RuntimeTanhWithinFiveUlpsOfDouble) {
-  // The f32 tanh every path runs (fused register path, block loop and unfused kernel: Eigen's
-  // rational approximation through fused::UnaryFloat; faster here than TanhF32, whose divide-free
-  // form needs more instructions than Eigen's one divide costs). Measured 4.80 ulp (near
-  // |x| = 5.9, where it saturates); XLA's exhaustive f32 tests accept a relative error of
-  // 20 * FLT_EPSILON (up to 40 ulp), so 5 ulp is well inside.
-  auto arr = [](const float* a, float* o, int64_t n) { fused::UnaryFloat<float>(Opcode::kTanh, a, o, n); };
-  auto sc = [](float x) {
-    float y = 0;
-    fused::UnaryFloat<float>(Opcode::kTanh, &x, &y, 1);
-    return y;
-  };
-  Check("runtime tanh", arr, sc, [](double v) { return std::tanh(v); }, 5.0);
-  const float inf = std::numeric_limits<float>::infinity();
-  const std::vector<float> in = {inf, -inf, 0.f, -0.f, std::numeric_limits<float>::quiet_NaN(), 1e-40f, -20.f};
-  std::vector<float> t(in.size());
-  arr(in.data(), t.data(), 7);
-  EXPECT_EQ(t[0], 1.f);
-  EXPECT_EQ(t[1], -1.f);
-  EXPECT_EQ(t[2], 0.f);
-  EXPECT_TRUE(std::signbit(t[3]));
-  EXPECT_TRUE(std::isnan(t[4]));
-  EXPECT_EQ(t[5], 1e-40f);
-  EXPECT_EQ(t[6], -1.f);
+TEST(VmathTest, TanhWithinFiveUlpsOfDouble) {
+  // A rational approximation; measured 4.80 ulp near |x| = 5.9. XLA's exhaustive f32 tests
+  // accept a relative error of 20 * FLT_EPSILON (up to 40 ulp), so 5 ulp is well inside.
+  Check("tanh", TanhF32, [](double v) { return std::tanh(v); }, 5.0);
 }
 
 TEST(VmathTest, LogisticWithinFewUlpsOfDouble) {
-  Check("logistic", LogisticF32, LogisticScalar,
-        [](double v) { return 1.0 / (1.0 + std::exp(-v)); }, 3.0);
+  Check("logistic", LogisticF32, [](double v) { return 1.0 / (1.0 + std::exp(-v)); }, 3.0);
+}
+
+TEST(VmathTest, LogWithinOneUlpOfDouble) {
+  Check("log", LogF32, [](double v) { return v < 0 ? std::nan("") : std::log(v); }, 1.0);
+}
+
+TEST(VmathTest, RuntimeBlockMathIsVmath) {
+  // The fused block loop and the unfused kernels reach the same functions (fused::UnaryFloat).
+  const std::vector<float> x = SweepValues();
+  const int64_t n = static_cast<int64_t>(x.size());
+  for (auto [op, fn] : {std::pair<Opcode, ArrayFn>{Opcode::kExp, ExpF32}, std::pair<Opcode, ArrayFn>{Opcode::kTanh, TanhF32},
+                        std::pair<Opcode, ArrayFn>{Opcode::kLogistic, LogisticF32},
+                        std::pair<Opcode, ArrayFn>{Opcode::kLog, LogF32}}) {
+    std::vector<float> a(x.size()), b(x.size());
+    ASSERT_TRUE(fused::UnaryFloat<float>(op, x.data(), a.data(), n));
+    fn(x.data(), b.data(), n);
+    EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * 4)) << OpcodeName(op);
+  }
 }
 
 TEST(VmathTest, SqrtIsCorrectlyRounded) {
   // Bit-identical to std::sqrt (IEEE, correctly rounded) on the whole sweep, denormals and
   // negatives included: fused and unfused sqrt must agree to the bit.
   const std::vector<float> x = SweepValues();
-  std::vector<float> y(x.size());
-  SqrtF32(x.data(), y.data(), static_cast<int64_t>(x.size()));
-  size_t differ = 0;
-  for (size_t i = 0; i < x.size(); ++i) {
-    const float want = std::sqrt(x[i]);
-    differ += std::memcmp(&want, &y[i], 4) != 0 && !(std::isnan(want) && std::isnan(y[i]));
-  }
-  EXPECT_EQ(differ, 0u);
+  hlox::testing::ForEachIsaLevel([&](IsaLevel) {
+    const std::vector<float> y = Apply(SqrtF32);
+    size_t differ = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      const float want = std::sqrt(x[i]);
+      differ += std::memcmp(&want, &y[i], 4) != 0 && !(std::isnan(want) && std::isnan(y[i]));
+    }
+    EXPECT_EQ(differ, 0u);
+  });
 }
 
 TEST(VmathTest, SpecialValues) {
+  hlox::testing::ForEachIsaLevel([](IsaLevel) {
   const float inf = std::numeric_limits<float>::infinity();
-  const float in[6] = {inf, -inf, 0.f, -0.f, std::numeric_limits<float>::quiet_NaN(), 1e-40f};
-  float e[6], t[6];
-  ExpF32(in, e, 6);
-  TanhF32(in, t, 6);
+  const float in[7] = {inf, -inf, 0.f, -0.f, std::numeric_limits<float>::quiet_NaN(), 1e-40f, -2.f};
+  float e[7], t[7], l[7];
+  ExpF32(in, e, 7);
+  TanhF32(in, t, 7);
+  LogF32(in, l, 7);
   EXPECT_EQ(e[0], inf);
   EXPECT_EQ(e[1], 0.f);
   EXPECT_EQ(e[2], 1.f);
@@ -155,10 +173,19 @@ TEST(VmathTest, SpecialValues) {
   EXPECT_TRUE(std::signbit(t[3]));
   EXPECT_TRUE(std::isnan(t[4]));
   EXPECT_EQ(t[5], 1e-40f);  // tiny (denormal) x: tanh(x) == x
+  EXPECT_EQ(l[0], inf);
+  EXPECT_TRUE(std::isnan(l[1]));
+  EXPECT_EQ(l[2], -inf);
+  EXPECT_EQ(l[3], -inf);
+  EXPECT_TRUE(std::isnan(l[4]));
+  EXPECT_NEAR(l[5], std::log(1e-40), 1e-4);
+  EXPECT_TRUE(std::isnan(l[6]));
+  });
 }
 
 TEST(VmathTest, ResultsIndependentOfPosition) {
   // Every length 1..40 and offset: tail lanes (masked) give the same bits as full vectors.
+  hlox::testing::ForEachIsaLevel([](IsaLevel) {
   std::vector<float> x(64);
   for (size_t i = 0; i < x.size(); ++i) x[i] = -3.f + 0.37f * static_cast<float>(i);
   std::vector<float> full(64), part(64);
@@ -169,6 +196,7 @@ TEST(VmathTest, ResultsIndependentOfPosition) {
       for (int64_t i = 0; i < n; ++i) ASSERT_EQ(part[i], full[off + i]) << off << " " << n;
     }
   }
+  });
 }
 
 }  // namespace

@@ -141,6 +141,9 @@ TEST(Protocol, RecordRoundTrip) {
   r.analytical.op_count = 12;
   r.analytical.flops = 3e6;
   r.provenance.host = "h";
+  r.provenance.cpu = "AMD EPYC 7B13";
+  r.provenance.isa = "avx512";
+  r.provenance.hardware_class = "cpu-avx512";
   r.provenance.cores = 2;
   r.provenance.seed = 99;
   r.mismatch = Mismatch{1, 2, 3.0, 4.5, "d"};
@@ -155,9 +158,52 @@ TEST(Protocol, RecordRoundTrip) {
   EXPECT_EQ(d->cost.calls_per_sample, 4);
   EXPECT_EQ(d->analytical.op_count, 12);
   EXPECT_EQ(d->provenance.seed, 99u);
+  EXPECT_EQ(d->provenance.cpu, "AMD EPYC 7B13");
+  EXPECT_EQ(d->provenance.isa, "avx512");
+  EXPECT_EQ(d->provenance.hardware_class, "cpu-avx512");
   ASSERT_TRUE(d->mismatch.has_value());
   EXPECT_DOUBLE_EQ(d->mismatch->actual, 4.5);
   EXPECT_EQ(d->instruction_count, 7);
+}
+
+// READY carries the worker's CPU model and ISA level; a READY from a worker that predates them
+// still registers, with both empty.
+TEST(Protocol, ReadyCarriesCpuAndIsa) {
+  ReadyMsg r;
+  r.worker_id = "w1";
+  r.host = "h";
+  r.hardware_class = "cpu-avx2";
+  r.version = "0.1.0";
+  r.cores = 8;
+  r.threads = 2;
+  r.credit = 3;
+  r.cpu = "Intel(R) Xeon(R) Platinum 8480+";
+  r.isa = "avx2";
+  auto d = DecodeReady(Encode(r));
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->worker_id, "w1");
+  EXPECT_EQ(d->hardware_class, "cpu-avx2");
+  EXPECT_EQ(d->credit, 3u);
+  EXPECT_EQ(d->cpu, "Intel(R) Xeon(R) Platinum 8480+");
+  EXPECT_EQ(d->isa, "avx2");
+
+  msgpack::sbuffer old;
+  msgpack::packer<msgpack::sbuffer> pk(old);
+  pk.pack_map(3);
+  pk.pack(std::string("worker_id"));
+  pk.pack(std::string("w0"));
+  pk.pack(std::string("class"));
+  pk.pack(std::string("cpu"));
+  pk.pack(std::string("credit"));
+  pk.pack(1);
+  auto o = DecodeReady(std::string(old.data(), old.size()));
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->hardware_class, "cpu");
+  EXPECT_EQ(o->cpu, "");
+  EXPECT_EQ(o->isa, "");
+
+  r.isa = std::string(kMaxNameBytes + 1, 'x');
+  EXPECT_FALSE(DecodeReady(Encode(r)).ok()) << "isa is bounded like every name";
 }
 
 // The cost's interference totals and host-speed normalization travel in the record when

@@ -26,6 +26,7 @@ ResultRecord SampleRecord(bool mismatch) {
   r.cost.calls_per_sample = 3;
   r.analytical.op_count = 9;
   r.provenance.host = "h";
+  r.provenance.isa = "avx2";
   r.provenance.seed = 5;
   if (mismatch) {
     r.mismatch = Mismatch{0, 3, 1.0, 2.0, "x"};
@@ -137,6 +138,22 @@ TEST(RecordScan, HandBuiltCasesAgree) {
     pk.pack_array(2); pk.pack(1.0); pk.pack(2.0);
   }), "ref array");
   EXPECT_FALSE(ScanRecord(cost_with("steal_seconds", [](Packer& pk) { pk.pack(true); })).ok());
+  // The provenance's ISA level is a bounded string to both.
+  auto isa_with = [](auto value) {
+    msgpack::sbuffer b;
+    Packer pk(b);
+    pk.pack_map(4);
+    Str(pk, "status"); Str(pk, "OK");
+    Str(pk, "cost"); pk.pack_map(1); Str(pk, "median"); pk.pack(1.0);
+    Str(pk, "analytical"); pk.pack_map(0);
+    Str(pk, "provenance"); pk.pack_map(1); Str(pk, "isa"); value(pk);
+    return Bytes(b);
+  };
+  ExpectAgree(isa_with([](Packer& pk) { Str(pk, "avx2"); }), "isa");
+  ExpectAgree(isa_with([](Packer& pk) { pk.pack(2); }), "isa int");
+  ExpectAgree(isa_with([](Packer& pk) { Str(pk, std::string(300, 'i')); }), "isa too long");
+  EXPECT_TRUE(ScanRecord(isa_with([](Packer& pk) { Str(pk, "avx2"); })).ok());
+  EXPECT_FALSE(ScanRecord(isa_with([](Packer& pk) { pk.pack(2); })).ok());
   ExpectAgree(RecordWith("instruction_count", [](Packer& pk) { pk.pack(1.5); }), "i64 as float");
   ExpectAgree(RecordWith("instruction_count", [](Packer& pk) { pk.pack(int8_t(-2)); }), "int8");
   ExpectAgree(RecordWith("mismatch", [](Packer& pk) { pk.pack(1); }), "mismatch not a map");

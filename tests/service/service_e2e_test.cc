@@ -8,6 +8,7 @@
 #include "agent/client.h"
 #include "agent/embedded.h"
 #include "broker/protocol.h"
+#include "common/cpu_isa.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/service/service_test_util.h"
@@ -45,11 +46,16 @@ TEST(ServiceE2E, RealWorkersEvaluateJobs) {
   auto results = Collect(**client, n, 30s, &dups);
   ASSERT_EQ(results.size(), size_t(n));
   EXPECT_EQ(dups, 0);
+  // `hlox worker` without --class registers as "cpu" plus its ISA level (the active one, which
+  // it inherits from this process's environment).
+  const std::string isa(IsaName(ActiveIsa()));
   std::set<std::string> workers;
   for (auto& [id, r] : results) {
     EXPECT_EQ(r.record.status, JobStatus::kOk) << id << ": " << r.record.message;
     EXPECT_EQ(r.record.module_hash, proto::ModuleHash(*text));
     EXPECT_GE(r.attempts, 1u);
+    EXPECT_EQ(r.record.provenance.isa, isa);
+    EXPECT_EQ(r.record.provenance.hardware_class, "cpu-" + isa);
     workers.insert(r.record.provenance.worker_id);
   }
   EXPECT_EQ(workers.size(), 2u) << "both workers should get work";
@@ -63,7 +69,9 @@ TEST(ServiceE2E, RealWorkersEvaluateJobs) {
   for (auto& w : j["workers"]) {
     done += w["jobs_done"].get<int64_t>();
     EXPECT_TRUE(w["state"] == "idle" || w["state"] == "busy");
-    EXPECT_EQ(w["hardware_class"], "cpu");
+    EXPECT_EQ(w["hardware_class"], "cpu-" + isa);
+    EXPECT_EQ(w["isa"], isa);
+    EXPECT_NE(w["cpu"], "");
   }
   EXPECT_EQ(done, n);
   EXPECT_EQ(j["queues"]["campaigns"]["e2e"]["done"].get<int>(), n);
@@ -188,18 +196,30 @@ TEST(ServiceE2E, ControlCancelDrainShutdown) {
   EXPECT_NE(broker->Wait(5s), -1);
 }
 
+// The fleet's workers register under its hardware_class ("local" plus the active ISA level), so
+// jobs pinned to that class run (a class the workers do not carry would leave them queued).
 TEST(ServiceE2E, EmbeddedFleet) {
   agent::EmbeddedOptions o;
   o.hlox_binary = HloxBinary();
   auto fleet = agent::StartEmbeddedFleet(2, o);
   ASSERT_TRUE(fleet.ok()) << fleet.status();
+  const std::string isa(IsaName(ActiveIsa()));
+  EXPECT_EQ(fleet->hardware_class, "local-" + isa);
   auto client = agent::Client::Connect(fleet->address);
   ASSERT_TRUE(client.ok());
   auto text = std::make_shared<const std::string>(AddModule());
-  for (int i = 0; i < 6; ++i) ASSERT_TRUE((*client)->Submit(Job("e" + std::to_string(i), text, false)).ok());
+  for (int i = 0; i < 6; ++i) {
+    agent::JobSpec j = Job("e" + std::to_string(i), text, false);
+    j.hardware_class = fleet->hardware_class;
+    ASSERT_TRUE((*client)->Submit(std::move(j)).ok());
+  }
   auto results = Collect(**client, 6, 30s, nullptr);
   ASSERT_EQ(results.size(), 6u);
-  for (auto& [id, r] : results) EXPECT_EQ(r.record.status, JobStatus::kOk) << r.record.message;
+  for (auto& [id, r] : results) {
+    EXPECT_EQ(r.record.status, JobStatus::kOk) << r.record.message;
+    EXPECT_EQ(r.record.provenance.hardware_class, fleet->hardware_class);
+    EXPECT_EQ(r.record.provenance.isa, isa);
+  }
   EXPECT_EQ(fleet->handle->worker_pids().size(), 2u);
 }
 
