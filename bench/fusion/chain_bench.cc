@@ -1,12 +1,18 @@
 // Bench: the 6-op chain exp(tanh(2x+1)*y)-z over 16M f32 (issue 3's fusion target).
-// Measures, in the same run and with buffers reused across repeats:
-//   * the bandwidth floor: 4 arrays (3 read, 1 written) at the bandwidth of a triad loop
-//     a = b + s*c over arrays of the same size (from the buffer pool, huge pages like the fused
-//     loop's) (STREAM byte counting; a written with
-//     non-temporal stores like the fused loop's output, so no read-for-ownership goes uncounted);
+// Its floors come from code hlox does not contain, measured in the same run and interleaved
+// with the fused runs (buffers reused across repeats):
+//   * the bandwidth floor: 4 arrays (3 read, 1 written) at the bandwidth of a plain triad loop
+//     a = b + 3c over arrays of the same size (from the buffer pool, huge pages like the fused
+//     loop's) (STREAM byte counting; a written with SSE non-temporal stores like the fused
+//     loop's output, so no read-for-ownership goes uncounted);
 //   * the compute floor: tanh then exp over an in-cache 4096-element block (nothing else) with
-//     the functions the fused loop uses (Eigen's packet tanh, runtime/vmath.h's Exp16 through ExpF32), scaled
-//     to 16M;
+//     Eigen's array tanh() and exp() compiled for hlox's active instruction-set level
+//     (eigen_floor.h; HLOX_ISA=avx2 on an AVX-512 host compares against the AVX2 build),
+//     scaled to n;
+//   * (a reference, not a floor) PyTorch's tanh then exp over n f32 at the same thread count
+//     and instruction-set level (ATEN_CPU_CAPABILITY), and on one thread over a 64Ki block in
+//     cache, run by /usr/bin/python3 once per thread count before its rounds (skipped when
+//     torch does not import);
 //   * the fused time (hlox's InstructionFusion output run by the executor, FusionKernel: the
 //     register path, runtime/fused_vector.h, as generated code, runtime/fused_jit.h), the same
 //     fused program forced onto the block loop (the path before the register path), the
@@ -14,12 +20,13 @@
 //     the next: the register path before micro-blocks), the micro-blocks run through per-op
 //     functions (the register path before generated code), and the unfused time (six
 //     whole-tensor kernels), for 1 and 2 threads.
-// Prints each figure and the ratio fused / max(floors) (goal <= 1.25), block loop / fused,
-// sub-blocks / fused and unfused / fused. Because the host changes the core's vector throughput
-// from round to round (the compute floor of one run swings 8.5-13 ms), it also prints, per
-// thread count, min / median / max over the rounds of fused / max(floors of that round) and of
-// fused / compute floor of that round, and (1 thread) the fused program over an L2-resident
-// 64Ki elements, n / 64Ki runs a round: the loop's cost in core time with no memory streams.
+// Prints the host (CPU model, its instruction-set level and the active one, OPENBLAS_*), each
+// figure and the ratio fused / max(floors) (goal <= 1.25), block loop / fused, sub-blocks /
+// fused and unfused / fused. Because the host changes the core's vector throughput from round
+// to round, it also prints, per thread count, min / median / max over the rounds of fused /
+// max(floors of that round) and of fused / compute floor of that round, and (1 thread) the
+// fused program over an L2-resident 64Ki elements, n / 64Ki runs a round: the loop's cost in
+// core time with no memory streams.
 // Usage: fusion_chain_bench [elements] [repeats] [fused]   ("fused": skip the unfused runs,
 // for profiling the fused loop alone)
 #include <algorithm>
@@ -33,19 +40,16 @@
 #include <string>
 #include <vector>
 
-// GCC 12 reports false maybe-uninitialized warnings inside Eigen's AVX-512 tanh.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <Eigen/Core>
-
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 
+#include "bench/fusion/eigen_floor.h"
+#include "common/cpu_isa.h"
 #include "ir/parser.h"
 #include "passes/passes.h"
 #include "runtime/executor.h"
 #include "runtime/fused_program.h"
 #include "runtime/thread_pool.h"
-#include "runtime/vmath.h"
 
 namespace hlox {
 namespace {
@@ -121,30 +125,89 @@ struct Spread {
   }
 };
 
-// One pass of tanh then exp over an in-cache 4096-element block, `iters` times.
+// Tanh then exp over an in-cache 4096-element block with the Eigen floor of one level,
+// `iters` times. Two passes, because Eigen's composed expression x.tanh().exp() (one pass, in
+// registers) ran slower: 3.3 against 2.2 TSC cycles an element at AVX2 on AMD EPYC (Zen 3).
 struct ComputeFloor {
   static constexpr int64_t kBlock = 4096;
+  const bench::EigenFloor& eigen;
   std::vector<float> x = std::vector<float>(kBlock), y = std::vector<float>(kBlock);
   float sink = 0;
-  ComputeFloor() {
+  explicit ComputeFloor(const bench::EigenFloor& e) : eigen(e) {
     for (int64_t i = 0; i < kBlock; ++i) x[i] = -2.f + 4.f * static_cast<float>(i) / kBlock;
   }
   void Run(int64_t iters) {
     for (int64_t i = 0; i < iters; ++i) {
-      Eigen::Map<Eigen::ArrayXf>(y.data(), kBlock) = Eigen::Map<const Eigen::ArrayXf>(x.data(), kBlock).tanh();
-      rt::vmath::ExpF32(y.data(), x.data(), kBlock);
+      eigen.tanh(x.data(), y.data(), kBlock);
+      eigen.exp(y.data(), x.data(), kBlock);
       sink += x[i % kBlock];  // x = exp(tanh(x)) stays in [1/e, e]: no rescaling pass needed
     }
   }
 };
 
+// The value of environment variable `name`, or "unset".
+const char* EnvOr(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? v : "unset";
+}
+
+// PyTorch's name (ATEN_CPU_CAPABILITY) for the kernels of `level`.
+const char* AtenCapability(IsaLevel level) {
+  switch (level) {
+    case IsaLevel::kGeneric: return "default";
+    case IsaLevel::kAvx2: return "avx2";
+    case IsaLevel::kAvx512: return "avx512";
+  }
+  return "default";
+}
+
+// PyTorch's tanh then exp, best of `reps`: over n f32 in memory with `threads` threads, and on
+// one thread over a 64Ki block in cache n / 64Ki times; a line to print (it says so when torch
+// does not run). The OPENBLAS_* variables are unset for it, and ATEN_CPU_CAPABILITY holds it
+// to the active instruction-set level.
+std::string TorchReference(int64_t n, int threads, int reps) {
+  constexpr char kScript[] =
+      "import sys, time, torch\n"
+      "n, t, reps = map(int, sys.argv[1:4]); blk = 1 << 16\n"
+      "x = torch.rand(n) * 4 - 2; y = torch.empty(n); xs = x[:blk].clone(); ys = torch.empty(blk)\n"
+      "big = small = 1e30\n"
+      "for r in range(reps):\n"
+      "  torch.set_num_threads(t); t0 = time.perf_counter()\n"
+      "  torch.tanh(x, out=y); torch.exp(y, out=y); big = min(big, time.perf_counter() - t0)\n"
+      "  torch.set_num_threads(1); t0 = time.perf_counter()\n"
+      "  for k in range(max(1, n // blk)): torch.tanh(xs, out=ys); torch.exp(ys, out=ys)\n"
+      "  small = min(small, (time.perf_counter() - t0) * n / (max(1, n // blk) * blk))\n"
+      "print(torch.__version__, big * 1e3, small * 1e3)\n";
+  const char* capability = AtenCapability(ActiveIsa());
+  const std::string cmd = absl::StrCat("env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE ATEN_CPU_CAPABILITY=", capability,
+                                       " /usr/bin/python3 -c '", kScript, "' ", n, " ", threads, " ", reps,
+                                       " 2>/dev/null");
+  FILE* p = popen(cmd.c_str(), "r");
+  char version[64] = {};
+  double big = 0, small = 0;
+  const bool ok = p != nullptr && std::fscanf(p, "%63s %lf %lf", version, &big, &small) == 3;
+  if (p != nullptr) pclose(p);
+  if (!ok) return absl::StrCat("threads=", threads, " PyTorch reference: not run (/usr/bin/python3 with torch failed)");
+  char line[320];
+  std::snprintf(line, sizeof line, "threads=%d PyTorch %s reference (ATEN_CPU_CAPABILITY=%s, best of %d, not "
+                "interleaved): tanh then exp over n in memory %.2f ms | 1 thread over a 64Ki block in cache, scaled "
+                "to n, %.2f ms", threads, version, capability, reps, big, small);
+  return line;
+}
+
 int Main(int argc, char** argv) {
   int64_t n = argc > 1 ? std::atoll(argv[1]) : (int64_t{1} << 24);
   int reps = argc > 2 ? std::atoi(argv[2]) : 5;
   const bool fused_only = argc > 3 && std::string(argv[3]) == "fused";
-  const char* ct = std::getenv("OPENBLAS_CORETYPE");
-  std::printf("fusion_chain_bench: n=%lld f32, best of %d interleaved (OPENBLAS_CORETYPE=%s; no BLAS "
-              "used)\n", static_cast<long long>(n), reps, ct ? ct : "unset");
+  const IsaLevel level = ActiveIsa();
+  const bench::EigenFloor& eigen = bench::EigenFloorFor(level);
+  std::printf("fusion_chain_bench: n=%lld f32, best of %d interleaved\nhost: %s, cpu isa %s, active %s "
+              "(HLOX_ISA=%s); OPENBLAS_CORETYPE=%s OPENBLAS_L2_SIZE=%s (no BLAS used; unset for PyTorch)\n"
+              "compute floor: Eigen tanh then exp built for %s (%s)\n",
+              static_cast<long long>(n), reps, CpuModelName().c_str(), std::string(IsaName(CpuIsa())).c_str(),
+              std::string(IsaName(level)).c_str(), EnvOr("HLOX_ISA"), EnvOr("OPENBLAS_CORETYPE"),
+              EnvOr("OPENBLAS_L2_SIZE"), std::string(IsaName(level)).c_str(),
+              *eigen.flags ? eigen.flags : "the build's baseline flags");
   auto unfused = ParseModule(ChainModule(n));
   if (!unfused.ok()) {
     std::fprintf(stderr, "%s\n", std::string(unfused.status().message()).c_str());
@@ -190,7 +253,7 @@ int Main(int argc, char** argv) {
   float* const tabc[3] = {reinterpret_cast<float*>(triad_buf[0]->data()), reinterpret_cast<float*>(triad_buf[1]->data()),
                           reinterpret_cast<float*>(triad_buf[2]->data())};
   for (int k = 0; k < 3; ++k) std::fill_n(tabc[k], n, static_cast<float>(k));
-  ComputeFloor cf;
+  ComputeFloor cf(eigen);
   const int64_t cf_iters = std::max<int64_t>(1, n / ComputeFloor::kBlock);
   const double cf_scale = static_cast<double>(n) / static_cast<double>(cf_iters * ComputeFloor::kBlock);
   for (int threads : {1, 2}) {
@@ -204,14 +267,12 @@ int Main(int argc, char** argv) {
         const float* pb = tabc[1];
         const float* pc = tabc[2];
         int64_t i = lo;
-#if defined(__AVX512F__)
-        for (; i < hi && (reinterpret_cast<uintptr_t>(pa + i) & 63) != 0; ++i) pa[i] = pb[i] + 3.0f * pc[i];
-        const __m512 three = _mm512_set1_ps(3.0f);
-        for (; i + 16 <= hi; i += 16) {
-          _mm512_stream_ps(pa + i, _mm512_fmadd_ps(three, _mm512_loadu_ps(pc + i), _mm512_loadu_ps(pb + i)));
+        for (; i < hi && (reinterpret_cast<uintptr_t>(pa + i) & 15) != 0; ++i) pa[i] = pb[i] + 3.0f * pc[i];
+        const __m128 three = _mm_set1_ps(3.0f);  // SSE, in the portable baseline
+        for (; i + 4 <= hi; i += 4) {
+          _mm_stream_ps(pa + i, _mm_add_ps(_mm_loadu_ps(pb + i), _mm_mul_ps(three, _mm_loadu_ps(pc + i))));
         }
         _mm_sfence();
-#endif
         for (; i < hi; ++i) pa[i] = pb[i] + 3.0f * pc[i];
       });
     };
@@ -225,6 +286,7 @@ int Main(int argc, char** argv) {
         for (int64_t i = lo; i < hi; ++i) pa[i] = pb[i] + 3.0f * pc[i];
       });
     };
+    std::printf("%s\n", TorchReference(n, threads, reps).c_str());
     auto fused_exec = rt::Executor::Create(*fused, rt::ExecOptions{threads, 1});
     auto unfused_exec = rt::Executor::Create(**unfused, rt::ExecOptions{threads, 1});
     if (!fused_exec.ok() || !unfused_exec.ok()) return 1;
@@ -269,7 +331,7 @@ int Main(int argc, char** argv) {
     if (threads == 1) {
       compute_wall = t_compute.wall * cf_scale;
       compute_cpu = t_compute.cpu * cf_scale;
-      std::printf("compute floor (tanh+exp in cache, 1 thread): %.2f ms (cpu %.2f ms)\n",
+      std::printf("compute floor (Eigen tanh then exp in cache, 1 thread): %.2f ms (cpu %.2f ms)\n",
                   compute_wall * 1e3, compute_cpu * 1e3);
     }
     const double bw = 3.0 * 4.0 * static_cast<double>(n) / t_triad.wall;

@@ -1,103 +1,98 @@
-// Bench: the cost of the fused loop's transcendental register kernels per 16-lane vector, in
-// L1 (a 4096-float block, independent vectors, so throughput rather than latency): the f32
-// tanh every path runs (Eigen's rational approximation, one vdivps), runtime/vmath.h's
-// divide-free TanhF32 form, Exp16 and Logistic16, and for scale a lone vdivps and 12 FMAs
-// (2 FMA ports: 6 cycles). Each variant maps the block then rescales it (x = 0.5 * y, keeping
-// values in range), so a "copy" variant gives the loop overhead that the "net" column removes.
-// Figures are TSC cycles per vector, best of interleaved rounds (robust to a loaded machine
-// only as far as some round runs undisturbed).
+// Bench: the core-time cost of hlox's f32 vector math (runtime/vmath.h: ExpF32, TanhF32,
+// LogisticF32, LogF32, and tanh then exp, the chain bench's compute floor), at every
+// instruction-set level up to the active one (common/cpu_isa.h: the CPU's, or lower with
+// HLOX_ISA), next to the same functions from Eigen built for that level (eigen_floor.h: code
+// hlox does not contain). Each variant maps a 4096-float block to another, both in L1, over
+// independent elements (throughput, not latency). Figures are TSC cycles per element (the TSC
+// ticks at the CPU's nominal clock, not the core's current one), best of interleaved rounds:
+// every variant once a round, so a slow stretch of the host hits all of them alike (robust to
+// a loaded machine only as far as some round runs undisturbed).
 // Usage: fusion_kernel_bench [rounds]
-// GCC 12 reports false (maybe-)uninitialized warnings inside the AVX-512 intrinsics that
-// Eigen's tanh and vmath inline here.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <x86intrin.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
-#include <Eigen/Core>
-
+#include "bench/fusion/eigen_floor.h"
+#include "common/cpu_isa.h"
 #include "runtime/vmath.h"
 
+namespace hlox {
 namespace {
 
-#if defined(__AVX512F__)
-constexpr int kBlock = 4096;
+constexpr int64_t kBlock = 4096;
+constexpr int kCallsPerTiming = 10;
 
+using ArrayFn = void (*)(const float* a, float* o, int64_t n);
+
+// One function of one level from one implementation: o = second(first(a)) (second may be
+// null), timed over the block.
 struct Variant {
+  IsaLevel level;
   const char* name;
-  void (*run)(float*, float*);
-  double best = 1e30;
+  ArrayFn hlox_first, hlox_second, eigen_first, eigen_second;
+  bool positive;  // takes inputs in (0, 4] (log) instead of [-2, 2]
+  double hlox_best = 1e30, eigen_best = 1e30;
 };
 
-// b = F(a) over the block, then a = 0.5 * b.
-template <typename F>
-void MapBlock(float* a, float* b) {
-  F f;
-  for (int i = 0; i < kBlock; i += 16) _mm512_store_ps(b + i, f(_mm512_load_ps(a + i)));
-  for (int i = 0; i < kBlock; i += 16) {
-    _mm512_store_ps(a + i, _mm512_mul_ps(_mm512_set1_ps(0.5f), _mm512_load_ps(b + i)));
+// TSC cycles per element of one timing of first then second over the block.
+double Time(ArrayFn first, ArrayFn second, const float* in, float* out) {
+  const uint64_t t0 = __rdtsc();
+  for (int k = 0; k < kCallsPerTiming; ++k) {
+    first(in, out, kBlock);
+    if (second != nullptr) second(out, out, kBlock);
   }
+  const uint64_t t1 = __rdtsc();
+  return static_cast<double>(t1 - t0) / (kCallsPerTiming * kBlock);
 }
 
-struct Copy { __m512 operator()(__m512 x) const { return x; } };
-struct EigenTanh {
-  __m512 operator()(__m512 x) const { return Eigen::internal::ptanh<Eigen::internal::Packet16f>(x); }
-};
-struct VmathTanh { __m512 operator()(__m512 x) const { return hlox::rt::vmath::Tanh16(x); } };
-struct VmathExp { __m512 operator()(__m512 x) const { return hlox::rt::vmath::Exp16(x); } };
-struct VmathLogistic { __m512 operator()(__m512 x) const { return hlox::rt::vmath::Logistic16(x); } };
-struct Divide { __m512 operator()(__m512 x) const { return _mm512_div_ps(_mm512_set1_ps(1.0f), x); } };
-struct Fma12 {
-  __m512 operator()(__m512 x) const {
-    __m512 y = x;
-    for (int i = 0; i < 12; ++i) y = _mm512_fmadd_ps(y, x, x);
-    return y;
-  }
-};
-struct TanhThenExp {
-  __m512 operator()(__m512 x) const { return hlox::rt::vmath::Exp16(EigenTanh()(x)); }
-};
-#endif
-
 int Main(int argc, char** argv) {
-#if defined(__AVX512F__)
-  const int rounds = argc > 1 ? std::atoi(argv[1]) : 200;
-  std::vector<Variant> vs = {
-      {"copy (loop overhead)", &MapBlock<Copy>},
-      {"tanh (runtime: Eigen)", &MapBlock<EigenTanh>},
-      {"tanh (vmath Tanh16)", &MapBlock<VmathTanh>},
-      {"exp (vmath Exp16)", &MapBlock<VmathExp>},
-      {"logistic (vmath)", &MapBlock<VmathLogistic>},
-      {"tanh then exp", &MapBlock<TanhThenExp>},
-      {"vdivps alone", &MapBlock<Divide>},
-      {"12 FMAs", &MapBlock<Fma12>},
-  };
-  alignas(64) static float a[kBlock], b[kBlock];
+  const int rounds = argc > 1 ? std::max(1, std::atoi(argv[1])) : 200;
+  const IsaLevel top = ActiveIsa();
+  std::vector<Variant> vs;
+  for (int l = 0; l <= static_cast<int>(top); ++l) {
+    const IsaLevel level = static_cast<IsaLevel>(l);
+    const bench::EigenFloor& e = bench::EigenFloorFor(level);
+    vs.push_back({level, "exp", &rt::vmath::ExpF32, nullptr, e.exp, nullptr, false});
+    vs.push_back({level, "tanh", &rt::vmath::TanhF32, nullptr, e.tanh, nullptr, false});
+    vs.push_back({level, "logistic", &rt::vmath::LogisticF32, nullptr, e.logistic, nullptr, false});
+    vs.push_back({level, "log", &rt::vmath::LogF32, nullptr, e.log, nullptr, true});
+    vs.push_back({level, "tanh then exp", &rt::vmath::TanhF32, &rt::vmath::ExpF32, e.tanh, e.exp, false});
+  }
+  std::vector<float> in(kBlock), positive(kBlock), out(kBlock);
+  for (int64_t i = 0; i < kBlock; ++i) {
+    in[i] = -2.f + 4.f * static_cast<float>(i) / kBlock;
+    positive[i] = 4.f * static_cast<float>(i + 1) / kBlock;
+  }
   for (int r = 0; r < rounds; ++r) {
-    for (Variant& v : vs) {
-      for (int i = 0; i < kBlock; ++i) a[i] = -2.f + 4.f * static_cast<float>(i) / kBlock;
-      const uint64_t t0 = __rdtsc();
-      for (int k = 0; k < 10; ++k) v.run(a, b);
-      const uint64_t t1 = __rdtsc();
-      v.best = std::min(v.best, static_cast<double>(t1 - t0) / (10.0 * kBlock / 16));
+    for (int l = 0; l <= static_cast<int>(top); ++l) {
+      ScopedIsa isa(static_cast<IsaLevel>(l));  // the level runtime/vmath.h dispatches to
+      for (Variant& v : vs) {
+        if (static_cast<int>(v.level) != l) continue;
+        const float* a = v.positive ? positive.data() : in.data();
+        v.hlox_best = std::min(v.hlox_best, Time(v.hlox_first, v.hlox_second, a, out.data()));
+        v.eigen_best = std::min(v.eigen_best, Time(v.eigen_first, v.eigen_second, a, out.data()));
+      }
     }
   }
-  std::printf("fusion_kernel_bench: TSC cycles per 16-lane vector in L1, best of %d rounds\n", rounds);
+  std::printf("fusion_kernel_bench: TSC cycles per f32 element in L1 (%lld-element block), best of %d "
+              "interleaved rounds\nhost: %s, cpu isa %s, levels up to %s (HLOX_ISA=%s)\n",
+              static_cast<long long>(kBlock), rounds, CpuModelName().c_str(), std::string(IsaName(CpuIsa())).c_str(),
+              std::string(IsaName(top)).c_str(), std::getenv("HLOX_ISA") ? std::getenv("HLOX_ISA") : "unset");
+  std::printf("  %-8s %-14s %7s %7s %11s  eigen built with\n", "level", "function", "hlox", "eigen", "hlox/eigen");
   for (const Variant& v : vs) {
-    std::printf("  %-24s %6.2f  net %6.2f\n", v.name, v.best, v.best - vs[0].best);
+    const char* flags = bench::EigenFloorFor(v.level).flags;
+    std::printf("  %-8s %-14s %7.3f %7.3f %11.2f  %s\n", std::string(IsaName(v.level)).c_str(), v.name, v.hlox_best,
+                v.eigen_best, v.hlox_best / v.eigen_best, *flags ? flags : "(the build's baseline flags)");
   }
-#else
-  (void)argc, (void)argv;
-  std::printf("fusion_kernel_bench: needs AVX-512\n");
-#endif
   return 0;
 }
 
 }  // namespace
+}  // namespace hlox
 
-int main(int argc, char** argv) { return Main(argc, argv); }
+int main(int argc, char** argv) { return hlox::Main(argc, argv); }
