@@ -32,16 +32,22 @@ class PlaneSource : public gemm::PanelSource {
 
   void PackB(const gemm::MicroKernels& mk, int64_t p0, int64_t kc, int64_t j0, int /*nr*/, float* dst) const override {
     const uint32_t* masks = masks_ + (j0 / mk.nr) * kk_;
+    // The panel's kc rows as source pointers and lane masks, packed in one call. Masked-off
+    // lanes are never read, so a shifted pointer may point outside the plane.
+    thread_local std::vector<const float*> rows;
+    thread_local std::vector<uint32_t> row_masks;
+    rows.resize(kc);
+    row_masks.resize(kc);
     int64_t ci = p0 / kk_, t = p0 % kk_;
     for (int64_t q = 0; q < kc; ++q) {
-      // Masked-off lanes are never read, so the shifted pointer may point outside the plane.
-      const float* s = img_ + ci * cstride_ + j0 + shift_[t];
-      mk.masked_row(dst + q * mk.nr, s, masks[t], mk.nr);
+      rows[q] = img_ + ci * cstride_ + j0 + shift_[t];
+      row_masks[q] = masks[t];
       if (++t == kk_) {
         t = 0;
         ++ci;
       }
     }
+    mk.masked_rows(dst, rows.data(), row_masks.data(), kc, mk.nr);
   }
 
  private:

@@ -302,7 +302,12 @@ const void* BlockEval::Compute(int node, const IndexSet& set) {
         if (nd.op == NodeOp::kSelect) {
           const int64_t* p = static_cast<const int64_t*>(a);
           const T* y = static_cast<const T*>(c);
-          for (int64_t j = 0; j < n; ++j) o[j] = p[j] ? x[j] : y[j];
+          // Both values loaded unconditionally: the loop becomes blends, not a branch per
+          // element (predicates such as ReLU masks are random, so the branch mispredicts).
+          for (int64_t j = 0; j < n; ++j) {
+            const T xv = x[j], yv = y[j];
+            o[j] = p[j] != 0 ? xv : yv;
+          }
         } else {
           const T* lo = static_cast<const T*>(a);
           const T* hi = static_cast<const T*>(c);

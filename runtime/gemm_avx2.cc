@@ -186,22 +186,40 @@ __m256i BitLanes(uint32_t bits) {
   return _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(static_cast<int32_t>(bits)), lane), lane);
 }
 
-void MaskedRow(float* dst, const float* src, uint32_t mask, int width) {
-  for (int v = 0; v < width; v += 8) {
-    const uint32_t bits = (mask >> v) & ((width - v >= 8) ? 0xFFu : ((1u << (width - v)) - 1));
-    _mm256_storeu_ps(dst + v, _mm256_maskload_ps(src + v, BitLanes(bits)));
+// Lanes of src where `bits` (8 bits) are set, zero elsewhere: a plain load when all are set (most
+// rows of a convolution's shifted planes), zeros when none is, else vmaskmovps (which never
+// touches the masked-off lanes' memory, and is several times slower on AMD's cores).
+__m256 LoadLanes(const float* src, uint32_t bits) {
+  if (bits == 0xFF) return _mm256_loadu_ps(src);
+  if (bits == 0) return _mm256_setzero_ps();
+  return _mm256_maskload_ps(src, BitLanes(bits));
+}
+
+void MaskedRows(float* dst, const float* const* src, const uint32_t* mask, int64_t rows, int width) {
+  const uint32_t valid = width >= 32 ? 0xFFFFFFFFu : (1u << width) - 1;
+  for (int64_t r = 0; r < rows; ++r, dst += width) {
+    const uint32_t m = mask[r] & valid;
+    if (width == kNr && m == 0xFFFFu) {  // the common case: a whole panel row inside the plane
+      _mm256_storeu_ps(dst, _mm256_loadu_ps(src[r]));
+      _mm256_storeu_ps(dst + 8, _mm256_loadu_ps(src[r] + 8));
+      continue;
+    }
+    for (int v = 0; v < width; v += 8) _mm256_storeu_ps(dst + v, LoadLanes(src[r] + v, (m >> v) & 0xFFu));
   }
 }
 
 void CopyRange(float* dst, const float* src, int64_t lo, int64_t hi, int64_t len) {
-  const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  if (lo <= 0 && hi >= len) {  // the whole run lies inside the plane (most runs): plain copies
+    int64_t v = 0;
+    for (; v + 8 <= len; v += 8) _mm256_storeu_ps(dst + v, _mm256_loadu_ps(src + v));
+    if (v < len) _mm256_storeu_ps(dst + v, _mm256_maskload_ps(src + v, FirstN(len - v)));
+    return;
+  }
   for (int64_t v = 0; v < len; v += 8) {
-    // Lanes j with lo <= v + j < hi, i.e. j > lo - v - 1 and j < hi - v.
-    const int32_t a = static_cast<int32_t>(std::clamp<int64_t>(lo - v - 1, -1, 8));
-    const int32_t e = static_cast<int32_t>(std::clamp<int64_t>(hi - v, 0, 8));
-    const __m256i mk = _mm256_and_si256(_mm256_cmpgt_epi32(idx, _mm256_set1_epi32(a)),
-                                        _mm256_cmpgt_epi32(_mm256_set1_epi32(e), idx));
-    _mm256_storeu_ps(dst + v, _mm256_maskload_ps(src + v, mk));
+    // Lanes j with lo <= v + j < hi.
+    const int64_t a = std::clamp<int64_t>(lo - v, 0, 8), e = std::clamp<int64_t>(hi - v, 0, 8);
+    const uint32_t bits = e > a ? ((1u << e) - 1) & ~((1u << a) - 1) : 0u;
+    _mm256_storeu_ps(dst + v, LoadLanes(src + v, bits));
   }
 }
 
@@ -232,7 +250,7 @@ constexpr MicroKernels kAvx2 = [] {
   k.pack_a = avx2::PackA;
   k.pack_b = avx2::PackB;
   k.pick = avx2::PickKernel;
-  k.masked_row = avx2::MaskedRow;
+  k.masked_rows = avx2::MaskedRows;
   k.copy_range = avx2::CopyRange;
   return k;
 }();

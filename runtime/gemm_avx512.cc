@@ -88,11 +88,12 @@ KernelFn PickKernel(bool pmajor, bool packed_b, int mr, int nr) {
 
 namespace {
 
-// dst[j] = src[j] where mask bit j is set, else 0, for j < width (<= 32).
-void MaskedRow(float* dst, const float* src, uint32_t mask, int width) {
-  _mm512_storeu_ps(dst, _mm512_maskz_loadu_ps(static_cast<__mmask16>(mask & Mask(width)), src));
-  if (width > 16) {
-    _mm512_storeu_ps(dst + 16, _mm512_maskz_loadu_ps(static_cast<__mmask16>((mask >> 16) & Mask(width - 16)), src + 16));
+void MaskedRows(float* dst, const float* const* src, const uint32_t* mask, int64_t rows, int width) {
+  const uint32_t valid = width >= 32 ? 0xFFFFFFFFu : (1u << width) - 1;
+  for (int64_t r = 0; r < rows; ++r, dst += width) {
+    const uint32_t m = mask[r] & valid;
+    _mm512_storeu_ps(dst, _mm512_maskz_loadu_ps(static_cast<__mmask16>(m & 0xFFFF), src[r]));
+    if (width > 16) _mm512_storeu_ps(dst + 16, _mm512_maskz_loadu_ps(static_cast<__mmask16>(m >> 16), src[r] + 16));
   }
 }
 
@@ -127,7 +128,7 @@ constexpr MicroKernels kAvx512 = [] {
   k.pack_a = avx512::PackA;
   k.pack_b = avx512::PackB;
   k.pick = avx512::PickKernel;
-  k.masked_row = avx512::MaskedRow;
+  k.masked_rows = avx512::MaskedRows;
   k.copy_range = avx512::CopyRange;
   return k;
 }();

@@ -39,10 +39,11 @@ struct MicroKernels {
   void (*pack_b)(bool tb, const float* b, int64_t ldb, int64_t p0, int64_t kc, int64_t j0, int nr, float* dst) = nullptr;
   // The kernel for an A layout (p-major or row-major), packed or in-place B and an [mr x nr] tile.
   KernelFn (*pick)(bool a_pmajor, bool packed_b, int mr, int nr) = nullptr;
-  // Panel rows for operands that exist only implicitly (PanelSource): dst[j] = src[j] for the
-  // lanes j < width whose bit is set in mask, 0 for the others (width <= 32); src is read only
-  // at set lanes, so it may point outside its array elsewhere.
-  void (*masked_row)(float* dst, const float* src, uint32_t mask, int width) = nullptr;
+  // Panel rows for operands that exist only implicitly (PanelSource): for each r < rows,
+  // dst[r * width + j] = src[r][j] for the lanes j < width whose bit is set in mask[r], 0 for
+  // the others (width <= 32); src[r] is read only at set lanes, so it may point outside its
+  // array elsewhere.
+  void (*masked_rows)(float* dst, const float* const* src, const uint32_t* mask, int64_t rows, int width) = nullptr;
   // dst[v] = src[v] for lo <= v < hi, 0 for the other v < len; src read only inside [lo, hi).
   // May write dst up to len rounded up to 16.
   void (*copy_range)(float* dst, const float* src, int64_t lo, int64_t hi, int64_t len) = nullptr;
