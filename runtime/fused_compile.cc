@@ -277,6 +277,9 @@ FusedProgram::~FusedProgram() = default;
 int64_t FusedProgram::node_count() const { return static_cast<int64_t>(impl_->nodes.size()); }
 bool FusedProgram::has_vector_path() const { return impl_->vec != nullptr; }
 bool FusedProgram::has_jit_path() const { return impl_->vec != nullptr && impl_->vec->has_jit(); }
+int64_t FusedProgram::jit_code_bytes_for(IsaLevel level) const {
+  return impl_->vec != nullptr ? impl_->vec->jit_code_bytes_for(level) : 0;
+}
 int64_t FusedProgram::tiled_output_count() const {
   int64_t n = 0;
   for (int64_t d : impl_->tile_dim) n += d >= 0;

@@ -548,8 +548,7 @@ std::unique_ptr<FusedJit> CompileFor(const Plan& plan, IsaLevel level,
 
 std::unique_ptr<FusedJit> FusedJit::Compile(const std::vector<VectorProgram::Op>& ops, int64_t inputs,
                                             const std::vector<int64_t>& scalar_temps,
-                                            const std::vector<VectorProgram::Slot>& output_slots) {
-  const IsaLevel level = ActiveIsa();
+                                            const std::vector<VectorProgram::Slot>& output_slots, IsaLevel level) {
   if (level == IsaLevel::kGeneric) return nullptr;  // vector code only
   if (ops.empty() || output_slots.empty() || inputs < 1 ||
       inputs + static_cast<int64_t>(output_slots.size()) > kMaxStreams) {
@@ -628,7 +627,7 @@ struct FusedJit::Code {};
 
 std::unique_ptr<FusedJit> FusedJit::Compile(const std::vector<VectorProgram::Op>&, int64_t,
                                             const std::vector<int64_t>&,
-                                            const std::vector<VectorProgram::Slot>&) {
+                                            const std::vector<VectorProgram::Slot>&, IsaLevel) {
   return nullptr;
 }
 FusedJit::~FusedJit() = default;

@@ -41,11 +41,13 @@ class FusedJit {
 
   // Compiles the op list of a VectorProgram (ops over input slots and temporaries, the
   // temporaries scalar_temps holding scalars, output_slots naming each output's value); null
-  // when the program is outside what the kernel emits (see above), the active level has no
-  // code generator, or the build has no Xbyak.
+  // when the program is outside what the kernel emits (see above), the level has no code
+  // generator, or the build has no Xbyak.
+  // The code is for `level` (zmm for AVX-512, ymm for AVX2, none for generic); it may be
+  // generated on any CPU but run only where the level is supported.
   static std::unique_ptr<FusedJit> Compile(const std::vector<VectorProgram::Op>& ops, int64_t inputs,
                                            const std::vector<int64_t>& scalar_temps,
-                                           const std::vector<VectorProgram::Slot>& output_slots);
+                                           const std::vector<VectorProgram::Slot>& output_slots, IsaLevel level);
   ~FusedJit();
 
   // The instruction-set level the code was generated for (only that level may run it).

@@ -9,6 +9,8 @@
 // are pure f32 elementwise math also get a register path (fused_vector.h), which Run prefers.
 #pragma once
 
+#include "common/cpu_isa.h"
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -63,6 +65,9 @@ class FusedProgram {
   bool has_vector_path() const;
   // Whether that path runs as generated machine code (fused_jit.h) for whole sub-blocks.
   bool has_jit_path() const;
+  // Bytes of machine code the plain register path compiles to for `level` (generated, never
+  // run: tests emit every level's code on any CPU); 0 when it does not compile there.
+  int64_t jit_code_bytes_for(IsaLevel level) const;
   // Outputs that Run walks in tiles (transposing index maps, fused_tile.cc).
   int64_t tiled_output_count() const;
 

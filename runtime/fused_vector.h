@@ -26,6 +26,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/cpu_isa.h"
 #include "runtime/fused_node.h"
 #include "runtime/fused_program.h"
 #include "runtime/value.h"
@@ -57,6 +58,9 @@ class VectorProgram {
   int64_t op_count() const { return static_cast<int64_t>(ops_.size()); }
   // Whether whole sub-blocks of the plain path run as generated machine code (fused_jit.h).
   bool has_jit() const { return jit_ != nullptr; }
+  // Bytes of machine code the plain path compiles to for `level` (emitted, not run); 0 when it
+  // does not compile there (see FusedProgram::jit_code_bytes_for).
+  int64_t jit_code_bytes_for(IsaLevel level) const;
 
   // Where an op reads an operand: a streamed input (parameter or constant array, read at the
   // output's indices) or a sub-block temporary (scalars live in temporaries filled once).

@@ -294,9 +294,15 @@ std::unique_ptr<VectorProgram> VectorProgram::Build(const std::vector<FusedNode>
   for (uint8_t h : prog->out_half_) prog->plain_ = prog->plain_ && h == 0;
   if (prog->plain_) {
     prog->jit_ = FusedJit::Compile(prog->ops_, static_cast<int64_t>(prog->inputs_.size()), prog->scalar_temps_,
-                                   prog->output_slots_);
+                                   prog->output_slots_, ActiveIsa());
   }
   return prog;
+}
+
+int64_t VectorProgram::jit_code_bytes_for(IsaLevel level) const {
+  if (!plain_) return 0;
+  auto jit = FusedJit::Compile(ops_, static_cast<int64_t>(inputs_.size()), scalar_temps_, output_slots_, level);
+  return jit != nullptr ? jit->code_bytes() : 0;
 }
 
 }  // namespace hlox::rt
