@@ -15,6 +15,7 @@
 #include "runtime/gemm_packed.h"
 #include "runtime/gemm_internal.h"
 #include "runtime/isa_kernels.h"
+#include "runtime/value.h"
 
 namespace hlox::rt {
 namespace {
@@ -93,12 +94,23 @@ void GemmT(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_
     SmallM<T>(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate, pool);
     return;
   }
-  // f32 runs the active level's packed GEMM when it has one, except for narrow C (fewer
-  // columns than half a micro-tile), where Eigen's GEMV path wins.
+  // f32 runs the active level's packed GEMM when it has one. Narrow C (fewer columns than half
+  // a micro-tile, e.g. a decode step's [vocab, batch] logits) runs as its transpose, C^T =
+  // op(B)^T op(A)^T, whose rows are few and columns many, into scratch, then transposed back.
   if constexpr (std::is_same_v<T, float>) {
     const gemm::MicroKernels* mk = Kernels().gemm;
     if (mk != nullptr && n >= mk->nr / 2) {
       gemm::SgemmPacked(*mk, ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate, pool);
+      return;
+    }
+    if (mk != nullptr && m >= mk->nr) {
+      BufferPtr scratch = ScratchBuffer(m * n * static_cast<int64_t>(sizeof(float)));
+      float* ct = scratch->as<float>();  // C^T, [n, m]
+      gemm::SgemmPacked(*mk, !tb, !ta, n, m, k, b, ldb, a, lda, ct, m, false, pool);
+      for (int64_t i = 0; i < m; ++i) {
+        float* row = c + i * ldc;
+        for (int64_t j = 0; j < n; ++j) row[j] = accumulate ? row[j] + ct[j * m + i] : ct[j * m + i];
+      }
       return;
     }
   }
