@@ -38,42 +38,61 @@ int64_t RowBlock(int64_t m, int64_t n, int64_t k) {
   return (rb + 15) / 16 * 16;
 }
 
-// Few rows of C (decode-style GEMV): stream B once. C[i,:] = sum_p A[i,p] * B[p,:] in p order
-// for row-major B, or per-element dot products over contiguous k for transposed B. Each output
-// sums in a fixed order, and columns are split in fixed chunks, so threads never change bits.
+// Sum of x[p] * y[p * stride] for p < k as eight partial sums over p mod 8, combined in a fixed
+// order: the compiler vectorizes the eight (a single running sum is one add per element, each
+// waiting for the last), and the order depends only on k, so bits never change with threads.
+template <typename T>
+T DotStrided(const T* x, const T* y, int64_t stride, int64_t k) {
+  T s[8] = {};
+  int64_t p = 0;
+  if (stride == 1) {
+    for (; p + 8 <= k; p += 8) {
+      for (int l = 0; l < 8; ++l) s[l] += x[p + l] * y[p + l];
+    }
+  } else {
+    for (; p + 8 <= k; p += 8) {
+      for (int l = 0; l < 8; ++l) s[l] += x[(p + l) * stride] * y[p + l];
+    }
+  }
+  for (; p < k; ++p) s[0] += x[p * stride] * y[p];
+  return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
+}
+
+// Few rows of C (decode-style GEMV): stream B once. For row-major B every row of B meets all m
+// rows of A before the next, C[i,:] = sum_p A[i,p] * B[p,:] in p order; for transposed B each
+// C element is a dot product over contiguous k (DotStrided). Columns are split in fixed chunks,
+// so threads never change bits.
 template <typename T>
 void SmallM(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
             T* c, int64_t ldc, bool accumulate, ThreadPool* pool) {
   constexpr int64_t kCols = 256;
+  constexpr int64_t kMaxRows = 4;  // GemmT sends m <= 4 here
   int64_t chunks = (n + kCols - 1) / kCols;
   auto body = [&](int64_t lo, int64_t hi) {
+    T acc[kMaxRows][kCols];
     for (int64_t ch = lo; ch < hi; ++ch) {
-      int64_t j0 = ch * kCols, j1 = std::min(n, j0 + kCols);
+      const int64_t j0 = ch * kCols, j1 = std::min(n, j0 + kCols), w = j1 - j0;
       for (int64_t i = 0; i < m; ++i) {
-        T* crow = c + i * ldc;
-        T acc[kCols];
-        for (int64_t j = j0; j < j1; ++j) acc[j - j0] = accumulate ? crow[j] : T(0);
-        if (!tb) {
-          for (int64_t p = 0; p < k; ++p) {
-            T av = ta ? a[p * lda + i] : a[i * lda + p];
-            const T* brow = b + p * ldb;
-            for (int64_t j = j0; j < j1; ++j) acc[j - j0] += av * brow[j];
-          }
-        } else {
-          for (int64_t j = j0; j < j1; ++j) {
-            const T* bcol = b + j * ldb;
-            T s = T(0);
-            if (!ta) {
-              const T* arow = a + i * lda;
-              for (int64_t p = 0; p < k; ++p) s += arow[p] * bcol[p];
-            } else {
-              for (int64_t p = 0; p < k; ++p) s += a[p * lda + i] * bcol[p];
-            }
-            acc[j - j0] += s;
+        for (int64_t j = 0; j < w; ++j) acc[i][j] = accumulate ? c[i * ldc + j0 + j] : T(0);
+      }
+      if (!tb) {
+        for (int64_t p = 0; p < k; ++p) {
+          const T* brow = b + p * ldb + j0;
+          for (int64_t i = 0; i < m; ++i) {
+            const T av = ta ? a[p * lda + i] : a[i * lda + p];
+            T* row = acc[i];
+            for (int64_t j = 0; j < w; ++j) row[j] += av * brow[j];
           }
         }
-        for (int64_t j = j0; j < j1; ++j) crow[j] = acc[j - j0];
+      } else {
+        for (int64_t j = 0; j < w; ++j) {
+          const T* bcol = b + (j0 + j) * ldb;
+          for (int64_t i = 0; i < m; ++i) {
+            acc[i][j] += ta ? DotStrided(a + i, bcol, lda, k) : DotStrided(a + i * lda, bcol, 1, k);
+          }
+        }
       }
+      for (int64_t i = 0; i < m; ++i) std::copy(acc[i], acc[i] + w, c + i * ldc + j0);
     }
   };
   if (pool != nullptr && chunks > 1 && m * n * k > (1 << 16)) pool->ParallelFor(chunks, 1, body);
