@@ -139,8 +139,18 @@ void PackA(bool ta, const float* a, int64_t lda, int64_t r0, int mr, int64_t p0,
     }
     return;
   }
-  // A stored [k, m]: the kMr values of one p are contiguous. Each step writes 8 floats, the
-  // last two rewritten by the next p (the panel has room past its last one).
+  // A stored [k, m]: the kMr values of one p are contiguous. A whole panel copies 4 + 2 floats
+  // per p with plain loads (vmaskmovps is slow on AMD's cores); a partial one masks, writing
+  // 8 floats a step, the last two rewritten by the next p (the panel has room past its last).
+  if (mr == kMr) {
+    static_assert(kMr == 6, "whole panel rows copy 4 + 2 floats");
+    for (int64_t p = 0; p < kc; ++p) {
+      const float* s = a + (p0 + p) * lda + r0;
+      _mm_storeu_ps(dst + p * kMr, _mm_loadu_ps(s));
+      _mm_storel_pi(reinterpret_cast<__m64*>(dst + p * kMr + 4), _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(s + 4))));
+    }
+    return;
+  }
   const __m256i mk = FirstN(mr);
   for (int64_t p = 0; p < kc; ++p) {
     _mm256_storeu_ps(dst + p * kMr, _mm256_maskload_ps(a + (p0 + p) * lda + r0, mk));
