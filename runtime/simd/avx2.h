@@ -1,4 +1,4 @@
-// The AVX2+FMA vector type of the per-level kernels (simd/README.md): 8 f32 lanes, masks as
+// The AVX2+FMA vector type of the per-level kernels (runtime/isa_kernels.h): 8 f32 lanes, masks as
 // all-ones/all-zeros lanes. Include only inside an AVX2 target pragma
 // (runtime/isa_avx2.cc).
 #pragma once

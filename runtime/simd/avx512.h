@@ -1,4 +1,4 @@
-// The AVX-512 vector type of the per-level kernels (simd/README.md): 16 f32 lanes, __mmask16
+// The AVX-512 vector type of the per-level kernels (runtime/isa_kernels.h): 16 f32 lanes, __mmask16
 // masks. Include only inside an AVX-512 target pragma (runtime/isa_avx512.cc).
 #pragma once
 

@@ -44,7 +44,6 @@ inline void StoreAs(float* o, typename S::V v) {
 // The value of op kCode on one vector of each operand.
 template <class S, int kCode>
 inline typename S::V OpValue(typename S::V x, typename S::V y) {
-  using V = typename S::V;
   (void)y;
   if constexpr (kCode == vecops::kExp) return Exp<S>(x);
   else if constexpr (kCode == vecops::kTanh) return Tanh<S>(x);
@@ -65,7 +64,6 @@ inline typename S::V OpValue(typename S::V x, typename S::V y) {
   else if constexpr (kCode == vecops::kMin) return MinNan<S>(x, y);
   else if constexpr (kCode == vecops::kRoundBf16) return RoundBf16<S>(x);
   else return S::RoundF16(x);
-  return V{};
 }
 
 // Op kCode over n values (a multiple of 16), or exactly kFixed values when kFixed > 0.

@@ -1,4 +1,4 @@
-// The generic level's "vector" type (simd/README.md): one f32 lane, so the same templated
+// The generic level's "vector" type (runtime/isa_kernels.h): one f32 lane, so the same templated
 // formulas run on any x86-64 CPU. Every operation is the IEEE operation the vector levels
 // run (fused multiply-add through std::fma, which glibc runs as the FMA instruction where the
 // CPU has one and exactly in software otherwise), so element results match theirs bit for bit.
