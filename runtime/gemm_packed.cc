@@ -92,6 +92,9 @@ void Tiles(const Problem& pr, int64_t kb, int64_t ip0, int64_t ip1, int64_t jp0,
   int64_t pc = kb * pr.kcb, kc = pr.KcOf(kb);
   bool load_c = pr.accumulate || kb > 0;
   const MicroKernels& mk = pr.mk;
+  // The kernel of a whole tile, picked once; edge tiles (last panel of rows or columns) pick
+  // their own.
+  const KernelFn whole = mk.pick(pr.a_pmajor, pr.pack_b, mk.mr, mk.nr);
   for (int64_t jc = jp0; jc < jp1; jc += mk.nc_panels) {
     int64_t je = std::min(jp1, jc + mk.nc_panels);
     for (int64_t ip = ip0; ip < ip1; ++ip) {
@@ -100,7 +103,7 @@ void Tiles(const Problem& pr, int64_t kb, int64_t ip0, int64_t ip1, int64_t jp0,
       for (int64_t jp = jc; jp < je; ++jp) {
         float* ct = pr.c + ip * mk.mr * pr.ldc + jp * mk.nr;
         int nr = pr.NrOf(jp);
-        KernelFn kernel = mk.pick(pr.a_pmajor, pr.pack_b, mr, nr);
+        KernelFn kernel = mr == mk.mr && nr == mk.nr ? whole : mk.pick(pr.a_pmajor, pr.pack_b, mr, nr);
         if (pr.pack_b) kernel(kc, ap, bpanel(jp), mk.nr, ct, pr.ldc, mr, nr, load_c);
         else kernel(kc, ap, pr.b + pc * pr.ldb + jp * mk.nr, pr.ldb, ct, pr.ldc, mr, nr, load_c);
       }
