@@ -42,8 +42,8 @@ struct JobSpec {
   std::string module_hash;        // "" = computed from module_text
   std::string pipeline = "default";
   PipelineDecisions decisions;
-  std::string hardware_class;     // "" = whatever class the campaign gets pinned to; a pin
-                                  // names a worker's whole class, ISA level included ("cpu-avx2")
+  std::string hardware_class;     // "" = whatever class the campaign gets pinned to; "cpu-avx2"
+                                  // = that class and level; "cpu" = that class at any level
   uint32_t queue_timeout_ms = 0;  // 0 = none
   uint32_t run_timeout_ms = 0;    // 0 = broker default
   bool use_cache = true;

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "broker/broker.h"
+#include "broker/hardware_class.h"
 #include "common/logging.h"
 
 namespace hlox::broker {
@@ -14,6 +15,23 @@ namespace hlox::broker {
 using proto::Command;
 
 namespace {
+// Whether a job's class leaves the level open: empty (any worker) or bare ("cpu": that class
+// at any level, broker/hardware_class.h). Such a job takes the class of the worker that runs
+// it, and a campaign of such jobs is pinned to the first class one runs on.
+bool OpenClass(const std::string& job_class) {
+  return job_class.empty() || !proto::HardwareClassIsa(job_class).has_value();
+}
+
+// The queues a worker of class `cls` takes jobs from, in order: its class, that class without
+// its level (bare pins), then jobs for any class.
+std::vector<std::string> QueuesServing(const std::string& cls) {
+  std::vector<std::string> names{cls};
+  const std::string base(proto::HardwareClassBase(cls));
+  if (base != cls) names.push_back(base);
+  if (!cls.empty()) names.emplace_back();
+  return names;
+}
+
 bool Cacheable(JobStatus s) {
   return s == JobStatus::kOk || s == JobStatus::kWrongOutput || s == JobStatus::kInvalidDecisions;
 }
@@ -71,7 +89,8 @@ void Broker::OnSubmit(const std::string& agent, std::string_view body) {
     job->job_class = c->second;
   } else {
     job->job_class = m->hardware_class;
-    if (!campaign.empty() && !m->hardware_class.empty()) campaign_class_[campaign] = m->hardware_class;
+    // A class naming a level pins the campaign now; an open one at its first dispatch.
+    if (!campaign.empty() && !OpenClass(m->hardware_class)) campaign_class_[campaign] = m->hardware_class;
   }
   job->spec = std::move(*m);
   Job& j = *job;
@@ -134,7 +153,8 @@ void Broker::Dispatch() {
       }
       Job* job = nullptr;
       std::vector<Job*> skipped;
-      for (const std::string& qname : {cls, std::string()}) {
+      const std::vector<std::string> queue_names = QueuesServing(cls);
+      for (const std::string& qname : queue_names) {
         auto qit = queues_.find(qname);
         if (qit == queues_.end()) continue;
         auto& q = qit->second;
@@ -150,7 +170,7 @@ void Broker::Dispatch() {
             continue;
           }
           const std::string& camp = cand.spec.campaign;
-          if (cand.job_class.empty() && !camp.empty()) {
+          if (OpenClass(cand.job_class) && !camp.empty()) {
             auto pin = campaign_class_.find(camp);
             if (pin == campaign_class_.end()) {
               campaign_class_[camp] = cls;  // first dispatch pins the campaign's class
@@ -173,7 +193,7 @@ void Broker::Dispatch() {
       }
       if (!job) {
         bool more = false;
-        for (const std::string& qname : {cls, std::string()}) {
+        for (const std::string& qname : queue_names) {
           auto qit = queues_.find(qname);
           more |= qit != queues_.end() && !qit->second.empty();
         }
@@ -195,8 +215,8 @@ bool Broker::Assign(Job& job, Worker& w) {
   job.lease_deadline_ms = proto::NowMs() + run_ms + kLeaseGraceMs;
   next_expiry_ms_ = std::min(next_expiry_ms_, job.lease_deadline_ms + 1);
   if (w.jobs.insert(job.spec.job_id).second && w.jobs.size() == 1 && w.local) ++local_busy_;
-  if (!job.cache_key.empty() && job.job_class.empty() && job.class_key.empty()) {
-    // Queued for any class: once it runs on this worker's class (which pins its campaign),
+  if (!job.cache_key.empty() && OpenClass(job.job_class) && job.class_key.empty()) {
+    // Queued for an open class: once it runs on this worker's class (which pins its campaign),
     // a twin submitted now is keyed under that class; let it find this job in flight.
     job.class_key = proto::CacheKey(job.spec.module_hash, job.spec.pipeline, job.spec.decisions,
                                     w.caps.hardware_class);
@@ -231,9 +251,9 @@ void Broker::Complete(const std::string& job_id, std::string record, JobStatus s
       key.clear();
     } else {
       cache_[key] = job_id;
-      // A job queued for any class is also cached under the class that actually ran it.
+      // A job queued for an open class is also cached under the class that actually ran it.
       auto w = workers_.find(job->worker);
-      if (job->job_class.empty() && w != workers_.end()) {
+      if (OpenClass(job->job_class) && w != workers_.end()) {
         key = proto::CacheKey(job->spec.module_hash, job->spec.pipeline, job->spec.decisions,
                               w->second.caps.hardware_class);
         cache_[key] = job_id;

@@ -18,6 +18,12 @@ std::optional<IsaLevel> HardwareClassIsa(std::string_view hardware_class) {
   return std::nullopt;
 }
 
+std::string_view HardwareClassBase(std::string_view hardware_class) {
+  const std::optional<IsaLevel> level = HardwareClassIsa(hardware_class);
+  if (!level) return hardware_class;
+  return hardware_class.substr(0, hardware_class.size() - 1 - IsaName(*level).size());
+}
+
 absl::StatusOr<std::string> EffectiveHardwareClass(std::string_view requested, IsaLevel isa) {
   const std::string name(IsaName(isa));
   if (requested.empty()) return absl::InvalidArgumentError("the hardware class is empty");

@@ -22,4 +22,9 @@ absl::StatusOr<std::string> EffectiveHardwareClass(std::string_view requested, I
 // The level a class ends in ("cpu-avx2" -> kAvx2, "cpu" -> nullopt).
 std::optional<IsaLevel> HardwareClassIsa(std::string_view hardware_class);
 
+// The class without its level suffix ("cpu-avx2" -> "cpu"); a class without one unchanged.
+// A job pinned to such a bare class runs on that class at whatever level the worker that
+// takes it runs, and a campaign pinned so is held to the first level it runs at.
+std::string_view HardwareClassBase(std::string_view hardware_class);
+
 }  // namespace hlox::proto

@@ -77,6 +77,38 @@ TEST(ServiceE2E, RealWorkersEvaluateJobs) {
   EXPECT_EQ(j["queues"]["campaigns"]["e2e"]["done"].get<int>(), n);
 }
 
+// A job pinned to a bare class ("cpu", no level) runs on that class at whatever level a worker
+// runs; a campaign of such jobs is held to the class (and so the level) of its first dispatch.
+// With a generic-level worker beside the best-level one, no job of the campaign may run on the
+// other level.
+TEST(ServiceE2E, BareClassPinsRunAtOneLevelPerCampaign) {
+  int port = FreePortPair();
+  std::string addr = TcpAddress(port);
+  auto broker = StartBroker(addr);
+  auto best = StartWorker(addr, "best");
+  auto generic = StartWorker(addr, "generic", {"--isa", "generic"});
+  ASSERT_TRUE(WaitForWorkers(proto::ControlAddressFor(addr), 2, 10s));
+  auto client = agent::Client::Connect(addr);
+  ASSERT_TRUE(client.ok());
+  auto text = std::make_shared<const std::string>(AddModule());
+  const int n = 10;
+  for (int i = 0; i < n; ++i) {
+    agent::JobSpec j = Job("b" + std::to_string(i), text, false);
+    j.campaign = "bare";
+    j.hardware_class = "cpu";
+    ASSERT_TRUE((*client)->Submit(std::move(j)).ok());
+  }
+  auto results = Collect(**client, n, 30s, nullptr);
+  ASSERT_EQ(results.size(), size_t(n));
+  std::set<std::string> classes;
+  for (auto& [id, r] : results) {
+    EXPECT_EQ(r.record.status, JobStatus::kOk) << id << ": " << r.record.message;
+    EXPECT_EQ(r.record.provenance.hardware_class.rfind("cpu-", 0), 0u) << r.record.provenance.hardware_class;
+    classes.insert(r.record.provenance.hardware_class);
+  }
+  EXPECT_EQ(classes.size(), 1u) << "one campaign ran on two levels";
+}
+
 TEST(ServiceE2E, CacheAnswersIdenticalJobsAndCoalesces) {
   int port = FreePortPair();
   std::string addr = TcpAddress(port);
