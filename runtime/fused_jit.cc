@@ -42,7 +42,6 @@ struct JitValue {
 };
 constexpr int64_t kEnd = INT64_MAX;
 
-bool Unary(uint8_t code) { return code < vecops::kAdd || code >= vecops::kRoundBf16; }
 bool Emits(uint8_t code) { return code != vecops::kLog && code != vecops::kRoundF16 && code <= vecops::kRoundF16; }
 
 // The program as values.
@@ -301,7 +300,7 @@ class Emitter : public Xbyak::CodeGenerator {
       const JitValue& v = plan_.values[j];
       std::vector<int> temps;
       const Regs a = Operand(v.a, &temps);
-      const Regs b = Unary(v.code) ? a : Operand(v.b, &temps);
+      const Regs b = vecops::IsUnary(v.code) ? a : Operand(v.b, &temps);
       Regs d;
       for (int u = 0; u < unroll_; u += kInterleave) {
         width_ = std::min(kInterleave, unroll_ - u);
@@ -472,7 +471,7 @@ class Emitter : public Xbyak::CodeGenerator {
 
   // simd/math.h RoundBf16: nearest even to bf16 precision, NaN made quiet.
   void RoundBf16(const Regs& d, const Regs& a) {
-    const Regs t = Group(), m = Group();
+    const Regs t = Group(), m = kZmm ? Regs() : Group();  // m: the ymm select's compare
     Each([&](int u) { vpsrld(Vec(t[u]), Vec(a[u]), 16); });
     Each([&](int u) { vandps(Vec(t[u]), Vec(t[u]), K(kBf16One)); });
     Each([&](int u) { vpaddd(Vec(d[u]), Vec(a[u]), K(kBf16Round)); });
@@ -480,8 +479,9 @@ class Emitter : public Xbyak::CodeGenerator {
     Each([&](int u) { vandps(Vec(d[u]), Vec(d[u]), K(kBf16Hi)); });
     Each([&](int u) { vorps(Vec(t[u]), Vec(a[u]), K(kBf16Quiet)); });
     Each([&](int u) { vandps(Vec(t[u]), Vec(t[u]), K(kBf16Hi)); });
-    Each([&](int u) { SelectIf(Vec(d[u]), Vec(a[u]), Vec(a[u]), kUnordQ, Vec(t[u]), Vec(m[u]), u); });
-    Free(t), Free(m);
+    Each([&](int u) { SelectIf(Vec(d[u]), Vec(a[u]), Vec(a[u]), kUnordQ, Vec(t[u]), kZmm ? Vec(0) : Vec(m[u]), u); });
+    Free(t);
+    if (!kZmm) Free(m);
   }
 
   const Plan& plan_;
@@ -582,7 +582,7 @@ std::unique_ptr<FusedJit> FusedJit::Compile(const std::vector<VectorProgram::Op>
     JitValue v;
     v.code = op.code;
     v.a = ref(op.a);
-    v.b = Unary(op.code) ? v.a : ref(op.b);
+    v.b = vecops::IsUnary(op.code) ? v.a : ref(op.b);
     grow(op.dst);
     temp[op.dst] = Ref{Ref::kValue, static_cast<int64_t>(plan.values.size())};
     plan.values.push_back(v);

@@ -52,11 +52,6 @@ uint8_t RoundCode(uint8_t h) {
   return h == fused::kHalfBf16 ? vecops::kRoundBf16 : h == fused::kHalfF16 ? vecops::kRoundF16 : 0xff;
 }
 
-// True for ops that read only their first operand.
-bool UnaryOp(uint8_t code) {
-  return code < vecops::kAdd || code == vecops::kRoundBf16 || code == vecops::kRoundF16;
-}
-
 // Drops each rounding op that no op reads and only outputs of its own half type take: those
 // outputs read the unrounded value instead (their narrowing store rounds it the same way).
 // Renumbers the values after a dropped op in `pending` and `out_ref`.
@@ -65,7 +60,7 @@ void DropOutputRounds(const std::vector<FusedNode>& nodes, const std::vector<int
   std::vector<char> read(pending.size(), 0);  // read by an op, or by an output of another type
   for (const Pending& p : pending) {
     if (p.a.kind == Ref::kValue) read[p.a.index] = 1;
-    if (!UnaryOp(p.code) && p.b.kind == Ref::kValue) read[p.b.index] = 1;
+    if (!vecops::IsUnary(p.code) && p.b.kind == Ref::kValue) read[p.b.index] = 1;
   }
   for (size_t k = 0; k < outputs.size(); ++k) {
     const Ref& r = out_ref[k];

@@ -35,7 +35,7 @@ using OpFn = void (*)(const float* a, const float* b, float* o, int64_t n);
 constexpr int64_t kMicroValues = 128;
 
 // Whether the op reads only its first operand.
-inline bool IsUnary(uint8_t code) { return code < kAdd || code >= kRoundBf16; }
+constexpr bool IsUnary(uint8_t code) { return code < kAdd || code >= kRoundBf16; }
 
 // The code of a unary / binary opcode the register path implements; false otherwise.
 inline bool UnaryCode(Opcode op, uint8_t* code) {

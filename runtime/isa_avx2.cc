@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "ir/literal.h"
+#include "runtime/fused_half.h"
 #include "runtime/fused_vector_ops.h"
 #include "runtime/gemm_packed.h"
 #include "runtime/isa_kernels.h"

@@ -5,11 +5,11 @@
 #pragma once
 
 #include <array>
-#include <bit>
 #include <cstdint>
 #include <utility>
 
 #include "ir/literal.h"
+#include "runtime/fused_half.h"
 #include "runtime/fused_vector_ops.h"
 #include "runtime/simd/math.h"
 
@@ -70,7 +70,7 @@ inline typename S::V OpValue(typename S::V x, typename S::V y) {
 template <class S, int kMode, int kCode, int64_t kFixed>
 void RunOp(const float* a, const float* b, float* o, int64_t n) {
   if constexpr (kFixed > 0) n = kFixed;
-  constexpr bool kUnary = kCode < vecops::kAdd || kCode >= vecops::kRoundBf16;
+  constexpr bool kUnary = vecops::IsUnary(kCode);
 #pragma GCC unroll 8
   for (int64_t i = 0; i < n; i += S::kLanes) {
     const typename S::V x = S::Load(a + i);
@@ -98,16 +98,16 @@ vecops::OpFn OpFunction(uint8_t code, vecops::StoreMode mode, bool micro) {
   return micro ? kMicro[mode][code] : kAny[mode][code];
 }
 
-// d[i] = the float of half value s[i] (IsaKernels::half_to_f32; type 2 = f16, else bf16).
+// d[i] = the float of half value s[i] (IsaKernels::half_to_f32; f16 or bf16 per fused::HalfType).
 template <class S>
 void HalfToF32(uint8_t type, const uint16_t* s, float* d, int64_t n) {
   int64_t i = 0;
-  if (type == 2) {
+  if (type == fused::kHalfF16) {
     for (; i + S::kLanes <= n; i += S::kLanes) S::Store(d + i, S::LoadF16(s + i));
     for (; i < n; ++i) d[i] = HalfToFloat(s[i]);
   } else {
     for (; i + S::kLanes <= n; i += S::kLanes) S::Store(d + i, S::LoadBf16(s + i));
-    for (; i < n; ++i) d[i] = std::bit_cast<float>(static_cast<uint32_t>(s[i]) << 16);
+    for (; i < n; ++i) d[i] = fused::Bf16BitsToFloat(s[i]);
   }
 }
 
@@ -115,18 +115,12 @@ void HalfToF32(uint8_t type, const uint16_t* s, float* d, int64_t n) {
 template <class S>
 void F32ToHalf(uint8_t type, const float* s, uint16_t* d, int64_t n) {
   int64_t i = 0;
-  if (type == 2) {
+  if (type == fused::kHalfF16) {
     for (; i + S::kLanes <= n; i += S::kLanes) S::StoreF16(d + i, S::Load(s + i));
     for (; i < n; ++i) d[i] = FloatToHalf(s[i]);
   } else {
     for (; i + S::kLanes <= n; i += S::kLanes) S::StoreBf16(d + i, S::Load(s + i));
-    alignas(64) float pad[S::kLanes] = {};
-    alignas(64) uint16_t out[S::kLanes];
-    if (i < n) {  // the tail through one padded vector: the same bits as the vector lanes
-      for (int64_t j = i; j < n; ++j) pad[j - i] = s[j];
-      S::StoreBf16(out, S::Load(pad));
-      for (int64_t j = i; j < n; ++j) d[j] = out[j - i];
-    }
+    for (; i < n; ++i) d[i] = fused::FloatToBf16Bits(s[i]);
   }
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "ir/literal.h"
+#include "runtime/fused_half.h"
 
 #ifndef HLOX_SIMD_NS
 #error "define HLOX_SIMD_NS (the level's namespace) before including a runtime/simd header"
@@ -84,11 +85,8 @@ struct Scalar {
 
   static V LoadF16(const uint16_t* p) { return HalfToFloat(*p); }
   static void StoreF16(uint16_t* p, V v) { *p = FloatToHalf(v); }
-  static V LoadBf16(const uint16_t* p) { return std::bit_cast<float>(static_cast<uint32_t>(*p) << 16); }
-  static void StoreBf16(uint16_t* p, V v) {
-    const uint32_t x = AsInt(v);
-    *p = static_cast<uint16_t>((x & 0x7fffffffu) > 0x7f800000u ? (x >> 16) | 0x40u : (x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
-  }
+  static V LoadBf16(const uint16_t* p) { return fused::Bf16BitsToFloat(*p); }
+  static void StoreBf16(uint16_t* p, V v) { *p = fused::FloatToBf16Bits(v); }
   static V RoundF16(V v) { return HalfToFloat(FloatToHalf(v)); }
 };
 
