@@ -35,15 +35,11 @@ std::vector<ResultRecord> LocalEvaluator::Evaluate(const std::vector<PipelineDec
 
 absl::StatusOr<PairedResult> PairedModules(const Module& baseline, const Module& candidate,
                                            const TimingProtocol& protocol, int threads, uint64_t seed) {
-  rt::ExecOptions exec;
-  exec.threads = threads;
-  exec.seed = seed;
-  HLOX_ASSIGN_OR_RETURN(std::unique_ptr<rt::Executor> base_exec, rt::Executor::Create(baseline, exec));
-  HLOX_ASSIGN_OR_RETURN(std::unique_ptr<rt::Executor> cand_exec, rt::Executor::Create(candidate, exec));
-  std::vector<rt::Value> base_in = rt::MakeSeededInputs(baseline, seed);
-  std::vector<rt::Value> cand_in = rt::MakeSeededInputs(candidate, seed);
-  return MeasurePairedOrError([&] { return base_exec->Run(base_in).status(); },
-                              [&] { return cand_exec->Run(cand_in).status(); }, protocol, seed);
+  EvalOptions o;
+  o.protocol = protocol;
+  o.threads = threads;
+  o.seed = seed;
+  return MeasurePairedModules(baseline, candidate, o);
 }
 
 absl::StatusOr<PairedResult> PairedVerdict(const Module& module, const std::string& pipeline,

@@ -90,7 +90,7 @@ std::string Label(double v) {
 }  // namespace
 
 absl::Status WriteLinePlot(const std::string& path, const std::vector<PlotSeries>& series, double reference_y,
-                           int width, int height) {
+                           const std::vector<PlotMark>& marks, int width, int height) {
   double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
   for (const PlotSeries& s : series) {
     for (size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
@@ -99,6 +99,15 @@ absl::Status WriteLinePlot(const std::string& path, const std::vector<PlotSeries
       xmax = std::max(xmax, s.x[i]);
       ymin = std::min(ymin, s.y[i]);
       ymax = std::max(ymax, s.y[i]);
+    }
+  }
+  for (const PlotMark& m : marks) {
+    for (double y : {m.y, m.low, m.high}) {
+      if (!std::isfinite(y) || !std::isfinite(m.x)) continue;
+      xmin = std::min(xmin, m.x);
+      xmax = std::max(xmax, m.x);
+      ymin = std::min(ymin, y);
+      ymax = std::max(ymax, y);
     }
   }
   if (std::isfinite(reference_y)) {
@@ -128,9 +137,17 @@ absl::Status WriteLinePlot(const std::string& path, const std::vector<PlotSeries
   for (const PlotSeries& s : series) {
     for (size_t i = 1; i < s.x.size() && i < s.y.size(); ++i) {
       if (std::isfinite(s.y[i - 1]) && std::isfinite(s.y[i])) {
-        c.Line(px(s.x[i - 1]), py(s.y[i - 1]), px(s.x[i]), py(s.y[i]), s.rgb, 2);
+        c.Line(px(s.x[i - 1]), py(s.y[i - 1]), px(s.x[i]), py(s.y[i]), s.rgb, s.dashed ? 1 : 2, s.dashed);
       }
     }
+  }
+  for (const PlotMark& m : marks) {
+    if (!std::isfinite(m.x) || !std::isfinite(m.y)) continue;
+    const double lo = std::isfinite(m.low) ? m.low : ymin, hi = std::isfinite(m.high) ? m.high : ymax;
+    c.Line(px(m.x), py(lo), px(m.x), py(hi), m.rgb, 2);
+    c.Line(px(m.x) - 5, py(lo), px(m.x) + 5, py(lo), m.rgb, 2);
+    c.Line(px(m.x) - 5, py(hi), px(m.x) + 5, py(hi), m.rgb, 2);
+    for (int d = -4; d <= 4; ++d) c.Line(px(m.x) - 4, py(m.y) + d, px(m.x) + 4, py(m.y) + d, m.rgb);
   }
   return c.Save(path);
 }

@@ -40,10 +40,10 @@ std::vector<RaceCandidate> TopCandidates(const SearchResult& search, const Decis
 namespace {
 
 // Recomputes a standing's speedup and interval from its pooled candidate/default ratios.
-void Score(const std::vector<double>& ratios, uint64_t seed, RaceStanding& s) {
+void Score(const std::vector<double>& ratios, RaceStanding& s) {
   s.rounds = static_cast<int>(ratios.size());
   const double m = Median(ratios);
-  auto [lo, hi] = BootstrapMedianInterval(ratios, seed);
+  auto [lo, hi] = PairedRatioInterval(ratios);
   s.speedup = m > 0 ? 1 / m : 0;
   s.low = hi > 0 ? 1 / hi : 0;
   s.high = lo > 0 ? 1 / lo : INFINITY;
@@ -96,13 +96,14 @@ RaceResult RaceCandidates(size_t n, const PairedMeasure& measure, const RaceOpti
       }
       pooled[i].insert(pooled[i].end(), pr->ratios.begin(), pr->ratios.end());
       ++s.levels;
-      Score(pooled[i], o.seed + i, s);
+      Score(pooled[i], s);
       measured.push_back(s);
     }
     if (measured.size() <= 2) {
       std::sort(measured.begin(), measured.end(), Ahead);
-      // The default is a candidate too: a leader must beat it with its whole interval.
-      if (!measured.empty() && measured[0].low > 1) r.chosen = static_cast<int>(measured[0].index);
+      // The default is a candidate too: a leader must beat it with its whole interval, by more
+      // than the minimum effect.
+      if (!measured.empty() && measured[0].low > 1 + o.delta) r.chosen = static_cast<int>(measured[0].index);
       break;
     }
     std::sort(measured.begin(), measured.end(), Faster);

@@ -2,7 +2,7 @@
 // lucky one (the winner's curse), so the search's own best is not trusted: the top K distinct
 // validated candidates by search cost (the noise-aware estimate) are re-measured against the
 // default with paired measurement in successive-halving levels (the faster half by pooled median goes on), the
-// leader of the last level by lower bound of its pooled paired speedup is chosen (the default itself wins when no leader's lower bound exceeds 1), and only
+// leader of the last level by lower bound of its pooled paired speedup is chosen (the default itself wins when no leader's lower bound exceeds 1 + delta, the calibrated minimum effect), and only
 // then is the chosen one measured again, FRESH, for the reported figure and interval. Measuring
 // is a callback, so tests race synthetic noisy candidates.
 #pragma once
@@ -31,6 +31,9 @@ struct RaceOptions {
   int select_max_rounds = 40;  // paired rounds per candidate per level at most (the time slot usually binds first)
   TimingProtocol confirm;      // the fresh measurement of the chosen candidate
   uint64_t seed = 0;
+  // Minimum effect (cost/verdict.h): the leader must beat the default with its lower bound
+  // above 1 + delta to be chosen.
+  double delta = 0;
 };
 
 // Measures candidate `index` against the default under `protocol` with `seed`.
@@ -43,7 +46,7 @@ struct RaceStanding {
   int levels = 0;               // levels measured in
   int rounds = 0;               // pooled paired rounds
   double speedup = 0;           // default/candidate, median of the pooled rounds
-  double low = 0, high = 0;     // bootstrap 95% interval of that speedup
+  double low = 0, high = 0;     // 95% interval of that speedup (PairedRatioInterval)
   bool failed = false;          // a measurement error: out of the race
 };
 

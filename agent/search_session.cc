@@ -19,6 +19,7 @@
 #include "agent/plot.h"
 #include "agent/search_log.h"
 #include "common/status_macros.h"
+#include "cost/verdict.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "passes/decisions_io.h"
@@ -43,7 +44,7 @@ class ProgressBar {
     std::string best = std::isfinite(speedup) ? absl::StrFormat("%.3fx", speedup) : std::string("-");
     // The search's own estimate: the best's estimate (noise-aware: a median of re-measurements;
     // else a single noisy sample, biased up) over the default's median.
-    std::string line = absl::StrFormat("[%s] %lld/%lld evals  search est. best %s  invalid %lld  ETA %.0fs", bar,
+    std::string line = absl::StrFormat("[%s] %lld/%lld evals  best (unverified search estimate) %s  invalid %lld  ETA %.0fs", bar,
                                        static_cast<long long>(done), static_cast<long long>(budget_), best,
                                        static_cast<long long>(invalid), eta);
     if (tty_) {
@@ -77,13 +78,20 @@ absl::Status WriteOutputs(const SessionOptions& o, const SearchSpace& space, con
                 : o.search.objective == Objective::kRoofline ? "roofline" : "ops",
                 space.size(), r.search.log};
   HLOX_RETURN_IF_ERROR(WriteSearchLog((fs::path(o.out_dir) / "log.jsonl").string(), log));
+  // The search's best-so-far is an unverified estimate (dashed); the verified paired speedup
+  // and its interval are the mark at the end.
   PlotSeries s;
+  s.dashed = true;
   for (size_t i = 0; i < r.search.best_so_far.size(); ++i) {
     s.x.push_back(static_cast<double>(i + 1));
     double c = r.search.best_so_far[i];
     s.y.push_back(std::isfinite(c) && c > 0 ? r.search.default_cost / c : NAN);
   }
-  return WriteLinePlot((fs::path(o.out_dir) / "progress.png").string(), {s}, 1.0);
+  std::vector<PlotMark> marks;
+  if (r.verdict_measured) {
+    marks.push_back({static_cast<double>(r.search.best_so_far.size() + 1), r.best_speedup, r.ci_low, r.ci_high, s.rgb});
+  }
+  return WriteLinePlot((fs::path(o.out_dir) / "progress.png").string(), {s}, 1.0, marks);
 }
 
 // The race's candidates: search estimate, selection standing, and which one was chosen.
@@ -101,6 +109,18 @@ nlohmann::json RaceJson(const SessionResult& r) {
                    {"chosen", static_cast<int>(s.index) == r.race.chosen}});
   }
   return out;
+}
+
+// The calibrated rule behind the verdict: delta, size class, the calibration's source and the
+// A/A and planted-effect figures it rests on (null without a paired measurement).
+nlohmann::json VerdictRuleJson(const SessionResult& r) {
+  if (!r.verdict_measured) return nullptr;
+  nlohmann::json j = nlohmann::json::parse(VerdictToJson(r.verdict));
+  const nlohmann::json cal = nlohmann::json::parse(VerdictCalibrationToJson(CachedVerdictCalibration(), -1));
+  j["calibration_figures"] = cal["classes"][SizeClassName(r.verdict.size)];
+  j["calibration_cpu"] = cal["cpu"];
+  j["calibration_date"] = cal["date"];
+  return j;
 }
 
 }  // namespace
@@ -125,6 +145,7 @@ nlohmann::json SessionResult::Summary(const SessionOptions& o) const {
           {"best_speedup_ci", {finite(ci_low), finite(ci_high)}},
           {"verdict", verdict_measured ? "paired" : "search"},
           {"verdict_outcome", outcome},
+          {"verdict_rule", VerdictRuleJson(*this)},
           {"default_evaluations", static_cast<int64_t>(search.default_costs.size())},
           {"race", RaceJson(*this)},
           {"best_decisions", chosen},
@@ -156,10 +177,10 @@ std::string FormatSessionTable(const SessionOptions& o, const SessionResult& r) 
                           r.search.default_costs.size(), r.search.default_cost, *lo, *hi);
   }
   if (!r.search.estimates.empty()) {
-    absl::StrAppendFormat(&t, "%-22s %.3fx  (median of %d drift-corrected measurements, less one standard error)\n",
+    absl::StrAppendFormat(&t, "%-22s %.3fx  (unverified: median of %d drift-corrected measurements, less one standard error)\n",
                           "search estimate", r.search.speedup(), r.search.best_samples);
   } else {
-    absl::StrAppendFormat(&t, "%-22s %.3fx  (best single sample: an optimistic estimate)\n", "search estimate",
+    absl::StrAppendFormat(&t, "%-22s %.3fx  (unverified: best single sample, an optimistic estimate)\n", "search estimate",
                           r.search.speedup());
   }
   for (const RaceStanding& s : r.race.standings) {
@@ -175,37 +196,33 @@ std::string FormatSessionTable(const SessionOptions& o, const SessionResult& r) 
                           static_cast<int>(s.index) == r.race.chosen ? "  <- chosen" : "");
   }
   if (r.outcome == "default") {
-    absl::StrAppendFormat(&t, "%-22s 1.000x  no verified gain: the default policy is kept\n", "verified speedup");
+    absl::StrAppendFormat(&t, "%-22s 1.000x  no verified gain: the default policy is kept (a gain needs its lower bound above 1 + delta, delta %.1f%%)\n",
+                          "verified speedup", 100 * CachedVerdictCalibration().DeltaFor(r.search.default_cost));
   } else if (r.verdict_measured) {
-    const char* note = r.outcome == "gain"          ? "faster"
-                       : r.outcome == "unconfirmed" ? "not confirmed: the interval includes 1"
-                       : r.outcome == "slower"      ? "slower: the default's decisions are written"
-                                                    : "the search's best, one paired measurement";
-    absl::StrAppendFormat(&t, "%-22s %.3fx  (95%% CI %.3f .. %.3f, fresh paired; %s)\n", "verified speedup",
-                          r.best_speedup, r.ci_low, r.ci_high, note);
+    const Verdict& v = r.verdict;
+    const std::string note = v.outcome == "gain" ? std::string("faster: lower bound above 1 + delta")
+                             : v.unstable        ? std::string("no verdict: too few rounds kept")
+                             : v.outcome == "slower"
+                                 ? std::string("slower: the default's decisions are written")
+                                 : std::string("not confirmed: the interval reaches below 1 + delta");
+    absl::StrAppendFormat(&t, "%-22s %.3fx  (95%% CI %.3f .. %.3f, fresh paired, %d rounds; %s)\n", "verified speedup",
+                          r.best_speedup, r.ci_low, r.ci_high, v.rounds, note);
+    absl::StrAppendFormat(&t, "%-22s delta %.1f%% for a %s module (calibration: %s)\n", "verdict rule", 100 * v.delta,
+                          SizeClassName(v.size), v.calibration);
   }
   return t;
 }
 
 namespace {
 
-// The final paired measurement: up to 200 interleaved rounds within 3 s. Small modules reach the
-// round cap long before the time cap; at 30 rounds their intervals (+-3-5% here) hid real gains
-// of a few percent, so the verdict now spends its 3 s on them too.
-TimingProtocol VerdictProtocol() {
-  TimingProtocol p;
-  p.max_samples = 200;
-  p.time_cap_seconds = 3;
-  return p;
-}
-
-// Turns a paired candidate/baseline ratio into the session's speedup and interval; a failed
-// measurement leaves the search's own estimate.
+// Turns a paired candidate/baseline measurement into the session's speedup, interval and
+// calibrated verdict; a failed measurement leaves the search's own estimate.
 void ApplyVerdict(const absl::StatusOr<PairedResult>& paired, SessionResult& r) {
   if (!paired.ok() || paired->ratio <= 0) return;
-  r.best_speedup = 1.0 / paired->ratio;
-  r.ci_low = 1.0 / paired->ci_high;
-  r.ci_high = 1.0 / paired->ci_low;
+  r.verdict = Judge(*paired);
+  r.best_speedup = r.verdict.speedup;
+  r.ci_low = r.verdict.low;
+  r.ci_high = r.verdict.high;
   r.verdict_measured = true;
 }
 
@@ -241,11 +258,14 @@ void RaceVerdict(const SessionOptions& o, const Module& module, const SearchSpac
   ro.select_seconds = o.race_seconds;
   ro.confirm = VerdictProtocol();
   ro.seed = o.search.seed;
+  // The race's choice asks for the minimum effect of the default's size class too.
+  ro.delta = CachedVerdictCalibration().DeltaFor(o.search.objective == Objective::kMeasured ? r.search.default_cost
+                                                                                            : NAN);
   r.race = RaceCandidates(cands.size(), measure, ro);
   r.verdict_measured = true;  // the default kept is a measured outcome too
   if (r.race.chosen < 0 || !r.race.confirmed) return;
   ApplyVerdict(r.race.fresh, r);
-  r.outcome = r.ci_low > 1 ? "gain" : r.ci_high < 1 ? "slower" : "unconfirmed";
+  r.outcome = r.verdict.outcome;
   // A candidate the fresh measurement finds slower is not handed to the user.
   if (r.outcome != "slower") r.chosen = cands[r.race.chosen].decisions;
 }

@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "agent/search.h"
 #include "agent/search_race.h"
+#include "cost/verdict.h"
 #include "nlohmann/json.hpp"
 
 namespace hlox {
@@ -41,6 +42,7 @@ struct SessionResult {
   double best_speedup = 1;       // paired verdict (or the search's own ratio without verdict)
   double ci_low = 1, ci_high = 1;
   bool verdict_measured = false;
+  Verdict verdict;               // the calibrated verdict of the paired measurement (cost/verdict.h)
   // The race (race_k > 0): candidates raced, their standings, the outcome and what was written.
   std::vector<double> race_search_costs;  // the raced candidates' search costs, race order
   RaceResult race;

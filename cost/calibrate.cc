@@ -269,15 +269,14 @@ std::string PeaksToJsonString(const MachinePeaks& p) {
   return j.dump(2);
 }
 
-absl::Status SavePeaks(const MachinePeaks& peaks, const std::string& path) {
+absl::Status WriteFileAtomically(const std::string& path, const std::string& text) {
   std::error_code ec;
-  std::filesystem::path fp(path);
+  const std::filesystem::path fp(path);
   if (fp.has_parent_path()) std::filesystem::create_directories(fp.parent_path(), ec);
-  std::string tmp = path + ".tmp";
+  const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
-    if (!out) return absl::InternalError(absl::StrCat("cannot write ", tmp));
-    out << PeaksToJsonString(peaks) << "\n";
+    out << text;
     if (!out) return absl::InternalError(absl::StrCat("cannot write ", tmp));
   }
   std::filesystem::rename(tmp, path, ec);  // atomic replace
@@ -285,15 +284,26 @@ absl::Status SavePeaks(const MachinePeaks& peaks, const std::string& path) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<MachinePeaks> LoadPeaks(const std::string& path) {
+absl::StatusOr<nlohmann::json> ReadJsonObjectFile(const std::string& path, const std::string& what) {
   std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("no calibration file ", path));
+  if (!in) return absl::NotFoundError(absl::StrCat("no ", what, " file ", path));
   std::stringstream ss;
   ss << in.rdbuf();
   nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": not a calibration JSON object"));
+    return absl::InvalidArgumentError(absl::StrCat(path, ": not a ", what, " JSON object"));
   }
+  return j;
+}
+
+absl::Status SavePeaks(const MachinePeaks& peaks, const std::string& path) {
+  return WriteFileAtomically(path, PeaksToJsonString(peaks) + "\n");
+}
+
+absl::StatusOr<MachinePeaks> LoadPeaks(const std::string& path) {
+  absl::StatusOr<nlohmann::json> read = ReadJsonObjectFile(path, "calibration");
+  if (!read.ok()) return read.status();
+  const nlohmann::json& j = *read;
   MachinePeaks p;
   try {
     p.gflops_1 = j.at("gflops_1").get<double>();

@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "nlohmann/json.hpp"
 
 namespace hlox {
 
@@ -90,6 +91,12 @@ MachinePeaks MeasurePeaks(int threads, double seconds_per_test = 0.3);
 
 // $HLOX_CALIBRATION if set, else $HOME/.cache/hlox/calibration.json.
 std::string CalibrationPath();
+// The calibration files' I/O (peaks, host-reference quiet times, verdicts): `text` written to a
+// temporary file then renamed over `path` (a reader sees the old file or the new one), parent
+// folders created; and the JSON object a file holds: NotFound without the file,
+// InvalidArgument when it is not a JSON object (`what` names the kind of file in the message).
+absl::Status WriteFileAtomically(const std::string& path, const std::string& text);
+absl::StatusOr<nlohmann::json> ReadJsonObjectFile(const std::string& path, const std::string& what);
 // Writes `peaks` as JSON, creating parent folders.
 absl::Status SavePeaks(const MachinePeaks& peaks, const std::string& path);
 absl::StatusOr<MachinePeaks> LoadPeaks(const std::string& path);

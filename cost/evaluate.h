@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "cost/host_reference.h"
@@ -36,6 +37,10 @@ struct TimingProtocol {
   // then also holds the normalized cost. kMix weighs the compute reference by this.
   HostReferenceKind host_reference = HostReferenceKind::kNone;
   double reference_compute_weight = 0.5;
+  // Paired measurements of modules (MeasurePairedModules): executor instances per side, built
+  // in a random order and rotated (cost/paired.h), so the verdict is about the modules and not
+  // about where one executor's plan landed. Fewer when the module's constants would not fit.
+  int paired_instances = 8;
   std::string ToString() const;
 };
 
@@ -65,8 +70,11 @@ ResultRecord EvaluateOptimized(const Module& original, const Module& optimized,
 struct PairedResult;  // cost/paired.h
 // Paired measurement of two modules with the same entry signature (e.g. the default pipeline's
 // output and a search's best) on the same seeded inputs: ratio candidate/baseline with its
-// interval (cost/paired.h). Build or run errors are returned; no validation is done here.
+// interval (cost/paired.h), over options.protocol.paired_instances executor instances per side.
+// `after_candidate`, when given, runs after every candidate call, timed with it (the verdict
+// calibration's planted work). Build or run errors are returned; no validation is done here.
 absl::StatusOr<PairedResult> MeasurePairedModules(const Module& baseline, const Module& candidate,
-                                                  const EvalOptions& options);
+                                                  const EvalOptions& options,
+                                                  const std::function<void()>& after_candidate = {});
 
 }  // namespace hlox

@@ -23,30 +23,14 @@ absl::Status SaveReferenceQuiet(const ReferenceQuiet& quiet, const std::string& 
   if (!(quiet.compute > 0 && quiet.memory > 0)) {
     return absl::InvalidArgumentError("reference quiet times must be positive");
   }
-  std::error_code ec;
-  std::filesystem::path fp(path);
-  if (fp.has_parent_path()) std::filesystem::create_directories(fp.parent_path(), ec);
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    nlohmann::json j{{"compute_seconds", quiet.compute}, {"memory_seconds", quiet.memory}};
-    out << j.dump(2) << "\n";
-    if (!out) return absl::InternalError(absl::StrCat("cannot write ", tmp));
-  }
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return absl::InternalError(absl::StrCat("cannot rename to ", path, ": ", ec.message()));
-  return absl::OkStatus();
+  const nlohmann::json j{{"compute_seconds", quiet.compute}, {"memory_seconds", quiet.memory}};
+  return WriteFileAtomically(path, j.dump(2) + "\n");
 }
 
 absl::StatusOr<ReferenceQuiet> LoadReferenceQuiet(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("no reference file ", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": not a JSON object"));
-  }
+  absl::StatusOr<nlohmann::json> read = ReadJsonObjectFile(path, "reference");
+  if (!read.ok()) return read.status();
+  const nlohmann::json& j = *read;
   ReferenceQuiet q;
   auto c = j.find("compute_seconds"), m = j.find("memory_seconds");
   if (c == j.end() || m == j.end() || !c->is_number() || !m->is_number()) {

@@ -1,76 +1,119 @@
-// Paired measurement implementation: warm-ups of both sides, batch sizing per side, seeded
-// randomized order per round, and the ratio summary.
+// Paired measurement implementation: alternating warm-ups, one batch size for both sides, ABBA
+// round order and the batch-median interval of the ratio.
 #include "cost/paired.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <random>
 
 #include "cost/stats.h"
 
 namespace hlox {
 
-absl::StatusOr<PairedResult> MeasurePairedOrError(const std::function<absl::Status()>& baseline,
-                                                  const std::function<absl::Status()>& candidate,
+absl::StatusOr<PairedResult> MeasurePairedOrError(const PairedWorkload& run, int instances,
                                                   const TimingProtocol& p, uint64_t seed,
                                                   const TimingClock& clock,
                                                   const TimingProbe& probe,
                                                   const SchedSource& sched) {
   PairedResult r;
   const double start = clock();
-  const std::function<absl::Status()>* fns[2] = {&baseline, &candidate};
+  const int k_count = std::max(1, instances);
+  r.instance_count = k_count;
   CostDistribution* dists[2] = {&r.baseline, &r.candidate};
-  for (int side = 0; side < 2; ++side) {
-    double last = 0;
-    for (int i = 0; i < std::max(1, p.warmups); ++i) {
-      double t0 = clock();
-      absl::Status st = (*fns[side])();
-      if (!st.ok()) return st;
-      last = clock() - t0;
-    }
-    dists[side]->calls_per_sample = CallsPerSample(last, p.min_sample_seconds);
-  }
+  // Order: blocks of two rounds, A B then B A, one instance pair per block (block j runs
+  // instance j % K). Which side is A flips from block to block and, for each instance, from
+  // one visit to the next, starting from a seeded side, so neither side is always the first to
+  // run on a freshly switched instance pair.
   std::mt19937_64 rng(seed * 0x2545f4914f6cdd1dull + 1);
-  std::bernoulli_distribution coin(0.5);
-  // Rounds the interference guard judges disturbed are left out, as in MeasureCostOrError.
-  // No host reference: the ratio already cancels the host's speed, so its kernels would only
-  // cost time between rounds.
+  const int first = std::bernoulli_distribution(0.5)(rng) ? 1 : 0;
+  auto side_at = [first, k_count](int64_t round, int k) {
+    const int64_t block = round / 2, visit = block / k_count, inst = block % k_count;
+    const int a = static_cast<int>((first + visit + inst) % 2);
+    return (round % 2 == 0) == (k == 0) ? a : 1 - a;
+  };
+  // Warm-ups: every instance of both sides, alternating; passes after the first only while
+  // within half the time cap. The batch size comes from the faster side's fastest warm-up of
+  // the last pass.
+  double last[2] = {INFINITY, INFINITY};
+  for (int w = 0; w < std::max(1, p.warmups); ++w) {
+    if (w > 0 && clock() - start > p.time_cap_seconds / 2) break;
+    last[0] = last[1] = INFINITY;
+    for (int inst = 0; inst < k_count; ++inst) {
+      for (int k = 0; k < 2; ++k) {
+        const int side = side_at(2 * (w * k_count + inst), k);
+        const double t0 = clock();
+        absl::Status st = run(side, inst);
+        if (!st.ok()) return st;
+        last[side] = std::min(last[side], clock() - t0);
+      }
+    }
+  }
+  r.calls_per_sample = CallsPerSample(std::min(last[0], last[1]), p.min_sample_seconds);
+  for (CostDistribution* d : dists) d->calls_per_sample = r.calls_per_sample;
+  // The series keeps the guards, the time cap and max rounds. There is no early stop on
+  // precision: stopping when the interval happens to look narrow keeps exactly the intervals
+  // that are too narrow (A/A pairs stopped that way excluded 1 in 20% of pairs). A pair runs
+  // to its cap, and past it until min_rounds rounds are kept (a batch interval needs them).
+  // No host reference: the ratio already cancels the host's speed.
   TimingProtocol rounds = p;
   rounds.host_reference = HostReferenceKind::kNone;
+  rounds.target_rel_error = -1;
   SampleSeries series(rounds, start, clock, probe, sched);
-  std::vector<double> sides[2];
-  while (true) {
-    bool candidate_first = coin(rng);
+  const size_t min_rounds = static_cast<size_t>(std::max(kMinPairedRounds, p.min_samples));
+  const size_t hard_max = 3 * static_cast<size_t>(std::max<int>(p.max_samples, min_rounds));
+  std::vector<double> sides[2], instance_of;
+  for (int64_t round = 0;; ++round) {
     double per_call[2] = {0, 0}, timed = 0;
+    const int inst = static_cast<int>((round / 2) % k_count);  // a new instance pair every ABBA block
     for (int k = 0; k < 2; ++k) {
-      int side = (k == 0) == candidate_first ? 1 : 0;
-      int64_t calls = dists[side]->calls_per_sample;
-      double t0 = clock();
-      for (int64_t c = 0; c < calls; ++c) {
-        absl::Status st = (*fns[side])();
+      const int side = side_at(round, k);
+      const double t0 = clock();
+      for (int64_t c = 0; c < r.calls_per_sample; ++c) {
+        absl::Status st = run(side, inst);
         if (!st.ok()) return st;
       }
       const double seconds = clock() - t0;
       timed += seconds;
-      per_call[side] = seconds / static_cast<double>(calls);
+      per_call[side] = seconds / static_cast<double>(r.calls_per_sample);
     }
     sides[0].push_back(per_call[0]);
     sides[1].push_back(per_call[1]);
-    if (series.Add(per_call[0] > 0 ? per_call[1] / per_call[0] : 1.0, timed)) break;
+    instance_of.push_back(inst);
+    if (!series.Add(per_call[0] > 0 ? per_call[1] / per_call[0] : 1.0, timed)) continue;
+    const size_t kept_rounds = series.Kept(series.values()).size();
+    if (kept_rounds < min_rounds && series.values().size() < hard_max) continue;
+    r.unstable = kept_rounds < min_rounds;
+    // An odd last round would leave the order unbalanced: it is dropped (marked, then removed
+    // after the guards' filter so the masks stay aligned).
+    if (round % 2 == 0 && round > 0) {
+      sides[0].back() = sides[1].back() = std::numeric_limits<double>::quiet_NaN();
+    }
+    break;
   }
-  r.ratios = series.Kept(series.values());
+  auto kept = [&series](const std::vector<double>& all) {
+    std::vector<double> out = series.Kept(all);
+    out.erase(std::remove_if(out.begin(), out.end(), [](double v) { return std::isnan(v); }), out.end());
+    return out;
+  };
   for (int side = 0; side < 2; ++side) {
-    dists[side]->samples = series.Kept(sides[side]);
+    dists[side]->samples = kept(sides[side]);
     dists[side]->disturbed = series.disturbed();
     series.FillSchedTotals(*dists[side]);  // per round: both sides share the totals
+    dists[side]->unstable = r.unstable;
   }
-  r.unstable = !series.converged();
-  r.baseline.unstable = r.candidate.unstable = r.unstable;
+  // The instance of each kept round: kept() drops the odd last round through the NaN mark.
+  std::vector<double> marked = instance_of;
+  if (!sides[0].empty() && std::isnan(sides[0].back())) marked.back() = std::numeric_limits<double>::quiet_NaN();
+  for (double k : kept(marked)) r.instances.push_back(static_cast<int>(k));
+  for (size_t i = 0; i < r.baseline.samples.size(); ++i) {
+    const double b = r.baseline.samples[i];
+    r.ratios.push_back(b > 0 ? r.candidate.samples[i] / b : 1.0);
+  }
   Summarize(r.baseline, seed);
   Summarize(r.candidate, seed + 1);
   r.ratio = Median(r.ratios);
-  auto [lo, hi] = BootstrapMedianInterval(r.ratios, seed + 2);
-  r.ci_low = lo;
-  r.ci_high = hi;
+  std::tie(r.ci_low, r.ci_high) = PairedRatioInterval(r.ratios, k_count > 1 ? r.instances : std::vector<int>{});
   return r;
 }
 
@@ -78,13 +121,13 @@ PairedResult MeasurePaired(const std::function<void()>& baseline,
                            const std::function<void()>& candidate, const TimingProtocol& protocol,
                            uint64_t seed, const TimingClock& clock, const TimingProbe& probe,
                            const SchedSource& sched) {
-  auto wrap = [](const std::function<void()>& f) {
-    return std::function<absl::Status()>([&f]() {
-      f();
-      return absl::OkStatus();
-    });
-  };
-  return *MeasurePairedOrError(wrap(baseline), wrap(candidate), protocol, seed, clock, probe, sched);
+  const std::function<void()>* fns[2] = {&baseline, &candidate};
+  return *MeasurePairedOrError(
+      [&fns](int side, int) {
+        (*fns[side])();
+        return absl::OkStatus();
+      },
+      1, protocol, seed, clock, probe, sched);
 }
 
 }  // namespace hlox

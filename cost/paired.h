@@ -1,7 +1,25 @@
 // Paired measurement: a baseline and a candidate measured in interleaved rounds on the same
-// worker, each round running both (one batched sample each) in a seeded random order. The
-// verdict is the median of the per-round ratios candidate/baseline with a bootstrap interval
-// over rounds, which cancels slow drifts of a shared machine that separate runs would see.
+// worker, which cancels the slow drifts of a shared machine that separate runs would see.
+//
+// The design is symmetric so that an A/A pair (the same module on both sides) has no built-in
+// lean (docs/RESULTS.md, "Calibrated verdicts", has the experiments behind each point):
+//  - each side runs on several INSTANCES (separately built executors), rotated every two rounds:
+//    two executors of one module differ persistently by up to 2% on these hosts (the earlier
+//    built one is slower: where its plan and constants landed), so one executor per side
+//    measures the instances, not the modules. The caller builds the instances in a random
+//    order (MeasurePairedModules does) and the interval treats each instance's rounds as one
+//    batch, so what remains of the instance effect widens the interval instead of moving it;
+//  - warm-ups alternate between the sides, and both sides batch the SAME number of calls per
+//    sample (sized on the faster side's warm-up): per-sample overheads, amortized over unequal
+//    batches, used to favour one side;
+//  - rounds come in blocks of two, A B then B A (a linear drift cancels within each block),
+//    each block on the next instance pair; which side is A flips from block to block and from
+//    one visit of an instance to the next (seeded start), so each side is equally often the
+//    first to run on a freshly switched instance pair; an odd last round is dropped;
+//  - a pair runs to its time cap: no early stop when the interval looks narrow;
+//  - the interval comes from batch medians (PairedRatioInterval in cost/stats.h): one batch per
+//    instance pair, or with one instance contiguous batches of rounds, which allows for the
+//    correlation between neighbouring rounds that a bootstrap over rounds ignores.
 #pragma once
 
 #include <cstdint>
@@ -15,27 +33,40 @@
 
 namespace hlox {
 
+// Rounds a pair keeps at least (past its time cap if need be): four batches of two rounds.
+inline constexpr int kMinPairedRounds = 8;
+
 struct PairedResult {
   double ratio = 1;               // median over rounds of candidate/baseline (< 1: faster)
-  double ci_low = 1, ci_high = 1; // bootstrap 95% interval of that median, paired by round
-  std::vector<double> ratios;     // one per round
+  double ci_low = 1, ci_high = 1; // 95% interval of that ratio (batch medians, see above)
+  std::vector<double> ratios;     // one per kept round, in measurement order
+  std::vector<int> instances;     // the instance pair of each kept round
+  int instance_count = 1;
   CostDistribution baseline, candidate;  // per-call seconds, one sample per round each
-  bool unstable = false;          // stopped by the time cap or max rounds before the target
+  int64_t calls_per_sample = 1;   // calls per side per round (the same on both sides)
+  // Fewer than kMinPairedRounds (or min_samples) rounds were kept within three times max
+  // rounds: the interval is reported but never makes a verdict (cost/verdict.h).
+  bool unstable = false;
   // True when the whole interval lies below 1 (the candidate is faster with 95% confidence).
+  // Verdicts use cost/verdict.h, which also asks for the calibrated minimum effect.
   bool CandidateFaster() const { return ci_high < 1; }
   bool CandidateSlower() const { return ci_low > 1; }
 };
 
-// Measures the pair under `protocol` (max_samples = max rounds, time cap for both together,
-// precision target on the median ratio, MedianRelativeError; rounds the interference guards
-// judge disturbed are left out: the scheduler guard reads its counters around each round). The first error of either workload is returned.
-absl::StatusOr<PairedResult> MeasurePairedOrError(const std::function<absl::Status()>& baseline,
-                                                  const std::function<absl::Status()>& candidate,
+// Measures the pair under `protocol`: rounds until the time cap (both sides together) or
+// max_samples rounds, and at least max(kMinPairedRounds, min_samples) kept rounds.
+// target_rel_error does not stop a pair early (see the .cc). Rounds the interference guards
+// judge disturbed are left out. The first error of either workload is returned.
+// The pair's workload: runs side `side` (0 baseline, 1 candidate) on its instance `k`
+// (0 <= k < instances) once. One callable serves both sides, so both run the same code (two
+// closures, one per side, measured apart on microsecond modules: see the .cc).
+using PairedWorkload = std::function<absl::Status(int side, int instance)>;
+absl::StatusOr<PairedResult> MeasurePairedOrError(const PairedWorkload& run, int instances,
                                                   const TimingProtocol& protocol, uint64_t seed,
                                                   const TimingClock& clock = SteadySeconds,
                                                   const TimingProbe& probe = {},
                                                   const SchedSource& sched = {});
-// Same for workloads that cannot fail.
+// Same for workloads that cannot fail, with one instance per side.
 PairedResult MeasurePaired(const std::function<void()>& baseline,
                            const std::function<void()>& candidate, const TimingProtocol& protocol,
                            uint64_t seed, const TimingClock& clock = SteadySeconds,

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <random>
 
 namespace hlox {
@@ -57,6 +58,54 @@ std::pair<double, double> BootstrapMedianInterval(const std::vector<double>& v, 
     return medians[i] * (1 - f) + medians[j] * f;
   };
   return {at(0.025), at(0.975)};
+}
+
+double StudentT975(int df) {
+  static constexpr double kTable[] = {12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.3060,
+                                      2.2622, 2.2281, 2.2010, 2.1788, 2.1604, 2.1448, 2.1314, 2.1199,
+                                      2.1098, 2.1009, 2.0930, 2.0860, 2.0796, 2.0739, 2.0687, 2.0639,
+                                      2.0595, 2.0555, 2.0518, 2.0484, 2.0452, 2.0423};
+  if (df < 1) return std::numeric_limits<double>::infinity();
+  if (df <= 30) return kTable[df - 1];
+  const double z = 1.959964, n = df;
+  const double z3 = z * z * z, z5 = z3 * z * z;
+  return z + (z3 + z) / (4 * n) + (5 * z5 + 16 * z3 + 3 * z) / (96 * n * n);
+}
+
+std::pair<double, double> PairedRatioInterval(const std::vector<double>& ratios, const std::vector<int>& groups) {
+  const size_t n = ratios.size();
+  if (n == 0) return {0, 0};
+  if (n == 1) return {ratios[0], ratios[0]};
+  std::vector<std::vector<double>> batches;
+  if (!groups.empty() && groups.size() == n) {
+    std::map<int, std::vector<double>> by_label;
+    for (size_t i = 0; i < n; ++i) by_label[groups[i]].push_back(std::log(ratios[i]));
+    for (auto& [label, logs] : by_label) {
+      if (logs.size() >= 2) batches.push_back(std::move(logs));
+    }
+  } else {
+    // Contiguous batches of whole round pairs; the pairs left over go one each to the first.
+    const size_t count = std::min<size_t>(10, n / 2);
+    const size_t pairs = n / 2, per = count ? pairs / count : 0, extra = count ? pairs % count : 0;
+    size_t at = 0;
+    for (size_t b = 0; b < count; ++b) {
+      std::vector<double> logs;
+      for (size_t i = at; i < at + 2 * (per + (b < extra ? 1 : 0)); ++i) logs.push_back(std::log(ratios[i]));
+      at += logs.size();
+      batches.push_back(std::move(logs));
+    }
+  }
+  if (batches.size() < 2) return {0, std::numeric_limits<double>::infinity()};
+  std::vector<double> medians;
+  for (std::vector<double>& logs : batches) medians.push_back(Median(std::move(logs)));
+  const double b = static_cast<double>(medians.size());
+  double mean = 0;
+  for (double m : medians) mean += m / b;
+  double var = 0;
+  for (double m : medians) var += (m - mean) * (m - mean) / (b - 1);
+  const double center = std::log(Median(ratios));
+  const double half = StudentT975(static_cast<int>(medians.size()) - 1) * std::sqrt(var / b);
+  return {std::exp(center - half), std::exp(center + half)};
 }
 
 double KendallTau(const std::vector<double>& a, const std::vector<double>& b) {

@@ -19,6 +19,7 @@
 #include "agent/fleet_evaluator.h"
 #include "cost/evaluate.h"
 #include "cost/paired.h"
+#include "cost/verdict.h"
 #include "cost/result_json.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
@@ -142,20 +143,18 @@ int RunEval(EvalCliOptions& o) {
       std::cout << ResultToJsonString(r, !o.no_samples, 2) << "\n";
     } else {
       nlohmann::json j = nlohmann::json::parse(ResultToJsonString(r, !o.no_samples, -1));
-      j["paired"] = {{"baseline_pipeline", o.paired_against},
-                     {"speedup", 1.0 / paired->ratio},
-                     {"ci_low", 1.0 / paired->ci_high},
-                     {"ci_high", 1.0 / paired->ci_low},
-                     {"rounds", paired->ratios.size()},
-                     {"unstable", paired->unstable}};
+      // The calibrated verdict (cost/verdict.h): speedup, interval, outcome, delta and where
+      // delta came from, plus the instances per side.
+      j["paired"] = nlohmann::json::parse(VerdictToJson(Judge(*paired)));
+      j["paired"]["baseline_pipeline"] = o.paired_against;
+      j["paired"]["instances"] = paired->instance_count;
       std::cout << j.dump(2) << "\n";
     }
   } else {
     PrintTable(r);
     if (paired) {
-      std::printf("paired          speedup %.4fx over '%s' (95%% CI %.4f .. %.4f, %zu rounds%s)\n",
-                  1.0 / paired->ratio, o.paired_against.c_str(), 1.0 / paired->ci_high, 1.0 / paired->ci_low,
-                  paired->ratios.size(), paired->unstable ? ", unstable" : "");
+      std::printf("paired          over '%s': %s, %d instances per side\n", o.paired_against.c_str(),
+                  VerdictLine(Judge(*paired)).c_str(), paired->instance_count);
     }
   }
   switch (r.status) {

@@ -13,6 +13,7 @@ void RegisterSites(CLI::App& app);      // hlox sites FILE --pipeline P
 void RegisterOpt(CLI::App& app);        // hlox opt FILE --pipeline P
 void RegisterEval(CLI::App& app);       // hlox eval FILE
 void RegisterCalibrate(CLI::App& app);  // hlox calibrate
+void RegisterCalibrateVerdict(CLI::App& app);  // hlox calibrate-verdict FILE...
 void RegisterBroker(CLI::App& app);     // hlox broker --bind ADDR --db PATH
 void RegisterWorker(CLI::App& app);     // hlox worker --broker ADDR
 void RegisterSearch(CLI::App& app);     // hlox search FILE --algo A --budget N

@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
   });
   using namespace hlox::cli;
   for (auto reg : {RegisterCheck, RegisterPrint, RegisterRun, RegisterSites, RegisterOpt,
-                   RegisterEval, RegisterCalibrate, RegisterBroker, RegisterWorker,
+                   RegisterEval, RegisterCalibrate, RegisterCalibrateVerdict, RegisterBroker, RegisterWorker,
                    RegisterSearch, RegisterCampaign, RegisterTrainAdvantage, RegisterDataset,
                    RegisterStatus, RegisterKeygen, RegisterCpu}) {
     reg(app);

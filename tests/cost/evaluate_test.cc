@@ -259,7 +259,9 @@ ENTRY e {
   o.protocol.interference_threshold = 0;  // count rounds exactly (the guard is tested apart)
   auto r = MeasurePairedModules(*m, *m, o);
   ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(r->ratios.size(), 9u);
+  EXPECT_EQ(r->ratios.size(), 8u);  // nine rounds, the odd last one dropped
+  EXPECT_EQ(r->instance_count, 8);  // the default instances per side: the cap affords them
+  EXPECT_EQ(r->instances.size(), r->ratios.size());
   EXPECT_LE(r->ci_low, r->ratio);
   EXPECT_GE(r->ci_high, r->ratio);
   EXPECT_GT(r->ratio, 0);
@@ -331,6 +333,8 @@ TEST(EvalCliTest, JsonRecordParsesAndDecisionErrorsExitThree) {
   ASSERT_TRUE(pj.is_object() && pj.contains("paired")) << out3;
   EXPECT_EQ(pj["paired"]["baseline_pipeline"], "none");
   EXPECT_GE(pj["paired"]["rounds"].get<int>(), 3);
+  EXPECT_TRUE(pj["paired"]["outcome"].is_string());
+  EXPECT_GE(pj["paired"]["delta"].get<double>(), 0.0);
   double sp = pj["paired"]["speedup"].get<double>();
   EXPECT_GT(sp, 0);
   EXPECT_LE(pj["paired"]["ci_low"].get<double>(), sp);

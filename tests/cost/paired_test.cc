@@ -2,6 +2,7 @@
 // interval containing 1; a 20% faster candidate is detected, with an interval around 0.8.
 #include <algorithm>
 #include <random>
+#include <set>
 
 #include "cost/paired.h"
 #include "gtest/gtest.h"
@@ -28,7 +29,7 @@ TEST(PairedTest, IdenticalWorkloadsContainOne) {
   std::lognormal_distribution<double> noise(0, 0.1);
   auto work = [&] { clock.Advance(1e-3 * noise(rng)); };
   PairedResult r = MeasurePaired(work, work, NoisyProtocol(), 5, std::ref(clock));
-  EXPECT_EQ(r.ratios.size(), 41u);
+  EXPECT_EQ(r.ratios.size(), 40u);  // 41 rounds, the odd last one dropped
   EXPECT_LE(r.ci_low, 1.0);
   EXPECT_GE(r.ci_high, 1.0);
   EXPECT_LE(r.ci_low, r.ratio);
@@ -51,23 +52,60 @@ TEST(PairedTest, DriftCancelsAndFasterCandidateIsSeen) {
   EXPECT_LT(r.ci_high, 0.9);
 }
 
-TEST(PairedTest, OrderIsRandomizedAndSeeded) {
-  FakeClock clock;
-  std::vector<char> order1, order2;
-  auto run = [&](std::vector<char>* order, uint64_t seed) {
+TEST(PairedTest, OrderIsAbbaAndSeeded) {
+  // After the warm-ups the rounds run A B, B A, A B, ...: each side first in half the rounds,
+  // and which side is A depends on the seed.
+  auto order_for = [](uint64_t seed) {
+    FakeClock clock;
+    std::vector<char> order;
     TimingProtocol p = NoisyProtocol();
     p.warmups = 1;
-    MeasurePaired([&] { order->push_back('b'); clock.Advance(1e-3); },
-                  [&] { order->push_back('c'); clock.Advance(1e-3); }, p, seed, std::ref(clock));
+    MeasurePaired([&] { order.push_back('b'); clock.Advance(1e-3); },
+                  [&] { order.push_back('c'); clock.Advance(1e-3); }, p, seed, std::ref(clock));
+    return std::vector<char>(order.begin() + 2, order.end());  // the rounds
   };
-  run(&order1, 4);
-  run(&order2, 4);
-  EXPECT_EQ(order1, order2);
-  // After the warm-ups (b, c) the rounds start with c sometimes and with b sometimes.
-  int c_first = 0, b_first = 0;
-  for (size_t i = 2; i + 1 < order1.size(); i += 2) (order1[i] == 'c' ? c_first : b_first)++;
-  EXPECT_GT(c_first, 5);
-  EXPECT_GT(b_first, 5);
+  std::vector<char> a = order_for(4);
+  EXPECT_EQ(a, order_for(4));
+  ASSERT_GE(a.size(), 8u);
+  for (size_t i = 0; i + 3 < a.size(); i += 4) {
+    EXPECT_NE(a[i], a[i + 1]);
+    EXPECT_EQ(a[i + 1], a[i + 2]);
+    EXPECT_EQ(a[i], a[i + 3]);
+  }
+  std::set<char> firsts;
+  for (uint64_t seed = 1; seed <= 8; ++seed) firsts.insert(order_for(seed)[0]);
+  EXPECT_EQ(firsts.size(), 2u);
+}
+
+TEST(PairedTest, BothSidesBatchTheSameCalls) {
+  // The baseline's warm-ups are slow (cold), the candidate's fast: both still batch the same
+  // number of calls per round, sized on the faster side.
+  FakeClock clock;
+  int base_calls = 0;
+  auto base = [&] { clock.Advance(++base_calls <= 2 ? 1e-3 : 1e-5); };
+  auto cand = [&] { clock.Advance(1e-5); };
+  TimingProtocol p = NoisyProtocol();
+  p.min_sample_seconds = 1e-3;
+  PairedResult r = MeasurePaired(base, cand, p, 2, std::ref(clock));
+  EXPECT_EQ(r.calls_per_sample, 100);
+  EXPECT_EQ(r.baseline.calls_per_sample, r.candidate.calls_per_sample);
+  EXPECT_NEAR(r.ratio, 1.0, 1e-9);
+}
+
+TEST(PairedTest, OddLastRoundIsDroppedAndEightRoundsAreKept) {
+  FakeClock clock;
+  auto work = [&] { clock.Advance(1e-3); };
+  TimingProtocol p = NoisyProtocol();
+  p.min_samples = 1;
+  p.max_samples = 9;  // stops at 9 rounds: the ninth (unbalanced) is dropped
+  PairedResult r = MeasurePaired(work, work, p, 1, std::ref(clock));
+  EXPECT_EQ(r.ratios.size(), 8u);
+  EXPECT_FALSE(r.unstable);
+  // A round cap (or time cap) below kMinPairedRounds is overridden: a batch interval needs them.
+  p.max_samples = 2;
+  r = MeasurePaired(work, work, p, 1, std::ref(clock));
+  EXPECT_EQ(r.ratios.size(), static_cast<size_t>(kMinPairedRounds));
+  EXPECT_FALSE(r.unstable);
 }
 
 TEST(PairedTest, GuardLeavesOutDisturbedRounds) {
