@@ -197,7 +197,7 @@ std::string FormatSessionTable(const SessionOptions& o, const SessionResult& r) 
   }
   if (r.outcome == "default") {
     absl::StrAppendFormat(&t, "%-22s 1.000x  no verified gain: the default policy is kept (a gain needs its lower bound above 1 + delta, delta %.1f%%)\n",
-                          "verified speedup", 100 * CachedVerdictCalibration().DeltaFor(r.search.default_cost));
+                          "verified speedup", 100 * r.verdict.delta);
   } else if (r.verdict_measured) {
     const Verdict& v = r.verdict;
     const std::string note = v.outcome == "gain" ? std::string("faster: lower bound above 1 + delta")
@@ -263,6 +263,11 @@ void RaceVerdict(const SessionOptions& o, const Module& module, const SearchSpac
                                                                                             : NAN);
   r.race = RaceCandidates(cands.size(), measure, ro);
   r.verdict_measured = true;  // the default kept is a measured outcome too
+  // Until a fresh measurement replaces it: the default kept, under the rule the race applied.
+  r.verdict.outcome = "default";
+  r.verdict.delta = ro.delta;
+  r.verdict.size = SizeClassOf(r.search.default_cost);
+  r.verdict.calibration = CachedVerdictCalibration().source;
   if (r.race.chosen < 0 || !r.race.confirmed) return;
   ApplyVerdict(r.race.fresh, r);
   r.outcome = r.verdict.outcome;
