@@ -35,9 +35,11 @@ class Canvas {
   void Line(double x0, double y0, double x1, double y1, uint32_t rgb, int thick = 1, bool dashed = false) {
     int n = static_cast<int>(std::max(std::fabs(x1 - x0), std::fabs(y1 - y0))) + 1;
     for (int i = 0; i <= n; ++i) {
-      if (dashed && (i / 6) % 2) continue;
       double t = static_cast<double>(i) / n;
       int x = static_cast<int>(std::lround(x0 + t * (x1 - x0))), y = static_cast<int>(std::lround(y0 + t * (y1 - y0)));
+      // The dash pattern follows the canvas, not the segment, so a curve drawn as many short
+      // segments is dashed too.
+      if (dashed && ((x + y) / 6) % 2) continue;
       for (int dx = 0; dx < thick; ++dx)
         for (int dy = 0; dy < thick; ++dy) Set(x + dx, y + dy, rgb);
     }
