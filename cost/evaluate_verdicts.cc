@@ -107,7 +107,7 @@ absl::Status CalibrateModuleVerdicts(const Module& module, const std::string& na
   };
   if (absl::Status st = run_pairs(0, plan.pairs); !st.ok()) return st;
   out.delta = ChooseDelta(aa);
-  for (double effect : plan.planted) {
+  for (double effect : plan.planted_pairs > 0 ? plan.planted : std::vector<double>{}) {
     out.planted.push_back({effect, 0, 0, 0, 0});
     planted_ratios.clear();
     if (absl::Status st = run_pairs(effect, plan.planted_pairs); !st.ok()) return st;
