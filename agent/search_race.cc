@@ -96,6 +96,7 @@ RaceResult RaceCandidates(size_t n, const PairedMeasure& measure, const RaceOpti
       }
       pooled[i].insert(pooled[i].end(), pr->ratios.begin(), pr->ratios.end());
       ++s.levels;
+      s.baseline_seconds = pr->baseline.median;
       Score(pooled[i], s);
       measured.push_back(s);
     }
@@ -103,7 +104,11 @@ RaceResult RaceCandidates(size_t n, const PairedMeasure& measure, const RaceOpti
       std::sort(measured.begin(), measured.end(), Ahead);
       // The default is a candidate too: a leader must beat it with its whole interval, by more
       // than the minimum effect.
-      if (!measured.empty() && measured[0].low > 1 + o.delta) r.chosen = static_cast<int>(measured[0].index);
+      if (!measured.empty()) {
+        r.baseline_seconds = measured[0].baseline_seconds;
+        r.delta = o.min_effect ? o.min_effect(r.baseline_seconds) : 0;
+        if (measured[0].low > 1 + r.delta) r.chosen = static_cast<int>(measured[0].index);
+      }
       break;
     }
     std::sort(measured.begin(), measured.end(), Faster);

@@ -31,9 +31,10 @@ struct RaceOptions {
   int select_max_rounds = 40;  // paired rounds per candidate per level at most (the time slot usually binds first)
   TimingProtocol confirm;      // the fresh measurement of the chosen candidate
   uint64_t seed = 0;
-  // Minimum effect (cost/verdict.h): the leader must beat the default with its lower bound
-  // above 1 + delta to be chosen.
-  double delta = 0;
+  // Minimum effect (cost/verdict.h) for a default taking `baseline_seconds` per call (as the
+  // race measured it): the leader must beat the default with its lower bound above 1 + that to
+  // be chosen. Empty: 0.
+  std::function<double(double baseline_seconds)> min_effect;
 };
 
 // Measures candidate `index` against the default under `protocol` with `seed`.
@@ -48,10 +49,13 @@ struct RaceStanding {
   double speedup = 0;           // default/candidate, median of the pooled rounds
   double low = 0, high = 0;     // 95% interval of that speedup (PairedRatioInterval)
   bool failed = false;          // a measurement error: out of the race
+  double baseline_seconds = 0;  // the default's median time per call in its last level
 };
 
 struct RaceResult {
   int chosen = -1;              // index of the chosen candidate; -1: the default is kept
+  double delta = 0;             // the minimum effect the final choice applied
+  double baseline_seconds = 0;  // the default's time per call it was sized on (0: none measured)
   std::vector<RaceStanding> standings;  // one per candidate, in input order
   bool confirmed = false;       // `fresh` holds the chosen candidate's fresh measurement
   PairedResult fresh;           // candidate/default ratios, measured after the choice

@@ -115,8 +115,8 @@ nlohmann::json RaceJson(const SessionResult& r) {
 // A/A and planted-effect figures it rests on (null without a paired measurement).
 nlohmann::json VerdictRuleJson(const SessionResult& r) {
   if (!r.verdict_measured) return nullptr;
-  nlohmann::json j = nlohmann::json::parse(VerdictToJson(r.verdict));
-  const nlohmann::json cal = nlohmann::json::parse(VerdictCalibrationToJson(CachedVerdictCalibration(), -1));
+  nlohmann::json j = VerdictToJson(r.verdict);
+  const nlohmann::json cal = VerdictCalibrationToJson(CachedVerdictCalibration());
   j["calibration_figures"] = cal["classes"][SizeClassName(r.verdict.size)];
   j["calibration_cpu"] = cal["cpu"];
   j["calibration_date"] = cal["date"];
@@ -259,14 +259,13 @@ void RaceVerdict(const SessionOptions& o, const Module& module, const SearchSpac
   ro.confirm = VerdictProtocol();
   ro.seed = o.search.seed;
   // The race's choice asks for the minimum effect of the default's size class too.
-  ro.delta = CachedVerdictCalibration().DeltaFor(o.search.objective == Objective::kMeasured ? r.search.default_cost
-                                                                                            : NAN);
+  ro.min_effect = [](double seconds) { return CachedVerdictCalibration().DeltaFor(seconds); };
   r.race = RaceCandidates(cands.size(), measure, ro);
   r.verdict_measured = true;  // the default kept is a measured outcome too
   // Until a fresh measurement replaces it: the default kept, under the rule the race applied.
   r.verdict.outcome = "default";
-  r.verdict.delta = ro.delta;
-  r.verdict.size = SizeClassOf(r.search.default_cost);
+  r.verdict.delta = r.race.delta;
+  r.verdict.size = SizeClassOf(r.race.baseline_seconds);
   r.verdict.calibration = CachedVerdictCalibration().source;
   if (r.race.chosen < 0 || !r.race.confirmed) return;
   ApplyVerdict(r.race.fresh, r);

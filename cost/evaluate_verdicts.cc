@@ -76,6 +76,7 @@ absl::Status CalibrateModuleVerdicts(const Module& module, const std::string& na
   const BusyLoop busy;
   std::vector<std::pair<double, double>> aa;  // A/A speedup intervals
   std::vector<double> planted_ratios;         // this planted level's candidate/baseline ratios
+  VerdictCalibration judged;                  // every class at out.delta (set after the A/A pairs)
   auto run_pairs = [&](double effect, int count) -> absl::Status {
     for (int i = 0; i < count; ++i) {
       EvalOptions eval;
@@ -87,26 +88,25 @@ absl::Status CalibrateModuleVerdicts(const Module& module, const std::string& na
           MeasurePairedModules(m, m, eval, extra > 0 ? std::function<void()>([&] { busy.Seconds(extra); }) : nullptr);
       if (!r.ok()) return r.status();
       if (on_pair) on_pair({effect, i, *r});
-      const double low = r->ci_high > 0 ? 1 / r->ci_high : 0, high = r->ci_low > 0 ? 1 / r->ci_low : INFINITY;
+      const Verdict v = Judge(*r, judged);  // speedups; the planted pairs' delta is the A/A one
       if (effect == 0) {
         ++out.pairs;
-        if (low > 1) ++out.false_gain;
-        if (high < 1) ++out.false_loss;
-        aa.emplace_back(low, high);
+        out.false_gain += r->CandidateFaster();
+        out.false_loss += r->CandidateSlower();
+        aa.emplace_back(v.low, v.high);
       } else {
         ClassCalibration::Planted& p = out.planted.back();
         ++p.pairs;
         planted_ratios.push_back(r->ratio);
-        if (r->CandidateSlower()) ++p.detected;
-        VerdictCalibration judged;
-        for (ClassCalibration& k : judged.classes) k.delta = out.delta;
-        if (Judge(*r, judged).outcome == "slower") ++p.verdicts;
+        p.detected += r->CandidateSlower();
+        p.verdicts += v.outcome == "slower";
       }
     }
     return absl::OkStatus();
   };
   if (absl::Status st = run_pairs(0, plan.pairs); !st.ok()) return st;
   out.delta = ChooseDelta(aa);
+  for (ClassCalibration& k : judged.classes) k.delta = out.delta;
   for (double effect : plan.planted_pairs > 0 ? plan.planted : std::vector<double>{}) {
     out.planted.push_back({effect, 0, 0, 0, 0});
     planted_ratios.clear();

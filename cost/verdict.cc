@@ -9,7 +9,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cost/calibrate.h"
-#include "nlohmann/json.hpp"
 
 namespace hlox {
 
@@ -67,7 +66,7 @@ std::string VerdictCalibrationPath() {
   return (std::filesystem::path(CalibrationPath()).parent_path() / "verdict.json").string();
 }
 
-std::string VerdictCalibrationToJson(const VerdictCalibration& c, int indent) {
+nlohmann::json VerdictCalibrationToJson(const VerdictCalibration& c) {
   nlohmann::json classes = nlohmann::json::object();
   for (int i = 0; i < kNumSizeClasses; ++i) {
     const ClassCalibration& k = c.classes[i];
@@ -84,12 +83,11 @@ std::string VerdictCalibrationToJson(const VerdictCalibration& c, int indent) {
         {"pairs", k.pairs},           {"false_gain", k.false_gain}, {"false_loss", k.false_loss},
         {"planted", planted}};
   }
-  nlohmann::json j{{"classes", classes}, {"cpu", c.cpu}, {"isa", c.isa}, {"date", c.date}, {"source", c.source}};
-  return j.dump(indent);
+  return {{"classes", classes}, {"cpu", c.cpu}, {"isa", c.isa}, {"date", c.date}, {"source", c.source}};
 }
 
 absl::Status SaveVerdictCalibration(const VerdictCalibration& c, const std::string& path) {
-  return WriteFileAtomically(path, VerdictCalibrationToJson(c) + "\n");
+  return WriteFileAtomically(path, VerdictCalibrationToJson(c).dump(2) + "\n");
 }
 
 absl::StatusOr<VerdictCalibration> LoadVerdictCalibration(const std::string& path) {
@@ -163,12 +161,11 @@ Verdict Judge(const PairedResult& p, const VerdictCalibration& c) {
   return v;
 }
 
-std::string VerdictToJson(const Verdict& v) {
+nlohmann::json VerdictToJson(const Verdict& v) {
   auto finite = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); };
-  nlohmann::json j{{"outcome", v.outcome}, {"speedup", finite(v.speedup)}, {"ci_low", finite(v.low)},
-                   {"ci_high", finite(v.high)}, {"delta", v.delta}, {"size_class", SizeClassName(v.size)},
-                   {"unstable", v.unstable}, {"rounds", v.rounds}, {"calibration", v.calibration}};
-  return j.dump();
+  return {{"outcome", v.outcome}, {"speedup", finite(v.speedup)}, {"ci_low", finite(v.low)},
+          {"ci_high", finite(v.high)}, {"delta", v.delta}, {"size_class", SizeClassName(v.size)},
+          {"unstable", v.unstable}, {"rounds", v.rounds}, {"calibration", v.calibration}};
 }
 
 std::string VerdictLine(const Verdict& v) {

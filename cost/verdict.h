@@ -21,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "cost/evaluate.h"
 #include "cost/paired.h"
+#include "nlohmann/json.hpp"
 
 namespace hlox {
 
@@ -74,7 +75,7 @@ absl::Status SaveVerdictCalibration(const VerdictCalibration& c, const std::stri
 absl::StatusOr<VerdictCalibration> LoadVerdictCalibration(const std::string& path);
 // LoadVerdictCalibration(VerdictCalibrationPath()), else the defaults; read once per process.
 const VerdictCalibration& CachedVerdictCalibration();
-std::string VerdictCalibrationToJson(const VerdictCalibration& c, int indent = 2);
+nlohmann::json VerdictCalibrationToJson(const VerdictCalibration& c);
 
 // A paired measurement judged with the calibrated rule. Speedups are baseline/candidate.
 struct Verdict {
@@ -89,7 +90,7 @@ struct Verdict {
 Verdict Judge(const PairedResult& paired, const VerdictCalibration& calibration = CachedVerdictCalibration());
 // {"outcome", "speedup", "ci_low", "ci_high", "delta", "size_class", "unstable", "rounds",
 //  "calibration"} for reports.
-std::string VerdictToJson(const Verdict& v);
+nlohmann::json VerdictToJson(const Verdict& v);
 // "gain 1.073x [1.051, 1.094] (delta 0.5%, medium, 48 rounds)".
 std::string VerdictLine(const Verdict& v);
 

@@ -145,7 +145,7 @@ int RunEval(EvalCliOptions& o) {
       nlohmann::json j = nlohmann::json::parse(ResultToJsonString(r, !o.no_samples, -1));
       // The calibrated verdict (cost/verdict.h): speedup, interval, outcome, delta and where
       // delta came from, plus the instances per side.
-      j["paired"] = nlohmann::json::parse(VerdictToJson(Judge(*paired)));
+      j["paired"] = VerdictToJson(Judge(*paired));
       j["paired"]["baseline_pipeline"] = o.paired_against;
       j["paired"]["instances"] = paired->instance_count;
       std::cout << j.dump(2) << "\n";

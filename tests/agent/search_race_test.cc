@@ -39,6 +39,7 @@ struct FakeRace {
       for (int k = 0; k < rounds; ++k) r.ratios.push_back(truth[i] * std::exp(noise(rng)));
       r.ratio = Median(r.ratios);
       std::tie(r.ci_low, r.ci_high) = BootstrapMedianInterval(r.ratios, seed);
+      r.baseline.median = 1e-3;  // the default's time per call
       calls.push_back({i, seed, p.max_samples, r});
       return r;
     };
@@ -206,6 +207,26 @@ TEST(SearchDriver, ReMeasuresTheDefaultAndUsesTheMedian) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(once.default_runs, 1);
   EXPECT_NEAR(r->speedup(), 2.0 / 0.99, 1e-9);
+}
+
+TEST(SearchRace, LeaderMustClearTheMinimumEffectOfTheDefaultsSize) {
+  // One candidate truly 3% faster, little noise: chosen with no minimum effect, kept out by a
+  // 5% one; the rule sees the default's time per call as the race measured it.
+  const std::vector<double> truth = {1 / 1.03};
+  RaceOptions o = Options(3);
+  double seen = -1;
+  o.min_effect = [&](double seconds) {
+    seen = seconds;
+    return 0.05;
+  };
+  FakeRace strict(truth, 0.005);
+  RaceResult r = RaceCandidates(truth.size(), strict.Measure(), o);
+  EXPECT_EQ(r.chosen, -1);
+  EXPECT_DOUBLE_EQ(r.delta, 0.05);
+  EXPECT_DOUBLE_EQ(r.baseline_seconds, 1e-3);
+  EXPECT_DOUBLE_EQ(seen, 1e-3);
+  FakeRace plain(truth, 0.005);
+  EXPECT_EQ(RaceCandidates(truth.size(), plain.Measure(), Options(3)).chosen, 0);
 }
 
 }  // namespace
