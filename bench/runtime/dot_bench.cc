@@ -2,7 +2,8 @@
 // 128..2048 and a few non-square model shapes (some with transposed B), 1 and 2 threads: GFLOP/s
 // and the ratio hlox/OpenBLAS, both measured in this run in alternating blocks (best-of,
 // HLOX_BENCH_BUDGET seconds per shape, default 1; HLOX_BENCH_CLOCK=thread times 1-thread rows on
-// CPU time, for loaded machines). Args: `n` (square), `m n k [t|a|at]` (t: B transposed, a: A
+// CPU time, for loaded machines). Under HLOX_ISA=avx2 (generic) on a CPU with a higher level,
+// the baseline is OpenBLAS's Haswell (Nehalem) kernel family, the same instruction set. Args: `n` (square), `m n k [t|a|at]` (t: B transposed, a: A
 // transposed), or `encoder` (the dots of bench/models' encoder_layer_train at batch 8 x 128). OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE force OpenBLAS onto a slower kernel: the bench
 // prints their setting and re-executes itself with them unset so the baseline is the real one.
 // HLOX_BENCH_ROUNDS=R switches to the interleaved 2-thread table: per shape, R rounds, each
@@ -22,12 +23,11 @@
 #include <utility>
 #include <vector>
 
+#include "common/cpu_isa.h"
 #include "runtime/dot.h"
 #include "runtime/thread_pool.h"
 
-#ifdef HLOX_HAVE_OPENBLAS
 #include <openblas-pthread/cblas.h>
-#endif
 
 namespace {
 
@@ -131,19 +131,43 @@ void InterleavedRow(const Shape& s, F* fns[4], int rounds) {
 
 }  // namespace
 
+// The OpenBLAS kernel family of the same instruction set as hlox's active level when HLOX_ISA
+// forces a level below the CPU's (so hlox's AVX2 GEMM meets OpenBLAS's AVX2 GEMM, not its AVX-512
+// one); nullptr (OpenBLAS picks for the CPU) otherwise.
+const char* MatchingOpenBlasCore() {
+  if (hlox::ActiveIsa() == hlox::CpuIsa()) return nullptr;
+  switch (hlox::ActiveIsa()) {
+    case hlox::IsaLevel::kGeneric: return "Nehalem";  // SSE4.2, as the generic level's baseline
+    case hlox::IsaLevel::kAvx2: return "Haswell";
+    case hlox::IsaLevel::kAvx512: return nullptr;
+  }
+  return nullptr;
+}
+
 int main(int argc, char** argv) {
   const char* core = std::getenv("OPENBLAS_CORETYPE");
   const char* l2 = std::getenv("OPENBLAS_L2_SIZE");
-  std::printf("environment: OPENBLAS_CORETYPE=%s OPENBLAS_L2_SIZE=%s\n", core ? core : "(unset)", l2 ? l2 : "(unset)");
-  if ((core || l2) && !std::getenv("HLOX_BENCH_REEXEC")) {
-    std::printf("note: the OpenBLAS baseline must be measured with both unset; re-executing without them\n");
+  const char* want = MatchingOpenBlasCore();
+  std::printf("environment: OPENBLAS_CORETYPE=%s OPENBLAS_L2_SIZE=%s; hlox level %s of %s\n", core ? core : "(unset)",
+              l2 ? l2 : "(unset)", std::string(hlox::IsaName(hlox::ActiveIsa())).c_str(),
+              std::string(hlox::IsaName(hlox::CpuIsa())).c_str());
+  const bool core_right = want ? (core && std::strcmp(core, want) == 0) : core == nullptr;
+  if ((!core_right || l2) && !std::getenv("HLOX_BENCH_REEXEC")) {
+    if (want) {
+      std::printf("note: HLOX_ISA forces a level below the CPU's; the OpenBLAS baseline runs its kernel of the same "
+                  "instruction set (OPENBLAS_CORETYPE=%s, OPENBLAS_L2_SIZE unset); re-executing\n", want);
+      setenv("OPENBLAS_CORETYPE", want, 1);
+    } else {
+      std::printf("note: the OpenBLAS baseline must be measured with both unset; re-executing without them\n");
+      unsetenv("OPENBLAS_CORETYPE");
+    }
     std::fflush(stdout);
-    unsetenv("OPENBLAS_CORETYPE");
     unsetenv("OPENBLAS_L2_SIZE");
     setenv("HLOX_BENCH_REEXEC", "1", 1);
     execv("/proc/self/exe", argv);
     std::perror("execv");
   }
+  std::printf("OpenBLAS kernels: %s\n", openblas_get_corename());
   // Square sizes, then shapes from real models (projection / MLP layers, transposed weights).
   std::vector<Shape> shapes = {{128, 128, 128, false},   {256, 256, 256, false},   {512, 512, 512, false},
                                {1024, 1024, 1024, false}, {2048, 2048, 2048, false}, {256, 1024, 1024, false},
@@ -167,7 +191,6 @@ int main(int argc, char** argv) {
                                         : "wall (HLOX_BENCH_CLOCK=thread: 1-thread rows on thread CPU time)");
   int rounds = std::getenv("HLOX_BENCH_ROUNDS") ? std::atoi(std::getenv("HLOX_BENCH_ROUNDS")) : 0;
   if (rounds > 0) {
-#ifdef HLOX_HAVE_OPENBLAS
     std::printf("interleaved, %d rounds, wall clock; 2t GF/s best-of; ratio hlox/OpenBLAS (best, median of rounds);\n"
                 "scaling = own 1-thread time / own 2-thread time (best-of, median of rounds)\n", rounds);
     std::printf("%5s %5s %5s %3s %8s %8s %6s %6s %7s %7s %7s %7s\n", "m", "n", "k", "tB", "hlox2t", "blas2t",
@@ -191,9 +214,6 @@ int main(int argc, char** argv) {
       std::function<void()>* fns[4] = {&h1, &b1, &h2, &b2};
       InterleavedRow(s, fns, rounds);
     }
-#else
-    std::printf("HLOX_BENCH_ROUNDS needs the OpenBLAS build\n");
-#endif
     return 0;
   }
   std::printf("%5s %5s %5s %3s %7s %10s %13s %7s %9s\n", "m", "n", "k", "tB", "threads", "hlox GF/s", "openblas GF/s",
@@ -209,20 +229,14 @@ int main(int argc, char** argv) {
         hlox::rt::Sgemm(s.ta, s.tb, s.m, s.n, s.k, a.data(), lda, b.data(), ldb, c.data(), s.n, false, &pool);
       };
       auto run_blas = [&] {
-#ifdef HLOX_HAVE_OPENBLAS
         cblas_sgemm(CblasRowMajor, s.ta ? CblasTrans : CblasNoTrans, s.tb ? CblasTrans : CblasNoTrans, s.m, s.n, s.k,
                     1.0f, a.data(), lda, b.data(), ldb, 0.0f, c.data(), s.n);
-#endif
       };
-#ifdef HLOX_HAVE_OPENBLAS
       openblas_set_num_threads(threads);
-#endif
       auto [t_h, t_b] = BestAlternating(run_hlox, run_blas, budget, thread_cpu && threads == 1);
       double flops = 2.0 * s.m * s.n * s.k;
       double gh = flops / t_h / 1e9, gb = 0;
-#ifdef HLOX_HAVE_OPENBLAS
       gb = flops / t_b / 1e9;
-#endif
       // Sanity: both results agree (max |difference|, inputs in [-0.5, 0.5)).
       run_blas();
       std::vector<float> c_blas = c;
