@@ -89,7 +89,7 @@ class Client::Impl {
       // Agents submit many jobs of one module: hash each text once.
       if (job.module_text != last_text_) {
         lock.unlock();
-        std::string h = proto::ModuleHash(*job.module_text);
+        std::string h = proto::TextHash(*job.module_text);
         lock.lock();
         last_text_ = job.module_text;
         last_hash_ = std::move(h);
@@ -250,7 +250,7 @@ class Client::Impl {
     r.job_id = id;
     r.record.status = JobStatus::kRunError;
     r.record.message = why;
-    r.record.module_hash = it->second.module_hash;
+    r.record.text_hash = it->second.module_hash;
     r.record.pipeline = it->second.pipeline;
     FinishLocked(id, std::move(r));
   }

@@ -219,7 +219,7 @@ void Broker::SendError(const std::string& identity, std::string_view job_id,
 }
 
 void Broker::Reject(const std::string& identity, std::string_view code,
-                    const std::string& message) {
+                    const std::string& message, std::string_view job_id) {
   ++rejected_;
   log::broker().debug("rejected message: {} {}", std::string(code), message);
   int64_t now = proto::NowMs();
@@ -227,7 +227,7 @@ void Broker::Reject(const std::string& identity, std::string_view code,
     log::broker().warn("rejecting bad messages ({} so far), latest: {}", rejected_, message);
     rejected_logged_at_ = now;
   }
-  proto::ErrorMsg e{"", std::string(code), message.substr(0, 512)};
+  proto::ErrorMsg e{std::string(job_id), std::string(code), message.substr(0, 512)};
   // The reply goes back on whichever socket it came from; a failed send is just dropped.
   proto::SendResult r = proto::SendMsg(*front_, identity, Command::kError, proto::Encode(e));
   if (r != proto::SendResult::kOk && control_) {

@@ -31,7 +31,6 @@ inline constexpr int kHeartbeatIntervalMs = 250;   // broker<->worker heartbeat 
 inline constexpr int kHeartbeatLiveness = 4;       // silent intervals before a worker is lost
 inline constexpr int kPoisonCrashes = 3;           // distinct crashed workers -> POISON
 inline constexpr uint32_t kMaxAttempts = 8;        // dispatches before a job gives up (POISON)
-inline constexpr uint32_t kDefaultRunTimeoutMs = 120000;
 inline constexpr int kLeaseGraceMs = 3000;         // worker reports its own timeouts first
 inline constexpr size_t kDefaultMaxPending = 1000000;  // above this SUBMIT gets FULL
 inline constexpr int kMaxRecvPerPoll = 4096;       // messages handled per socket per loop
@@ -54,7 +53,7 @@ struct BrokerOptions {
   // dropped and read back from the store when a resubmit or a cache hit needs them. Only with a
   // durable store (memory-only keeps everything: there is nowhere to read them back from).
   size_t result_memory_bytes = size_t(256) << 20;
-  uint32_t default_run_timeout_ms = kDefaultRunTimeoutMs;
+  uint32_t default_run_timeout_ms = proto::kDefaultRunTimeoutMs;
   // Busy-poll up to this long after sending a job or a result before blocking (0 = never).
   int spin_us = kDefaultSpinUs;
   // Spin only while this host has a core to spare beyond the broker and its local workers
@@ -98,6 +97,7 @@ class Broker {
     std::string job_class;          // class it queues under ("" = any)
     bool running = false;
     bool queued = false;            // has a live entry in queues_
+    bool from_cache = false;        // answered by the result cache (RESULT cached = true)
     uint32_t attempts = 0;
     std::set<std::string> crashed_on;
     std::string worker;
@@ -135,7 +135,9 @@ class Broker {
               bool to_worker);
   void SendError(const std::string& identity, std::string_view job_id, std::string_view code,
                  const std::string& message);
-  void Reject(const std::string& identity, std::string_view code, const std::string& message);
+  // ERROR `code` to `identity` for a message that could not be taken; `job_id` when known.
+  void Reject(const std::string& identity, std::string_view code, const std::string& message,
+              std::string_view job_id = {});
   void FlushCompletions();
   // Inserts a finished job into done_ (unless its id is there already) and counts it per
   // campaign and status for the status reply; EraseDone undoes both.

@@ -40,7 +40,7 @@ bool Cacheable(JobStatus s) {
 void Broker::OnSubmit(const std::string& agent, std::string_view body) {
   absl::StatusOr<proto::SubmitMsg> m = proto::DecodeSubmit(body);
   if (!m.ok()) {
-    Reject(agent, proto::ErrorCodeFor(m.status()), std::string(m.status().message()));
+    Reject(agent, proto::ErrorCodeFor(m.status()), std::string(m.status().message()), proto::PeekJobId(body));
     return;
   }
   const std::string id = m->job_id;  // a copy: *m is moved into the job below
@@ -60,8 +60,8 @@ void Broker::OnSubmit(const std::string& agent, std::string_view body) {
   }
   if (!m->module_text.empty()) {
     // Clients that cannot compute the hash send "" with the text; the broker fills it in.
-    if (m->module_hash.empty()) m->module_hash = proto::ModuleHash(m->module_text);
-    if (proto::ModuleHash(m->module_text) != m->module_hash) {
+    if (m->module_hash.empty()) m->module_hash = proto::TextHash(m->module_text);
+    if (proto::TextHash(m->module_text) != m->module_hash) {
       SendError(agent, id, proto::kErrBadModule, "module text does not match module_hash");
       return;
     }
@@ -108,6 +108,7 @@ void Broker::OnSubmit(const std::string& agent, std::string_view body) {
       if (record.ok()) {
         ++cache_hits_;
         j.cache_key.clear();  // this job's row must not replace the cache entry
+        j.from_cache = true;
         Complete(id, std::move(*record), *proto::ParseStatusWireName(d->second.status));
         return;
       }
@@ -264,7 +265,7 @@ void Broker::Complete(const std::string& job_id, std::string record, JobStatus s
   if (durable) {
     to_commit_.push_back({job_id, job->spec.campaign, key, status_name, record, job->attempts});
   }
-  acks_.push_back({job->agent, {job_id, job->attempts, false, record}});
+  acks_.push_back({job->agent, {job_id, job->attempts, job->from_cache, record}});
   for (const std::string& f : job->followers) {
     auto fit = jobs_.find(f);
     if (fit == jobs_.end()) continue;
@@ -286,7 +287,7 @@ void Broker::CompleteWith(const std::string& job_id, JobStatus status, const std
   ResultRecord r;
   r.status = status;
   r.message = msg;
-  r.module_hash = it->second->spec.module_hash;
+  r.text_hash = it->second->spec.module_hash;  // the broker never parses: no identity to give
   r.pipeline = it->second->spec.pipeline;
   r.provenance.worker_id = it->second->worker;
   Complete(job_id, proto::EncodeRecord(r), status);

@@ -90,6 +90,12 @@ std::string Encode(const SubmitMsg& m) {
   return Done(buf);
 }
 
+std::string PeekJobId(std::string_view body) {
+  absl::StatusOr<std::string> id = DecodeWith<std::string>(
+      body, [](const MapView& m) -> absl::StatusOr<std::string> { return m.Str("id", kMaxNameBytes); });
+  return id.ok() ? *id : std::string();
+}
+
 absl::StatusOr<SubmitMsg> DecodeSubmit(std::string_view body) {
   return DecodeWith<SubmitMsg>(body, [](const MapView& m) -> absl::StatusOr<SubmitMsg> {
     SubmitMsg s;

@@ -57,16 +57,20 @@ inline constexpr char kErrUnknownModule[] = "UNKNOWN_MODULE";  // resend with mo
 inline constexpr char kErrBadModule[] = "BAD_MODULE";      // text does not match hash
 inline constexpr char kErrNotWorker[] = "NOT_WORKER";      // worker command, no READY
 
+// The run timeout of a job that names none, when the broker is not configured otherwise, and of a
+// JOB whose run_timeout_ms is 0.
+inline constexpr uint32_t kDefaultRunTimeoutMs = 120000;
+
 struct SubmitMsg {
   std::string job_id;            // client-chosen, unique; resubmitting is idempotent
   std::string campaign;          // jobs of a campaign run on one hardware class
-  std::string module_hash;       // ModuleHash(module_text)
+  std::string module_hash;       // TextHash(module_text): the text's address, not its identity
   std::string module_text;       // optional: needed once per module per broker
   std::string pipeline;
   PipelineDecisions decisions;   // wire: map str -> bin of little-endian int32
   std::string hardware_class;    // optional: pin the campaign to this class
   uint32_t queue_timeout_ms = 0; // 0 = none
-  uint32_t run_timeout_ms = 0;   // 0 = broker default
+  uint32_t run_timeout_ms = 0;   // 0 = the broker's default (kDefaultRunTimeoutMs unless configured)
   bool use_cache = true;         // false: always evaluate (benchmarks, re-measurements)
 };
 
@@ -154,6 +158,9 @@ std::string Encode(const ControlReplyMsg& m);
 // Each decoder: InvalidArgument on malformed input (bad msgpack, trailing bytes, wrong types,
 // missing required keys), ResourceExhausted when a limit is exceeded. Never throws.
 absl::StatusOr<SubmitMsg> DecodeSubmit(std::string_view body);
+// The "id" of a SUBMIT whose decoding failed for another reason, so that its ERROR can name the
+// job; "" when the body is no map or has no usable id.
+std::string PeekJobId(std::string_view body);
 absl::StatusOr<ResultMsg> DecodeResult(std::string_view body);
 absl::StatusOr<ErrorMsg> DecodeError(std::string_view body);
 absl::StatusOr<HeartbeatMsg> DecodeHeartbeat(std::string_view body);
@@ -174,8 +181,10 @@ absl::StatusOr<ResultRecord> DecodeRecord(std::string_view bytes);
 std::string_view StatusWireName(JobStatus s);
 std::optional<JobStatus> ParseStatusWireName(std::string_view s);
 
-// Stable 128-bit content hash of a module's text, as 32 lowercase hex digits.
-std::string ModuleHash(std::string_view text);
+// The address of a module text on the wire (SUBMIT/JOB/NEED_MODULE "module_hash", a record's
+// "text_hash"): HashText (cost/module_hash.h) of the exact bytes, 32 lowercase hex digits.
+// Not the module's identity: records carry that as module_hash (ModuleHash of the parsed module).
+std::string TextHash(std::string_view text);
 
 // Cache key of a job: (module hash, pipeline, decisions, hardware class, protocol version).
 std::string CacheKey(const std::string& module_hash, const std::string& pipeline,

@@ -74,10 +74,11 @@ std::optional<JobStatus> ParseStatusWireName(std::string_view s) {
 std::string EncodeRecord(const ResultRecord& r) {
   msgpack::sbuffer buf;
   Packer pk(buf);
-  pk.pack_map(r.mismatch ? 10 : 9);
+  pk.pack_map(r.mismatch ? 11 : 10);
   KV(pk, "status", StatusWireName(r.status));
   KV(pk, "message", r.message);
   KV(pk, "module_hash", r.module_hash);
+  KV(pk, "text_hash", r.text_hash);
   KV(pk, "pipeline", r.pipeline);
   PackStr(pk, "cost");
   const CostDistribution& c = r.cost;
@@ -144,6 +145,7 @@ absl::StatusOr<ResultRecord> DecodeRecord(std::string_view bytes) {
   r.status = *st;
   HLOX_ASSIGN_OR_RETURN(r.message, m.OptStr("message", kMaxTextBytes));
   HLOX_ASSIGN_OR_RETURN(r.module_hash, m.OptStr("module_hash", kMaxNameBytes));
+  HLOX_ASSIGN_OR_RETURN(r.text_hash, m.OptStr("text_hash", kMaxNameBytes));
   HLOX_ASSIGN_OR_RETURN(r.pipeline, m.OptStr("pipeline", kMaxNameBytes));
   HLOX_ASSIGN_OR_RETURN(MapView c, m.Map("cost"));
   HLOX_ASSIGN_OR_RETURN(r.cost.median, c.OptF64("median", 0));
@@ -208,7 +210,7 @@ absl::StatusOr<ResultRecord> DecodeRecord(std::string_view bytes) {
   return r;
 }
 
-std::string ModuleHash(std::string_view text) {
+std::string TextHash(std::string_view text) {
   return HashText(text);  // cost/module_hash.h: the one content hash of hlox
 }
 
@@ -222,7 +224,7 @@ std::string CacheKey(const std::string& module_hash, const std::string& pipeline
   PackDecisions(pk, decisions);
   PackStr(pk, hardware_class);
   pk.pack(static_cast<int>(kVersion));
-  return ModuleHash(std::string_view(buf.data(), buf.size()));
+  return TextHash(std::string_view(buf.data(), buf.size()));
 }
 
 }  // namespace hlox::proto

@@ -318,6 +318,7 @@ constexpr Field kRecordFields[] = {
     {"status", Want::kStr, true, kMaxNameBytes},
     {"message", Want::kStr, false, kMaxTextBytes},
     {"module_hash", Want::kStr, false, kMaxNameBytes},
+    {"text_hash", Want::kStr, false, kMaxNameBytes},
     {"pipeline", Want::kStr, false, kMaxNameBytes},
     {"cost", Want::kMap, true, 0, kCostFields, std::size(kCostFields)},
     {"analytical", Want::kMap, true, 0, kAnalyticalFields, std::size(kAnalyticalFields)},

@@ -115,29 +115,6 @@ Totals ComputationTotals(const Computation& c, const Rates& r) {
 
 }  // namespace
 
-int64_t AnalyticalOpCount(const Module& module) {
-  if (module.entry() == nullptr) return 0;
-  int64_t n = 0;
-  std::unordered_set<const Computation*> seen;
-  std::vector<const Computation*> stack{module.entry()};
-  while (!stack.empty()) {
-    const Computation* c = stack.back();
-    stack.pop_back();
-    if (!seen.insert(c).second) continue;
-    for (const auto& i : c->instructions()) {
-      Opcode op = i->opcode();
-      if (op != Opcode::kParameter && op != Opcode::kConstant && op != Opcode::kTuple &&
-          op != Opcode::kGetTupleElement) {
-        ++n;
-      }
-      if (IsControlFlowOp(*i)) {
-        for (const Computation* b : i->called_computations()) stack.push_back(b);
-      }
-    }
-  }
-  return n;
-}
-
 AnalyticalCost ComputeAnalyticalCost(const Module& module, const AnalyticalOptions& options) {
   AnalyticalCost a;
   a.scratchpad_bytes = options.scratchpad_bytes;
@@ -153,7 +130,7 @@ AnalyticalCost ComputeAnalyticalCost(const Module& module, const AnalyticalOptio
   r.flops.fusion_rule = options.fusion_flops;
   r.flops.threads = options.threads;
   Totals t = ComputationTotals(entry, r);
-  a.op_count = AnalyticalOpCount(module);
+  a.op_count = OpCount(module);
   a.flops = t.flops;
   a.bytes_moved = t.bytes;
   a.roofline_seconds = t.seconds;

@@ -2,7 +2,7 @@
 // - op count: instructions of the entry and of the computations it runs as control flow
 //   (while/conditional/call bodies, each computation once), excluding parameter, constant,
 //   tuple and get-tuple-element; a fusion counts as one op, the computations of reducers,
-//   comparators and fusions are part of their op. The same definition as passes' OpCount.
+//   comparators and fusions are part of their op. OpCount of ir/module.h.
 // - FLOPs: dot and convolution exact (2 per multiply-add; convolution taps that fall into
 //   padding or base-dilation holes excluded), elementwise 1 per element, transcendental
 //   kTranscendentalFlops per element, reductions one reducer application per input element.
@@ -73,9 +73,6 @@ struct AnalyticalOptions {
 // Every analytical cost of `module` (which must be verified).
 AnalyticalCost ComputeAnalyticalCost(const Module& module, const AnalyticalOptions& options = {});
 
-// Op count as defined above (equal to OpCount of passes/module_util.h, which needs the passes
-// library; this one lets the cost core stay IR-only).
-int64_t AnalyticalOpCount(const Module& module);
 // FLOPs of one execution of `instr` (fusions: their fused instructions; control flow: their
 // bodies as described above).
 double InstructionFlops(const Instruction& instr, const FlopsOptions& options = {});

@@ -61,9 +61,9 @@ struct EvalOptions {
 ResultRecord EvaluateCandidate(const Module& original, const std::string& pipeline,
                                const PipelineDecisions& decisions, const EvalOptions& options);
 
-// The same for an already optimized module (a pass outside the pipeline registry, a module a
-// worker received optimized): verify, validate against `original`, measure, analyse. The
-// record's pipeline is left empty for the caller to fill.
+// The same for a module rewritten outside hlox's pipelines (`hlox eval --candidate`: XLA's
+// optimized dump of the same program, a hand-written rewrite): verify, validate against
+// `original`, measure, analyse. The record's pipeline is left empty for the caller to fill.
 ResultRecord EvaluateOptimized(const Module& original, const Module& optimized,
                                const EvalOptions& options);
 

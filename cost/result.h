@@ -79,7 +79,14 @@ struct Mismatch {
 struct ResultRecord {
   JobStatus status = JobStatus::kOk;
   std::string message;         // error text for non-OK statuses
-  std::string module_hash, pipeline;
+  // The module's identity: ModuleHash (cost/module_hash.h) of the ORIGINAL module, its canonical
+  // text without metadata, so records of one program join whatever path evaluated it. Empty only
+  // when nobody parsed the module (a job that failed before any worker read it).
+  std::string module_hash;
+  // The fleet's address of the module: proto::TextHash of the exact text a job sent (empty for
+  // in-process evaluations). Two texts of one module (other names, metadata) differ here only.
+  std::string text_hash;
+  std::string pipeline;
   CostDistribution cost;       // empty unless measured
   AnalyticalCost analytical;
   Provenance provenance;

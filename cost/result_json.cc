@@ -88,6 +88,7 @@ json ToJson(const ResultRecord& r) {
   json j{{"status", std::string(JobStatusName(r.status))},
          {"message", r.message},
          {"module_hash", r.module_hash},
+         {"text_hash", r.text_hash},
          {"pipeline", r.pipeline},
          {"cost", ToJson(r.cost)},
          {"analytical", ToJson(r.analytical)},
@@ -160,6 +161,7 @@ absl::StatusOr<ResultRecord> ResultFromJson(const json& j) {
   }
   HLOX_GET(j, "message", &r.message);
   HLOX_GET(j, "module_hash", &r.module_hash);
+  HLOX_GET(j, "text_hash", &r.text_hash);
   HLOX_GET(j, "pipeline", &r.pipeline);
   HLOX_GET(j, "instruction_count", &r.instruction_count);
   HLOX_GET(j, "eval_seconds", &r.eval_seconds);

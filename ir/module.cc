@@ -147,4 +147,32 @@ std::unique_ptr<Module> Module::Clone() const {
   return m;
 }
 
+int64_t OpCount(const Module& module) {
+  if (module.entry() == nullptr) return 0;
+  int64_t n = 0;
+  std::unordered_set<const Computation*> seen;
+  std::vector<const Computation*> stack{module.entry()};
+  while (!stack.empty()) {
+    const Computation* c = stack.back();
+    stack.pop_back();
+    if (!seen.insert(c).second) continue;
+    for (const auto& i : c->instructions()) {
+      switch (i->opcode()) {
+        case Opcode::kParameter:
+        case Opcode::kConstant:
+        case Opcode::kTuple:
+        case Opcode::kGetTupleElement:
+          break;
+        default:
+          ++n;
+      }
+      if (i->opcode() == Opcode::kCall || i->opcode() == Opcode::kWhile ||
+          i->opcode() == Opcode::kConditional) {
+        for (const Computation* callee : i->called_computations()) stack.push_back(callee);
+      }
+    }
+  }
+  return n;
+}
+
 }  // namespace hlox

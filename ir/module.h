@@ -64,4 +64,10 @@ class Module {
   int64_t name_counter_ = 0;
 };
 
+// Instructions that do work: every instruction of the entry and of computations reached
+// through call/while/conditional (not fusion bodies or to_apply reducers), excluding parameter,
+// constant, tuple and get-tuple-element. A fusion counts once. The op-count reward and the
+// analytical cost's op count.
+int64_t OpCount(const Module& module);
+
 }  // namespace hlox

@@ -4,13 +4,10 @@
 // constant, so folded values are bit-identical to what execution would produce. Never folded:
 // random or side-effecting ops, custom calls, control flow, fusions, broadcasts and iotas
 // (they only make constants bigger), tuple or token results.
-#include "absl/strings/str_cat.h"
 #include "passes/module_util.h"
 #include "passes/passes.h"
 #include "passes/site_util.h"
-#ifdef HLOX_HAVE_RUNTIME
 #include "runtime/executor.h"
-#endif
 
 namespace hlox {
 namespace {
@@ -47,7 +44,6 @@ bool Foldable(const Instruction& i, int64_t max_elements) {
 
 // Evaluates `i` on its constant operands with the runtime.
 absl::StatusOr<Literal> Evaluate(const Instruction& i) {
-#ifdef HLOX_HAVE_RUNTIME
   Module tiny("fold");
   ComputationMap map;
   for (const Computation* c : i.called_computations()) CopyComputationInto(*c, tiny, map);
@@ -70,9 +66,6 @@ absl::StatusOr<Literal> Evaluate(const Instruction& i) {
   auto value = (*exec)->Run({});
   if (!value.ok()) return value.status();
   return rt::LiteralFromValue(*value, i.shape());
-#else
-  return absl::UnimplementedError(absl::StrCat("constant folding of ", i.name(), " needs the runtime"));
-#endif
 }
 
 class ConstantFoldingPass : public Pass {

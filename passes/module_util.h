@@ -27,9 +27,4 @@ Computation* CopyComputationInto(const Computation& comp, Module& dst, Computati
 // header signature is dropped so it is recomputed from the instructions.
 std::unique_ptr<Module> ExtractComputation(const Computation& comp, const std::string& name);
 
-// Instructions counted by the op-count reward: every instruction of the entry and of
-// computations reached through call/while/conditional (not fusion bodies or to_apply
-// reducers), excluding parameter, constant, tuple and get-tuple-element. Fusions count once.
-int64_t OpCount(const Module& module);
-
 }  // namespace hlox

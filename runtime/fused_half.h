@@ -31,16 +31,6 @@ inline uint16_t FloatToBf16Bits(float f) {
 // f rounded to bf16 precision, as a float.
 inline float RoundBf16(float f) { return Bf16BitsToFloat(FloatToBf16Bits(f)); }
 
-// d[i] = the float of bf16 s[i], i < n.
-inline void Bf16ToF32(const uint16_t* s, float* d, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) d[i] = Bf16BitsToFloat(s[i]);
-}
-
-// d[i] = s[i] rounded to bf16, i < n.
-inline void F32ToBf16(const float* s, uint16_t* d, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) d[i] = FloatToBf16Bits(s[i]);
-}
-
 // x[i] rounded to bf16 precision in place, i < n.
 inline void RoundBf16InPlace(float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] = RoundBf16(x[i]);

@@ -10,6 +10,15 @@ bash scripts/setup.sh
 cd build
 jobs="$(nproc)"
 echo "test: $(bin/hlox cpu | tr '\n' ' ')"
+# A suite that shrinks (a folder skipped, a test binary that registers nothing) fails here.
+count_tests() { ctest -N "$@" | sed -n 's/^Total Tests: //p'; }
+while read -r kind floor; do
+  case "$kind" in all) have="$(count_tests)" ;; runtime) have="$(count_tests -L runtime)" ;; *) continue ;; esac
+  if (( have < floor )); then
+    echo "test: only $have tests registered ($kind), the floor in tests/test_count_floor is $floor" >&2
+    exit 1
+  fi
+done < <(grep -v '^#' ../tests/test_count_floor)
 ctest --output-on-failure -j "$jobs" --timeout 900
 best="$(bin/hlox cpu --levels | tail -n 1)"
 for level in $(bin/hlox cpu --levels); do

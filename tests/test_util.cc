@@ -1,7 +1,10 @@
 // Corpus discovery and small file helpers for tests.
 #include "tests/test_util.h"
 
+#include <sys/wait.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -59,6 +62,19 @@ std::string ReadFileOrDie(const std::string& path) {
 std::string HloxBinary() {
   const char* env = std::getenv("HLOX_BIN");
   return env ? env : "build/bin/hlox";
+}
+
+CliRun RunHlox(const std::string& args, bool with_stderr) {
+  std::string cmd = HloxBinary() + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+  CliRun r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
 }
 
 }  // namespace hlox::testing

@@ -36,6 +36,12 @@ bool InCi();
 std::string ReadFileOrDie(const std::string& path);
 // Path of the built hlox binary.
 std::string HloxBinary();
+struct CliRun {
+  int code = -1;    // exit status
+  std::string out;  // standard output (and standard error when asked for)
+};
+// Runs the hlox binary with `args` (a shell word list) and collects its output.
+CliRun RunHlox(const std::string& args, bool with_stderr = false);
 std::string SourceDir();
 
 }  // namespace hlox::testing

@@ -26,6 +26,7 @@
 #include "passes/decisions_io.h"
 #include "nlohmann/json.hpp"
 #include "passes/pipeline.h"
+#include "tools/command_input.h"
 #include "tools/commands.h"
 
 namespace hlox::cli {
@@ -33,6 +34,7 @@ namespace {
 
 struct EvalCliOptions {
   std::string file, pipeline, decisions, paired_against;
+  std::string candidate;    // --candidate: an already rewritten module to judge against `file`
   bool json = false, no_samples = false;
   bool in_process = false;  // --in-process, or set by an option only this process can honour
   std::string reference;    // --reference: a HostReferenceKind name
@@ -110,24 +112,34 @@ int RunEval(EvalCliOptions& o) {
     std::cerr << "hlox eval: --reference: compute, memory, mix or none\n";
     return 2;
   }
-  auto module = ParseModuleFile(o.file);
-  if (!module.ok()) {
-    std::cerr << module.status().message() << "\n";
-    return 1;
-  }
-  absl::StatusOr<DecisionsFile> read = ReadDecisionsFile(o.decisions);
-  if (!read.ok()) {
-    std::cerr << "hlox eval: " << read.status().message() << "\n";
-    return 3;
-  }
-  const DecisionsFile& decisions = *read;
+  int exit_code = 0;
+  std::optional<CommandInput> in = ReadCommandInput("eval", o.file, o.decisions, 3, &exit_code);
+  if (!in) return exit_code;
+  const Module& module = *in->module;
+  const DecisionsFile& decisions = in->decisions;
   std::string pipeline = EffectivePipeline(o.pipeline, decisions);
-  ResultRecord r = o.in_process ? EvaluateCandidate(**module, pipeline, decisions.decisions, o.eval)
-                                : EvaluateOnFleet(o, **module, pipeline, decisions.decisions);
+  std::unique_ptr<Module> given;  // --candidate
+  if (!o.candidate.empty()) {
+    absl::StatusOr<std::unique_ptr<Module>> read = ParseModuleFile(o.candidate);
+    if (!read.ok()) {
+      std::cerr << read.status().message() << "\n";
+      return 1;
+    }
+    given = *std::move(read);
+  }
+  ResultRecord r;
+  if (given) {
+    r = EvaluateOptimized(module, *given, o.eval);
+    r.pipeline = "candidate:" + o.candidate;
+  } else {
+    r = o.in_process ? EvaluateCandidate(module, pipeline, decisions.decisions, o.eval)
+                     : EvaluateOnFleet(o, module, pipeline, decisions.decisions);
+  }
   std::optional<PairedResult> paired;
   if (!o.paired_against.empty() && r.status == JobStatus::kOk) {
-    auto base = RunPipeline(**module, o.paired_against, {});
-    auto cand = RunPipeline(**module, pipeline, decisions.decisions);
+    auto base = RunPipeline(module, o.paired_against, {});
+    absl::StatusOr<std::unique_ptr<Module>> cand =
+        given ? absl::StatusOr<std::unique_ptr<Module>>(given->Clone()) : RunPipeline(module, pipeline, decisions.decisions);
     absl::StatusOr<PairedResult> p = !base.ok()   ? absl::StatusOr<PairedResult>(base.status())
                                      : !cand.ok() ? absl::StatusOr<PairedResult>(cand.status())
                                                   : MeasurePairedModules(**base, **cand, o.eval);
@@ -180,6 +192,10 @@ void RegisterEval(CLI::App& app) {
   cmd->add_option("--workers", o->fleet.workers, "embedded workers (one candidate needs one)")
       ->capture_default_str()->check(CLI::Range(1, 1024));
   cmd->add_flag("--in-process", o->in_process, "evaluate in this process, without a fleet");
+  cmd->add_option("--candidate", o->candidate,
+                  "judge this already rewritten module (e.g. XLA's optimized dump) against FILE instead of "
+                  "running a pipeline; in this process")
+      ->excludes("--decisions");
   cmd->add_option("--seed", o->eval.seed, "seed for inputs, elided constants and rng");
   cmd->add_option("--threads", o->eval.threads, "runtime threads")->check(CLI::Range(1, 1024));
   cmd->add_flag("--json", o->json, "print the record as JSON");
@@ -209,14 +225,14 @@ void RegisterEval(CLI::App& app) {
   cmd->add_flag("!--no-measure", o->eval.measure, "skip timing (analytical costs only)");
   cmd->callback([o, cmd] {
     // A job carries module, pipeline and decisions; these options need this process.
-    for (const char* local : {"--paired-against", "--seed", "--time-cap", "--target-error", "--min-samples", "--max-samples",
+    for (const char* local : {"--candidate", "--paired-against", "--seed", "--time-cap", "--target-error", "--min-samples", "--max-samples",
                               "--warmups", "--interference-threshold", "--sched-threshold", "--reference",
                               "--reference-weight", "--scratchpad", "--tolerance-scale", "--no-validate",
                               "--no-measure"}) {
       if (cmd->count(local) > 0) o->in_process = true;
     }
     if (o->in_process && !o->fleet.broker.empty()) {
-      std::cerr << "hlox eval: --broker cannot carry --in-process, --seed, --paired-against or the protocol "
+      std::cerr << "hlox eval: --broker cannot carry --in-process, --candidate, --seed, --paired-against or the protocol "
                    "options; drop --broker to evaluate here\n";
       ExitCode() = 2;
       return;

@@ -10,6 +10,7 @@
 #include "passes/decisions_io.h"
 #include "passes/module_util.h"
 #include "passes/pipeline.h"
+#include "tools/command_input.h"
 #include "tools/commands.h"
 
 namespace hlox::cli {
@@ -24,20 +25,14 @@ struct OptOptions {
 };
 
 int RunOpt(const OptOptions& o) {
-  auto module = ParseModuleFile(o.file);
-  if (!module.ok()) {
-    std::cerr << module.status().message() << "\n";
-    return 1;
-  }
-  absl::StatusOr<DecisionsFile> read = ReadDecisionsFile(o.decisions);
-  if (!read.ok()) {
-    std::cerr << "hlox opt: " << read.status().message() << "\n";
-    return 1;
-  }
-  const DecisionsFile& decisions = *read;
+  int exit_code = 0;
+  std::optional<CommandInput> in = ReadCommandInput("opt", o.file, o.decisions, 1, &exit_code);
+  if (!in) return exit_code;
+  const Module& module = *in->module;
+  const DecisionsFile& decisions = in->decisions;
   std::string pipeline = EffectivePipeline(o.pipeline, decisions);
   PipelineReport report;
-  auto out = RunPipeline(**module, pipeline, decisions.decisions, &report);
+  auto out = RunPipeline(module, pipeline, decisions.decisions, &report);
   if (!out.ok()) {
     std::cerr << "hlox opt: " << out.status().message() << "\n";
     return IsInvalidDecisions(out.status()) ? 3 : 1;
@@ -51,8 +46,8 @@ int RunOpt(const OptOptions& o) {
       std::cerr << inv.key << ": " << inv.sites << " sites, " << inv.report.applied << " applied, "
                 << inv.report.stale.size() << " stale\n";
     }
-    std::cerr << "instructions " << (*module)->InstructionCount() << " -> " << (*out)->InstructionCount()
-              << ", op count " << OpCount(**module) << " -> " << OpCount(**out) << "\n";
+    std::cerr << "instructions " << module.InstructionCount() << " -> " << (*out)->InstructionCount()
+              << ", op count " << OpCount(module) << " -> " << OpCount(**out) << "\n";
   }
   std::string text = PrintModule(**out);
   if (o.output.empty()) {

@@ -9,6 +9,7 @@
 #include "passes/decisions_io.h"
 #include "passes/features.h"
 #include "passes/pipeline.h"
+#include "tools/command_input.h"
 #include "tools/commands.h"
 
 namespace hlox::cli {
@@ -23,18 +24,12 @@ struct SitesOptions {
 };
 
 int RunSites(const SitesOptions& o) {
-  auto module = ParseModuleFile(o.file);
-  if (!module.ok()) {
-    std::cerr << module.status().message() << "\n";
-    return 1;
-  }
-  absl::StatusOr<DecisionsFile> read = ReadDecisionsFile(o.decisions);
-  if (!read.ok()) {
-    std::cerr << "hlox sites: " << read.status().message() << "\n";
-    return 1;
-  }
-  const PipelineDecisions& decisions = read->decisions;
-  auto point = NextDecisionPoint(**module, o.pipeline, decisions);
+  int exit_code = 0;
+  std::optional<CommandInput> in = ReadCommandInput("sites", o.file, o.decisions, 1, &exit_code);
+  if (!in) return exit_code;
+  const Module& module = *in->module;
+  const PipelineDecisions& decisions = in->decisions.decisions;
+  auto point = NextDecisionPoint(module, o.pipeline, decisions);
   if (!point.ok()) {
     std::cerr << "hlox sites: " << point.status().message() << "\n";
     return 1;

@@ -29,7 +29,7 @@ ResultRecord EvaluateInThisProcess(const EvalRequest& req, const EvalSettings& s
   opts.worker_id = s.worker_id;
   opts.hardware_class = s.hardware_class;
   ResultRecord r = EvaluateCandidate(*req.module, req.pipeline, req.decisions, opts);
-  r.module_hash = req.module_hash;  // the service addresses modules by their text's hash
+  r.text_hash = req.text_hash;  // (module_hash: EvaluateCandidate's, the canonical one)
   return r;
 }
 
@@ -42,7 +42,7 @@ EvalOutcome RunForked(const EvalRequest& req, const EvalSettings& s,
   // must be computed or a child forked first, right now instead (`started` runs only once).
   if (!(s.warm_child && ExecutorWarmChildren().PidFor(req) > 0) && started) started();
   // A reference-output child that crashed or hung already decided this job's fate.
-  uint32_t timeout_ms = req.run_timeout_ms ? req.run_timeout_ms : 120000;
+  uint32_t timeout_ms = req.run_timeout_ms ? req.run_timeout_ms : proto::kDefaultRunTimeoutMs;
   auto t0 = std::chrono::steady_clock::now();
   PrimeOutcome prime;
   if (s.keep_reference) prime = PrimeReference(req, s.threads, timeout_ms);
@@ -132,6 +132,7 @@ EvalOutcome RunSleepJob(const EvalRequest& req, const EvalSettings& s,
   // how long the result took to reach the agent (service_bench).
   out.record.message = absl::StrCat("test job ended at CLOCK_MONOTONIC ns ", t);
   out.record.module_hash = req.module_hash;
+  out.record.text_hash = req.text_hash;
   out.record.pipeline = req.pipeline;
   out.record.provenance.worker_id = s.worker_id;
   out.record.provenance.hardware_class = s.hardware_class;
@@ -146,6 +147,7 @@ ResultRecord MakeRecord(JobStatus status, const std::string& message, const Eval
   r.status = status;
   r.message = message;
   r.module_hash = req.module_hash;
+  r.text_hash = req.text_hash;
   r.pipeline = req.pipeline;
   r.provenance = MachineProvenance();
   r.provenance.threads = s.threads;

@@ -19,8 +19,9 @@ namespace hlox::worker {
 struct EvalRequest {
   std::shared_ptr<const Module> module;  // parsed; null when the text did not parse
   std::string parse_error;               // why module is null
-  std::shared_ptr<const std::string> text;  // module text (the pre-cost stand-in reads it)
-  std::string module_hash, pipeline;
+  std::string text_hash;    // the job's address of the module text (proto::TextHash)
+  std::string module_hash;  // the module's identity (cost/module_hash.h); empty when module is null
+  std::string pipeline;
   PipelineDecisions decisions;
   uint32_t run_timeout_ms = 0;
 };

@@ -48,12 +48,7 @@ std::string ComputeInChild(const Module& module, uint64_t seed, int threads) {
   return bytes;
 }
 
-// Text hash -> ModuleHash (printing a module per job is not free), and the modules whose
-// reference run reported an error. Both small; cleared when they grow.
-std::unordered_map<std::string, std::string>& CanonicalHashes() {
-  static auto* m = new std::unordered_map<std::string, std::string>();
-  return *m;
-}
+// The modules (ModuleHash) whose reference run reported an error. Small; cleared when it grows.
 std::unordered_set<std::string>& FailedReferences() {
   static auto* s = new std::unordered_set<std::string>();
   return *s;
@@ -65,13 +60,8 @@ PrimeOutcome PrimeReference(const EvalRequest& req, int threads, uint32_t timeou
   PrimeOutcome out;
   if (!req.module || !req.module->entry()) return out;
   (void)CachedPeaks();  // loaded once here instead of in every job's child
-  auto& hashes = CanonicalHashes();
-  auto hit = hashes.find(req.module_hash);
-  if (hit == hashes.end()) {
-    if (hashes.size() > 4096) hashes.clear();
-    hit = hashes.emplace(req.module_hash, ModuleHash(*req.module)).first;
-  }
-  const std::string& key = hit->second;
+  // The worker computed the module's hash once when the text arrived (worker.cc).
+  const std::string key = req.module_hash.empty() ? ModuleHash(*req.module) : req.module_hash;
   const uint64_t seed = EvalOptions{}.seed;  // the worker evaluates with the default seed
   if (GlobalReferenceCache().Find(key, seed)) {
     out.result = PrimeResult::kCached;

@@ -121,8 +121,8 @@ bool WarmChild::Start(const EvalRequest& req, const EvalSettings& settings, std:
     if (::getppid() != parent) ::_exit(0);
     EvalRequest base;
     base.module = req.module;
-    base.text = req.text;
     base.module_hash = req.module_hash;
+    base.text_hash = req.text_hash;
     ChildLoop(sv[1], std::move(base), settings);
   }
   ::close(sv[1]);
@@ -130,7 +130,7 @@ bool WarmChild::Start(const EvalRequest& req, const EvalSettings& settings, std:
   fd_ = sv[0];
   ParentEnds().insert(fd_);
   module_ = req.module;
-  module_hash_ = req.module_hash;
+  text_hash_ = req.text_hash;
   threads_ = settings.threads;
   jobs_ = 0;
   ++forks_;
@@ -159,7 +159,7 @@ ChildOutput WarmChild::Run(const EvalRequest& req, const EvalSettings& settings,
   const auto t0 = std::chrono::steady_clock::now();
   const Deadline deadline = t0 + std::chrono::milliseconds(timeout_ms);
   proto::JobMsg j;
-  j.module_hash = req.module_hash;
+  j.module_hash = req.text_hash;
   j.pipeline = req.pipeline;
   j.decisions = req.decisions;
   j.run_timeout_ms = req.run_timeout_ms;
@@ -171,7 +171,7 @@ ChildOutput WarmChild::Run(const EvalRequest& req, const EvalSettings& settings,
       pid_ = -1;  // died while idle (killed from outside): reaped here, forget it
       CloseFd();
     }
-    if (pid_ <= 0 || module_ != req.module || module_hash_ != req.module_hash ||
+    if (pid_ <= 0 || module_ != req.module || text_hash_ != req.text_hash ||
         threads_ != settings.threads || jobs_ >= kWarmChildMaxJobs) {
       Stop();
       if (!Start(req, settings, &out.error)) return out;

@@ -46,7 +46,7 @@ class WarmChild {
   int64_t forks() const { return forks_; }  // children started so far
   // True when the live child serves req's module (the next Run for it forks nothing).
   bool Serves(const EvalRequest& req) const {
-    return pid_ > 0 && module_ == req.module && module_hash_ == req.module_hash;
+    return pid_ > 0 && module_ == req.module && text_hash_ == req.text_hash;
   }
 
  private:
@@ -56,7 +56,7 @@ class WarmChild {
   pid_t pid_ = -1;
   int fd_ = -1;                               // parent's end of the socketpair
   std::shared_ptr<const Module> module_;      // the module the child serves
-  std::string module_hash_;
+  std::string text_hash_;
   int threads_ = 0, jobs_ = 0;
   int64_t forks_ = 0;
 };

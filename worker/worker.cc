@@ -23,6 +23,7 @@
 #include "common/cpu_latency.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
+#include "cost/module_hash.h"
 #include "cost/provenance.h"
 #include "ir/parser.h"
 #include "worker/evaluator.h"
@@ -46,7 +47,7 @@ struct Finished {
 
 struct CachedModule {
   std::shared_ptr<const Module> module;
-  std::shared_ptr<const std::string> text;
+  std::string module_hash;  // ModuleHash(*module), computed once per module
   std::string error;
   size_t bytes = 0;
 };
@@ -148,7 +149,7 @@ void WorkerLoop::OnJob(std::string_view body) {
   Task t;
   t.job_id = m->job_id;
   t.attempt = m->attempt;
-  t.req.module_hash = m->module_hash;
+  t.req.text_hash = m->module_hash;
   t.req.pipeline = m->pipeline;
   t.req.decisions = std::move(m->decisions);
   t.req.run_timeout_ms = m->run_timeout_ms;
@@ -159,7 +160,7 @@ void WorkerLoop::OnJob(std::string_view body) {
   }
   auto it = modules_.find(m->module_hash);
   if (it == modules_.end() && !m->module_text.empty()) {
-    if (proto::ModuleHash(m->module_text) != m->module_hash) {
+    if (proto::TextHash(m->module_text) != m->module_hash) {
       EvalOutcome bad;
       bad.record = MakeRecord(JobStatus::kRunError, "module text does not match its hash", t.req,
                               settings_);
@@ -168,25 +169,27 @@ void WorkerLoop::OnJob(std::string_view body) {
     }
     CachedModule cm;
     cm.bytes = m->module_text.size();
-    cm.text = std::make_shared<const std::string>(m->module_text);
     if (module_bytes_ + cm.bytes > kModuleCacheBytes) {  // simple policy: start over
       modules_.clear();
       module_bytes_ = 0;
     }
     absl::StatusOr<std::unique_ptr<Module>> parsed = ParseModule(m->module_text, "<job module>");
-    if (parsed.ok()) cm.module = std::shared_ptr<const Module>(std::move(*parsed));
+    if (parsed.ok()) {
+      cm.module = std::shared_ptr<const Module>(std::move(*parsed));
+      cm.module_hash = ModuleHash(*cm.module);
+    }
     else cm.error = absl::StrCat("module does not parse: ", parsed.status().message());
     module_bytes_ += cm.bytes;
     it = modules_.emplace(m->module_hash, std::move(cm)).first;
   }
   if (it == modules_.end()) {
     Send(Command::kNeedModule, proto::Encode(proto::NeedModuleMsg{t.job_id, t.attempt,
-                                                                  t.req.module_hash}));
+                                                                  t.req.text_hash}));
     return;
   }
   t.req.module = it->second.module;
+  t.req.module_hash = it->second.module_hash;
   t.req.parse_error = it->second.error;
-  t.req.text = it->second.text;
   {
     std::lock_guard<std::mutex> lock(mu_);
     tasks_.push_back(std::move(t));

@@ -84,7 +84,7 @@ void WorkerPathComparison(const std::string& text, std::shared_ptr<const Module>
                           double direct_rate) {
   worker::EvalRequest req;
   req.module = std::move(module);
-  req.module_hash = proto::ModuleHash(text);
+  req.module_hash = proto::TextHash(text);
   req.pipeline = "default";
   worker::EvalSettings warm, fresh, recomputed;
   fresh.warm_child = false;

@@ -137,7 +137,7 @@ void RawProtocolRoundTrips(zmq::socket_t& d, const std::string& text, int n,
   static int next = 0;
   proto::Received in;
   proto::SubmitMsg m;
-  m.module_hash = proto::ModuleHash(text);
+  m.module_hash = proto::TextHash(text);
   m.pipeline = "none";
   m.use_cache = false;
   for (int i = 0; i < n; ++i) {

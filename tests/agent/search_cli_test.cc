@@ -14,21 +14,8 @@
 namespace hlox {
 namespace {
 
-struct CliRun {
-  int code;
-  std::string out;
-};
-
-CliRun Hlox(const std::string& args) {
-  std::string cmd = ::hlox::testing::HloxBinary() + " " + args + " 2>/dev/null";
-  CliRun r{0, ""};
-  FILE* p = popen(cmd.c_str(), "r");
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
-  r.code = WEXITSTATUS(pclose(p));
-  return r;
-}
+using ::hlox::testing::CliRun;
+CliRun Hlox(const std::string& args) { return ::hlox::testing::RunHlox(args); }
 
 std::string Example() { return ::hlox::testing::SourceDir() + "/examples/mlp_train_small.hlo"; }
 

@@ -94,10 +94,10 @@ ENTRY e {
 TEST(AnalyticalTest, OpCountExcludesParametersConstantsAndTuples) {
   auto m = Parse(kUnfused);
   ASSERT_TRUE(m);
-  EXPECT_EQ(AnalyticalOpCount(*m), 3);
+  EXPECT_EQ(OpCount(*m), 3);
   auto f = Parse(kFused);
   ASSERT_TRUE(f);
-  EXPECT_EQ(AnalyticalOpCount(*f), 1);  // a fusion is one op
+  EXPECT_EQ(OpCount(*f), 1);  // a fusion is one op
 }
 
 TEST(AnalyticalTest, BytesMovedFollowFusion) {

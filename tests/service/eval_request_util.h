@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "cost/module_hash.h"
 #include "gtest/gtest.h"
 #include "ir/parser.h"
 #include "worker/evaluator.h"
@@ -11,13 +12,17 @@
 namespace hlox::worker {
 
 // The request for `text` (parsed; a parse failure is a test failure) under the default
-// pipeline, labelled with `hash`, with a 20 s run timeout.
+// pipeline, addressed as `hash` (its text hash) and identified by its ModuleHash, with a 20 s run
+// timeout.
 inline EvalRequest TextRequest(const std::string& text, const std::string& hash) {
   EvalRequest req;
   auto m = ParseModule(text, "<test>");
   EXPECT_TRUE(m.ok()) << m.status();
-  if (m.ok()) req.module = std::shared_ptr<const Module>(std::move(*m));
-  req.module_hash = hash;
+  if (m.ok()) {
+    req.module = std::shared_ptr<const Module>(std::move(*m));
+    req.module_hash = ModuleHash(*req.module);
+  }
+  req.text_hash = hash;
   req.pipeline = "default";
   req.run_timeout_ms = 20000;
   return req;

@@ -25,7 +25,7 @@ std::string SubmitBody(const std::string& id, const std::string& text) {
   proto::SubmitMsg s;
   s.job_id = id;
   s.module_text = text;
-  s.module_hash = proto::ModuleHash(text);
+  s.module_hash = proto::TextHash(text);
   s.pipeline = "default";
   s.decisions = {{"simplify#0", {1, 0, 1}}};
   return proto::Encode(s);
@@ -104,7 +104,7 @@ TEST(Hostile, BrokerRefusesEveryBadFrameAndKeepsServing) {
                                                             : zmq::send_flags::none);
     }
   }
-  int errors = 0;
+  int errors = 0, named = 0;
   auto deadline = std::chrono::steady_clock::now() + 30s;
   proto::Received in;
   while (errors < n && std::chrono::steady_clock::now() < deadline) {
@@ -118,9 +118,11 @@ TEST(Hostile, BrokerRefusesEveryBadFrameAndKeepsServing) {
           std::string_view(static_cast<const char*>(in.frames[1].data()), in.frames[1].size()));
       ASSERT_TRUE(e.ok());
       ++errors;
+      named += e->job_id == "d";  // a SUBMIT that decodes but for its decisions names its job
     }
   }
   EXPECT_EQ(errors, n) << "every hostile message gets an error reply";
+  EXPECT_GT(named, 0) << "an undecodable SUBMIT with a readable id gets an ERROR naming it";
   // Jobs after the attack: one good, one unparsable module, one with a wrong hash.
   ASSERT_TRUE((*client)->Submit(Job("after", AddModule("after"))).ok());
   ASSERT_TRUE((*client)->Submit(Job("unparsable", "HloModule broken\nENTRY {{{")).ok());
@@ -172,7 +174,7 @@ TEST(Hostile, WorkerDropsBadFramesAndStillEvaluates) {
     }
   }
   auto send_job = [&](const std::string& id, const std::string& text) {
-    proto::JobMsg j{id, 1, proto::ModuleHash(text), text, "default", {}, 10000};
+    proto::JobMsg j{id, 1, proto::TextHash(text), text, "default", {}, 10000};
     ASSERT_EQ(proto::SendMsg(*router, "target", Command::kJob, proto::Encode(j)),
               proto::SendResult::kOk);
   };

@@ -15,7 +15,7 @@ SubmitMsg SampleSubmit() {
   s.job_id = "job-1";
   s.campaign = "camp";
   s.module_text = "HloModule m";
-  s.module_hash = ModuleHash(s.module_text);
+  s.module_hash = TextHash(s.module_text);
   s.pipeline = "default";
   s.decisions = {{"simplify#0", {0, 1, -2, 70000}}, {"fusion#0", {}}};
   s.hardware_class = "cpu";
@@ -256,12 +256,34 @@ TEST(Protocol, RecordCarriesNormalizedCost) {
   EXPECT_TRUE(p->cost.reference_compute.empty());
 }
 
+TEST(Protocol, PeekJobIdNamesTheJobOfABadSubmit) {
+  auto body = [](auto id) {
+    msgpack::sbuffer b;
+    msgpack::packer<msgpack::sbuffer> pk(b);
+    pk.pack_map(2);
+    pk.pack(std::string("id"));
+    pk.pack(id);
+    pk.pack(std::string("module_hash"));
+    pk.pack(5);  // not a string: the SUBMIT does not decode
+    return std::string(b.data(), b.size());
+  };
+  ASSERT_FALSE(DecodeSubmit(body(std::string("job-9"))).ok());
+  EXPECT_EQ(PeekJobId(body(std::string("job-9"))), "job-9");
+  EXPECT_EQ(PeekJobId(body(7)), "");
+  EXPECT_EQ(PeekJobId("\x01\x02"), "");
+  EXPECT_EQ(PeekJobId(Encode(SampleSubmit())), "job-1");
+}
+
 TEST(Protocol, CacheKeyAndAddresses) {
   PipelineDecisions a = {{"s#0", {1, 0}}}, b = {{"s#0", {0, 1}}};
   EXPECT_EQ(CacheKey("h", "p", a, "cpu"), CacheKey("h", "p", a, "cpu"));
   EXPECT_NE(CacheKey("h", "p", a, "cpu"), CacheKey("h", "p", b, "cpu"));
   EXPECT_NE(CacheKey("h", "p", a, "cpu"), CacheKey("h", "p", a, "gpu"));
-  EXPECT_EQ(ModuleHash("x").size(), 32u);
+  // The vectors docs/PROTOCOL.md "Hashes" gives (computed by python/hlox/client.py's own
+  // implementation of the algorithm the document defines).
+  EXPECT_EQ(TextHash(""), "c3817c016ba4ff304812d590de40035d");
+  EXPECT_EQ(TextHash("x"), "338262d8f096398fc20dbe8060fbb8d6");
+  EXPECT_EQ(TextHash("HloModule m"), "145c74cae6ab3b626b88ce8ca48a1159");
   EXPECT_EQ(ControlAddressFor("tcp://127.0.0.1:5555"), "tcp://127.0.0.1:5556");
   EXPECT_EQ(ControlAddressFor("ipc:///tmp/b"), "ipc:///tmp/b.ctl");
   EXPECT_EQ(ControlAddressFor("udp://x"), "");

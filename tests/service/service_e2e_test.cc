@@ -9,6 +9,9 @@
 #include "agent/embedded.h"
 #include "broker/protocol.h"
 #include "common/cpu_isa.h"
+#include "cost/evaluate.h"
+#include "cost/module_hash.h"
+#include "ir/parser.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/service/service_test_util.h"
@@ -40,6 +43,7 @@ TEST(ServiceE2E, RealWorkersEvaluateJobs) {
   auto client = agent::Client::Connect(addr);
   ASSERT_TRUE(client.ok());
   auto text = std::make_shared<const std::string>(AddModule());
+  const std::string module_hash = ModuleHash(**ParseModule(*text, "add"));
   const int n = 12;
   for (int i = 0; i < n; ++i) ASSERT_TRUE((*client)->Submit(Job("j" + std::to_string(i), text, false)).ok());
   int dups = 0;
@@ -52,7 +56,8 @@ TEST(ServiceE2E, RealWorkersEvaluateJobs) {
   std::set<std::string> workers;
   for (auto& [id, r] : results) {
     EXPECT_EQ(r.record.status, JobStatus::kOk) << id << ": " << r.record.message;
-    EXPECT_EQ(r.record.module_hash, proto::ModuleHash(*text));
+    EXPECT_EQ(r.record.module_hash, module_hash);
+    EXPECT_EQ(r.record.text_hash, proto::TextHash(*text));
     EXPECT_GE(r.attempts, 1u);
     EXPECT_EQ(r.record.provenance.isa, isa);
     EXPECT_EQ(r.record.provenance.hardware_class, "cpu-" + isa);
@@ -81,6 +86,43 @@ TEST(ServiceE2E, RealWorkersEvaluateJobs) {
 // runs; a campaign of such jobs is held to the class (and so the level) of its first dispatch.
 // With a generic-level worker beside the best-level one, no job of the campaign may run on the
 // other level.
+// One module identity: a fleet record and an in-process record of the same module carry the
+// same module_hash, whatever metadata or text the job sent; the text's hash (the fleet's
+// address) is reported separately.
+TEST(ServiceE2E, FleetAndInProcessRecordsShareTheModuleHash) {
+  int port = FreePortPair();
+  std::string addr = TcpAddress(port);
+  auto broker = StartBroker(addr);
+  auto w1 = StartWorker(addr, "w1");
+  ASSERT_TRUE(WaitForWorkers(proto::ControlAddressFor(addr), 1, 10s));
+  auto client = agent::Client::Connect(addr);
+  ASSERT_TRUE(client.ok());
+  const std::string body =
+      "\n\nENTRY main {\n  a = f32[4] parameter(0), metadata={op_name=\"x\"}\n  b = f32[4] parameter(1)\n"
+      "  ROOT c = f32[4] add(a, b), metadata={op_name=\"jit(f)/add\" source_file=\"f.py\" source_line=";
+  auto one = std::make_shared<const std::string>("HloModule meta" + body + "3}\n}\n");
+  auto two = std::make_shared<const std::string>("HloModule meta" + body + "7}\n}\n");
+  ASSERT_TRUE((*client)->Submit(Job("one", one, false)).ok());
+  ASSERT_TRUE((*client)->Submit(Job("two", two, false)).ok());
+  auto results = Collect(**client, 2, 30s, nullptr);
+  ASSERT_EQ(results.size(), 2u);
+  auto parsed = ParseModule(*one, "one");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EvalOptions local;
+  local.measure = false;  // identity only: no timing needed
+  ResultRecord here = EvaluateCandidate(**parsed, "default", {}, local);
+  ASSERT_EQ(here.status, JobStatus::kOk) << here.message;
+  EXPECT_EQ(here.module_hash, ModuleHash(**parsed));
+  EXPECT_TRUE(here.text_hash.empty());
+  for (const auto& [id, r] : results) {
+    EXPECT_EQ(r.record.status, JobStatus::kOk) << id << ": " << r.record.message;
+    EXPECT_EQ(r.record.module_hash, here.module_hash) << id;
+  }
+  EXPECT_EQ(results["one"].record.text_hash, proto::TextHash(*one));
+  EXPECT_EQ(results["two"].record.text_hash, proto::TextHash(*two));
+  EXPECT_NE(results["one"].record.text_hash, results["two"].record.text_hash);
+}
+
 TEST(ServiceE2E, BareClassPinsRunAtOneLevelPerCampaign) {
   int port = FreePortPair();
   std::string addr = TcpAddress(port);
@@ -129,6 +171,7 @@ TEST(ServiceE2E, CacheAnswersIdenticalJobsAndCoalesces) {
   auto third = Collect(**client, 1, 10s, nullptr);
   ASSERT_EQ(third.size(), 1u);
   EXPECT_EQ(third["c"].attempts, 0u);
+  EXPECT_TRUE(third["c"].cached);
   EXPECT_EQ(third["c"].record.status, JobStatus::kOk);
   auto st = nlohmann::json::parse(*agent::ControlRequest(proto::ControlAddressFor(addr), "status"));
   EXPECT_EQ(st["totals"]["cache_hits"].get<int>(), 2);
