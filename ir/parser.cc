@@ -99,18 +99,40 @@ absl::Status Parser::ParseComputation(Module* module, bool* saw_entry) {
   std::vector<PendingInstr> instrs;
   while (!lex_.TryConsume('}')) {
     if (lex_.AtEnd()) return lex_.ErrorAt(start, "computation is not closed with '}'");
-    instrs.emplace_back();
-    HLOX_RETURN_IF_ERROR(ParseInstruction(&instrs.back()));
+    HLOX_RETURN_IF_ERROR(ParseInstruction(&instrs));
   }
   return FinishComputation(comp, &instrs, name_pos);
 }
 
-absl::Status Parser::ParseInstruction(PendingInstr* p) {
-  p->is_root = lex_.TryConsumeWord("ROOT");
-  p->pos = lex_.SkipSpace();
+absl::Status Parser::ParseInstruction(std::vector<PendingInstr>* instrs) {
+  PendingInstr p;
+  p.is_root = lex_.TryConsumeWord("ROOT");
+  p.pos = lex_.SkipSpace();
   std::string_view name = lex_.ConsumeName();
   if (name.empty()) return lex_.Error("expected an instruction name");
   HLOX_RETURN_IF_ERROR(lex_.Expect('=', "after the instruction name"));
+  std::string owned_name(name);
+  HLOX_RETURN_IF_ERROR(ParseInstructionRhs(&p, instrs, 0));
+  p.instr->set_name(std::move(owned_name));
+  instrs->push_back(std::move(p));
+  return absl::OkStatus();
+}
+
+bool Parser::AtShape() {
+  char c = lex_.Peek();
+  if (c == '(') return true;
+  std::string_view word = lex_.PeekName();
+  if (c == '%' || !ParsePrimitiveType(word).has_value()) return false;
+  size_t after = word.data() - lex_.text().data() + word.size();
+  size_t save = lex_.pos();
+  lex_.set_pos(after);
+  char next = lex_.Peek();
+  lex_.set_pos(save);
+  // `f32[..]`, or `token %t` / `opaque x` for the non-array types written without brackets.
+  return next == '[' || next == '%' || IsNameChar(next);
+}
+
+absl::Status Parser::ParseInstructionRhs(PendingInstr* p, std::vector<PendingInstr>* instrs, int depth) {
   Shape shape;
   HLOX_RETURN_IF_ERROR(ParseShape(&shape));
   size_t op_pos = lex_.SkipSpace();
@@ -120,7 +142,6 @@ absl::Status Parser::ParseInstruction(PendingInstr* p) {
   if (!opcode) return lex_.ErrorAt(op_pos, absl::StrCat("unknown opcode '", std::string(opname), "'"));
   HLOX_RETURN_IF_ERROR(lex_.Expect('(', "after the opcode"));
   p->instr = Instruction::Create(*opcode, shape, {});
-  p->instr->set_name(std::string(name));
   if (*opcode == Opcode::kParameter) {
     int64_t number;
     size_t num_pos = lex_.SkipSpace();
@@ -133,32 +154,11 @@ absl::Status Parser::ParseInstruction(PendingInstr* p) {
     HLOX_RETURN_IF_ERROR(ParseLiteral(shape, &lit));
     p->instr->set_literal(std::move(lit));
     HLOX_RETURN_IF_ERROR(lex_.Expect(')', "after the constant's value"));
-  } else if (!lex_.TryConsume(')')) {
-    while (true) {
-      // An operand is `[shape] name`; a shape starts with '(' or an element type then '['.
-      char c = lex_.Peek();
-      std::string_view word = lex_.PeekName();
-      bool has_shape = c == '(';
-      if (!has_shape && c != '%' && ParsePrimitiveType(word).has_value()) {
-        size_t after = word.data() - lex_.text().data() + word.size();
-        size_t save = lex_.pos();
-        lex_.set_pos(after);
-        char next = lex_.Peek();
-        has_shape = next == '[' || next == '%' || IsNameChar(next);
-        lex_.set_pos(save);
-      }
-      if (has_shape) {
-        Shape ignored;
-        HLOX_RETURN_IF_ERROR(ParseShape(&ignored));
-      }
-      size_t opnd_pos = lex_.SkipSpace();
-      std::string_view opnd = lex_.ConsumeName();
-      if (opnd.empty()) return lex_.Error("expected an operand name");
-      p->operands.push_back({std::string(opnd), opnd_pos});
-      if (lex_.TryConsume(')')) break;
-      HLOX_RETURN_IF_ERROR(lex_.Expect(',', "or ')' in the operand list"));
-    }
+  } else {
+    HLOX_RETURN_IF_ERROR(ParseOperands(p, instrs, depth));
   }
+  // A nested instruction's attributes would be ambiguous with the next operand (XLA agrees).
+  if (depth > 0) return absl::OkStatus();
   while (lex_.TryConsume(',')) {
     size_t key_pos = lex_.SkipSpace();
     std::string_view key = lex_.ConsumeName();
@@ -167,6 +167,44 @@ absl::Status Parser::ParseInstruction(PendingInstr* p) {
     HLOX_RETURN_IF_ERROR(ParseAttribute(key, key_pos, p));
   }
   return absl::OkStatus();
+}
+
+// operand ::= [shape] name | [shape] opcode '(' operands ')'   (the second is a nested
+// instruction; its shape is required here because hlox does not infer one).
+absl::Status Parser::ParseOperands(PendingInstr* p, std::vector<PendingInstr>* instrs, int depth) {
+  if (lex_.TryConsume(')')) return absl::OkStatus();
+  while (true) {
+    size_t start = lex_.SkipSpace();
+    std::optional<Shape> written;
+    if (AtShape()) {
+      written.emplace();
+      HLOX_RETURN_IF_ERROR(ParseShape(&*written));
+    }
+    size_t name_pos = lex_.SkipSpace();
+    std::string_view name = lex_.ConsumeName();
+    if (name.empty()) return lex_.Error("expected an operand name");
+    if (lex_.Peek() == '(') {
+      if (depth + 1 > kMaxNestedInstructionDepth) {
+        return lex_.ErrorAt(start, absl::StrCat("instructions nested more than ", kMaxNestedInstructionDepth,
+                                                " deep in operand lists"));
+      }
+      if (!written) return lex_.ErrorAt(name_pos, "a nested instruction needs its result shape written before the opcode");
+      lex_.set_pos(start);
+      PendingInstr nested;
+      nested.pos = start;
+      nested.generated_name = true;
+      HLOX_RETURN_IF_ERROR(ParseInstructionRhs(&nested, instrs, depth + 1));
+      // '#' cannot appear in a written name, so the placeholder never collides.
+      std::string placeholder = absl::StrCat("#", nested_count_++);
+      nested.instr->set_name(placeholder);
+      p->operands.push_back({std::move(placeholder), start, std::nullopt});
+      instrs->push_back(std::move(nested));
+    } else {
+      p->operands.push_back({std::string(name), name_pos, std::move(written)});
+    }
+    if (lex_.TryConsume(')')) return absl::OkStatus();
+    HLOX_RETURN_IF_ERROR(lex_.Expect(',', "or ')' in the operand list"));
+  }
 }
 
 absl::Status Parser::FinishComputation(Computation* comp, std::vector<PendingInstr>* instrs,
@@ -214,6 +252,12 @@ absl::Status Parser::FinishComputation(Computation* comp, std::vector<PendingIns
       if (it == by_name.end()) {
         return lex_.ErrorAt(r.pos, absl::StrCat("unknown operand '", r.name, "'"));
       }
+      const Shape& defined = it->second->raw->shape();
+      if (r.written_shape && !r.written_shape->Compatible(defined)) {
+        return lex_.ErrorAt(r.pos, absl::StrCat("operand '", r.name, "' is written with shape ",
+                                                r.written_shape->ToString(), " but is defined with shape ",
+                                                defined.ToString()));
+      }
       p.raw->AppendOperand(it->second->raw);
     }
     for (const NameRef& r : p.control_preds) {
@@ -225,6 +269,7 @@ absl::Status Parser::FinishComputation(Computation* comp, std::vector<PendingIns
     }
     if (!p.calls.empty()) pending_calls_.emplace_back(p.raw, std::move(p.calls));
   }
+  NameGeneratedInstructions(instrs);
   comp->set_root(root ? root->raw : instrs->back().raw);
   comp->RebuildParameterList();
   // Reject cycles (possible because operands may be used before they are defined).
@@ -259,6 +304,24 @@ absl::Status Parser::FinishComputation(Computation* comp, std::vector<PendingIns
     }
   }
   return absl::OkStatus();
+}
+
+void Parser::NameGeneratedInstructions(std::vector<PendingInstr>* instrs) {
+  std::unordered_set<std::string> taken;
+  for (const PendingInstr& p : *instrs) {
+    if (!p.generated_name) taken.insert(p.raw->name());
+  }
+  std::unordered_map<std::string, int64_t> next;
+  for (PendingInstr& p : *instrs) {
+    if (!p.generated_name) continue;
+    std::string base(OpcodeName(p.raw->opcode()));
+    std::string candidate;
+    do {
+      candidate = absl::StrCat(base, ".", ++next[base]);
+    } while (taken.count(candidate));
+    taken.insert(candidate);
+    p.raw->set_name(std::move(candidate));
+  }
 }
 
 absl::Status Parser::ResolveCalls(Module* module) {

@@ -82,7 +82,7 @@ absl::Status Parser::ParseNameList(std::vector<NameRef>* out) {
     size_t pos = lex_.SkipSpace();
     std::string_view n = lex_.ConsumeName();
     if (n.empty()) return lex_.Error("expected a name");
-    out->push_back({std::string(n), pos});
+    out->push_back({std::string(n), pos, std::nullopt});
     return absl::OkStatus();
   }
   if (lex_.TryConsume('}')) return absl::OkStatus();
@@ -90,7 +90,7 @@ absl::Status Parser::ParseNameList(std::vector<NameRef>* out) {
     size_t pos = lex_.SkipSpace();
     std::string_view n = lex_.ConsumeName();
     if (n.empty()) return lex_.Error("expected a name");
-    out->push_back({std::string(n), pos});
+    out->push_back({std::string(n), pos, std::nullopt});
     if (lex_.TryConsume('}')) return absl::OkStatus();
     HLOX_RETURN_IF_ERROR(lex_.Expect(',', "or '}' in a name list"));
   }

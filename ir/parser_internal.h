@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -20,15 +22,24 @@ namespace hlox::parser_internal {
 // Limits that keep hostile input from exhausting memory or the stack.
 inline constexpr int kMaxShapeDepth = 64;
 inline constexpr int64_t kMaxRank = 64;
+// Saturation bound when comparing a constant's element count with the text that holds it.
 inline constexpr int64_t kMaxElements = int64_t{1} << 40;
+// A shape's byte size must fit int64 (XLA's rule); larger element counts are only declared,
+// never allocated by the parser, so they parse.
+inline constexpr int64_t kMaxShapeBytes = std::numeric_limits<int64_t>::max();
 inline constexpr int64_t kMaxCallDepth = 1000;
 inline constexpr int64_t kMaxComputations = 20000;
 inline constexpr int64_t kMaxParameters = int64_t{1} << 20;
+// Instructions written inline as operands (`add(f32[] parameter(0), ...)`) may nest; deeper
+// nesting is an error rather than unbounded recursion.
+inline constexpr int kMaxNestedInstructionDepth = 256;
 
 // A name written in the text, with where it was written (for error messages).
 struct NameRef {
   std::string name;
   size_t pos = 0;
+  // The shape written before an operand name (`f32[10] %x`), checked against x's shape.
+  std::optional<Shape> written_shape;
 };
 
 // An instruction parsed but not yet wired: operand, control-predecessor and computation names
@@ -38,6 +49,8 @@ struct PendingInstr {
   Instruction* raw = nullptr;
   size_t pos = 0;
   bool is_root = false;
+  // Written inline as an operand: the name is a placeholder until FinishComputation.
+  bool generated_name = false;
   std::vector<NameRef> operands;
   std::vector<NameRef> control_preds;
   // (attribute key, computation names) in text order, e.g. {"condition", {cond}}.
@@ -67,7 +80,16 @@ class Parser {
 
  private:
   absl::Status ParseComputation(Module* module, bool* saw_entry);
-  absl::Status ParseInstruction(PendingInstr* p);
+  // One `[ROOT] name = shape opcode(operands), attributes` line; instructions nested in its
+  // operand list are appended to `instrs` before it.
+  absl::Status ParseInstruction(std::vector<PendingInstr>* instrs);
+  // Everything after `name =`. Nested instructions (depth > 0) take no attributes, as in XLA.
+  absl::Status ParseInstructionRhs(PendingInstr* p, std::vector<PendingInstr>* instrs, int depth);
+  absl::Status ParseOperands(PendingInstr* p, std::vector<PendingInstr>* instrs, int depth);
+  // True when the text at the current position starts a shape rather than a name.
+  bool AtShape();
+  // Renames instructions written inline to `opcode.N`, unique in the computation.
+  void NameGeneratedInstructions(std::vector<PendingInstr>* instrs);
   absl::Status ParseSignature(Computation* comp);
   absl::Status FinishComputation(Computation* comp, std::vector<PendingInstr>* instrs,
                                  size_t comp_pos);
@@ -92,6 +114,8 @@ class Parser {
 
   Lexer lex_;
   std::unordered_set<std::string> computation_names_;
+  // Counter for the placeholder names of instructions written inline as operands.
+  int64_t nested_count_ = 0;
   // Instructions whose computation references await resolution.
   std::vector<std::pair<Instruction*, std::vector<std::pair<std::string, std::vector<NameRef>>>>>
       pending_calls_;

@@ -1,6 +1,7 @@
 // Shapes and layouts: f32[2,3]{1,0}, tuples, token[], dynamic dims (<=N), tiled layouts
 // ({1,0:T(8,128)(2,1)}) with any further layout items kept verbatim. Rejects negative dims,
-// element counts over 2^40, deep tuple nesting and layouts that are not permutations.
+// byte sizes that overflow int64, deep tuple nesting and layouts that are not permutations.
+#include <algorithm>
 #include <cctype>
 
 #include "absl/strings/str_cat.h"
@@ -11,6 +12,7 @@ namespace hlox::parser_internal {
 
 absl::Status Parser::ParseShape(Shape* out, int depth) {
   if (depth > kMaxShapeDepth) return lex_.Error("shape nested too deeply");
+  size_t tuple_pos = lex_.SkipSpace();
   if (lex_.TryConsume('(')) {
     std::vector<Shape> elements;
     if (!lex_.TryConsume(')')) {
@@ -20,6 +22,13 @@ absl::Status Parser::ParseShape(Shape* out, int depth) {
         if (lex_.TryConsume(')')) break;
         HLOX_RETURN_IF_ERROR(lex_.Expect(',', "or ')' in a tuple shape"));
       }
+    }
+    int64_t bytes = 0;
+    for (const Shape& e : elements) {
+      if (e.ByteSize() > kMaxShapeBytes - bytes) {
+        return lex_.ErrorAt(tuple_pos, "tuple shape's byte size overflows int64");
+      }
+      bytes += e.ByteSize();
     }
     *out = Shape::Tuple(std::move(elements));
     return absl::OkStatus();
@@ -42,6 +51,7 @@ absl::Status Parser::ParseShape(Shape* out, int depth) {
   std::vector<bool> dynamic;
   bool any_dynamic = false;
   int64_t count = 1;
+  const int64_t elem_bytes = std::max<int64_t>(1, PrimitiveByteSize(*type));
   if (!lex_.TryConsume(']')) {
     while (true) {
       if (static_cast<int64_t>(dims.size()) >= kMaxRank) return lex_.Error("shape rank too large");
@@ -51,8 +61,10 @@ absl::Status Parser::ParseShape(Shape* out, int depth) {
       int64_t d;
       HLOX_RETURN_IF_ERROR(lex_.ConsumeInt(&d, "dimension size"));
       if (d < 0) return lex_.ErrorAt(dim_pos, "negative dimension size");
-      if (d > kMaxElements || (d > 0 && count > kMaxElements / d)) {
-        return lex_.ErrorAt(dim_pos, "shape has more than 2^40 elements");
+      // A declared shape may be huge (nothing is allocated here; the runtime refuses large
+      // buffers); only a byte size that overflows int64, as XLA rejects it, is an error.
+      if (d > 0 && count > kMaxShapeBytes / elem_bytes / d) {
+        return lex_.ErrorAt(dim_pos, "shape's byte size overflows int64");
       }
       count *= d;
       dims.push_back(d);
