@@ -114,6 +114,7 @@ std::unique_ptr<Module> Module::Clone() const {
     nc->set_is_fusion_computation(c->is_fusion_computation());
     nc->header_params() = c->header_params();
     nc->header_result() = c->header_result();
+    nc->set_execution_thread(c->execution_thread());
     comp_map[c.get()] = nc.get();
     nc->set_parent(m.get());
     m->comp_index_[nc->name()] = nc.get();

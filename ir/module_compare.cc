@@ -95,7 +95,8 @@ absl::Status CompareModules(const Module& a, const Module& b) {
     std::string w = absl::StrCat("computation '", ca.name(), "'");
     if (ca.name() != cb.name()) return Differ("module", "computation name", ca.name(), cb.name());
     if (ca.is_fusion_computation() != cb.is_fusion_computation()) return Differ(w, "fusion flag", "", "");
-    if (ca.header_params() != cb.header_params() || ca.header_result() != cb.header_result()) {
+    if (ca.header_params() != cb.header_params() || ca.header_result() != cb.header_result() ||
+        ca.execution_thread() != cb.execution_thread()) {
       return Differ(w, "signature", "", "");
     }
     if (ca.instruction_count() != cb.instruction_count()) {

@@ -26,6 +26,8 @@ absl::StatusOr<std::unique_ptr<Module>> Parser::ParseModule() {
   if (!lex_.TryConsumeWord("HloModule")) return lex_.Error("expected 'HloModule'");
   std::string_view name = lex_.ConsumeName();
   if (name.empty()) return lex_.Error("expected the module name after 'HloModule'");
+  // Old dumps write `HloModule name:`; XLA's lexer reads a name with a ':' right after it.
+  if (lex_.pos() < lex_.text().size() && lex_.text()[lex_.pos()] == ':') lex_.set_pos(lex_.pos() + 1);
   auto module = std::make_unique<Module>(std::string(name));
   while (lex_.TryConsume(',')) {
     std::string_view key = lex_.ConsumeName();
@@ -100,6 +102,20 @@ absl::Status Parser::ParseComputation(Module* module, bool* saw_entry) {
   while (!lex_.TryConsume('}')) {
     if (lex_.AtEnd()) return lex_.ErrorAt(start, "computation is not closed with '}'");
     HLOX_RETURN_IF_ERROR(ParseInstruction(&instrs));
+  }
+  // The one computation attribute XLA has: `}, execution_thread="name"`.
+  while (lex_.TryConsume(',')) {
+    size_t key_pos = lex_.SkipSpace();
+    if (!lex_.TryConsumeWord("execution_thread")) {
+      return lex_.ErrorAt(key_pos, "expected execution_thread, the only computation attribute");
+    }
+    HLOX_RETURN_IF_ERROR(lex_.Expect('=', "after execution_thread"));
+    if (!comp->execution_thread().empty()) return lex_.ErrorAt(key_pos, "execution_thread given twice");
+    std::string thread;
+    if (lex_.Peek() != '"') return lex_.Error("expected a quoted thread name");
+    HLOX_RETURN_IF_ERROR(lex_.ConsumeString(&thread));
+    if (thread.empty()) return lex_.ErrorAt(key_pos, "empty execution_thread");
+    comp->set_execution_thread(std::move(thread));
   }
   return FinishComputation(comp, &instrs, name_pos);
 }

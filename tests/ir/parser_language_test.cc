@@ -60,7 +60,7 @@ TEST(ParserLanguage, DeepNestingIsBoundedNotAStackOverflow) {
   ASSERT_TRUE(ok.ok()) << ok.status();
   EXPECT_EQ((*ok)->entry()->instructions().size(), 202u);
   std::string deep = "f32[] parameter(0)";
-  for (int i = 0; i < 100000; ++i) deep = "f32[] negate(" + deep + ")";
+  for (int i = 0; i < 1000; ++i) deep = "f32[] negate(" + deep + ")";
   auto bad = ParseModule("HloModule m\nENTRY e {\n  ROOT r = f32[] negate(" + deep + ")\n}\n", "t.hlo");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("nested more than 256 deep"), std::string::npos) << bad.status();
@@ -129,6 +129,39 @@ ENTRY e {
                    3, 12, "tuple shape's byte size overflows int64");
   // An elided constant of a huge shape is declared, not allocated.
   EXPECT_TRUE(ParseRoundTrip("HloModule m\nENTRY e {\n  ROOT c = f32[1048576,1048576,4] constant({...})\n}\n"));
+}
+
+TEST(ParserLanguage, OldHeaderWithColonAfterTheModuleName) {
+  auto m = ParseRoundTrip("HloModule old_style:\n\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->name(), "old_style");
+  EXPECT_EQ(PrintModule(*m).substr(0, 21), "HloModule old_style\n\n");
+  auto attrs = ParseRoundTrip("HloModule m:, is_scheduled=true\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n");
+  ASSERT_TRUE(attrs);
+  ASSERT_EQ(attrs->header_attributes().size(), 1u);
+  EXPECT_EQ(attrs->header_attributes()[0].key, "is_scheduled");
+  // XLA's lexer takes the colon only when it touches the name.
+  ExpectParseError("HloModule m :\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n", 1, 13,
+                   "expected a computation name");
+}
+
+TEST(ParserLanguage, ComputationExecutionThread) {
+  auto m = ParseRoundTrip(R"(HloModule m
+%helper (x: f32[]) -> f32[] {
+  ROOT x = f32[] parameter(0)
+}, execution_thread="host"
+
+ENTRY e {
+  ROOT p = f32[] parameter(0)
+})");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->computations()[0]->execution_thread(), "host");
+  EXPECT_EQ(m->entry()->execution_thread(), "");
+  EXPECT_NE(PrintModule(*m).find("}, execution_thread=\"host\"\n"), std::string::npos);
+  const std::string body = "HloModule m\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}";
+  ExpectParseError(body + ", thread=\"x\"\n", 4, 4, "expected execution_thread");
+  ExpectParseError(body + ", execution_thread=host\n", 4, 21, "expected a quoted thread name");
+  ExpectParseError(body + ", execution_thread=\"a\", execution_thread=\"b\"\n", 4, 26, "execution_thread given twice");
 }
 
 }  // namespace
