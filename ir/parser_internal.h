@@ -98,6 +98,8 @@ class Parser {
   // parser_literal.cc helpers
   absl::Status ParseArrayLevel(Literal* lit, int64_t dim, int64_t* index);
   absl::Status ParseScalar(Literal* lit, int64_t index);
+  // A real floating-point element: range-checked against its type, NaN payloads checked.
+  absl::Status ParseRealScalar(Literal* lit, int64_t index);
   absl::Status ParseFloatText(double* out, bool* is_nan_payload, uint64_t* payload);
 
   // parser_attributes.cc helpers
