@@ -105,6 +105,8 @@ std::unique_ptr<Module> Module::Clone() const {
   auto m = std::make_unique<Module>(name_);
   m->header_ = header_;
   m->trailer_ = trailer_;
+  m->aliases_ = aliases_;
+  m->donors_ = donors_;
   m->names_ = names_;
   m->next_id_ = next_id_;
   m->name_counter_ = name_counter_;

@@ -29,14 +29,7 @@ absl::StatusOr<std::unique_ptr<Module>> Parser::ParseModule() {
   // Old dumps write `HloModule name:`; XLA's lexer reads a name with a ':' right after it.
   if (lex_.pos() < lex_.text().size() && lex_.text()[lex_.pos()] == ':') lex_.set_pos(lex_.pos() + 1);
   auto module = std::make_unique<Module>(std::string(name));
-  while (lex_.TryConsume(',')) {
-    std::string_view key = lex_.ConsumeName();
-    if (key.empty()) return lex_.Error("expected a module attribute name");
-    HLOX_RETURN_IF_ERROR(lex_.Expect('=', "after a module attribute name"));
-    std::string_view value;
-    HLOX_RETURN_IF_ERROR(lex_.ConsumeRawValue(&value));
-    module->header_attributes().push_back({std::string(key), std::string(value)});
-  }
+  while (lex_.TryConsume(',')) HLOX_RETURN_IF_ERROR(ParseModuleAttribute(module.get()));
   bool saw_entry = false;
   while (!lex_.AtEnd()) {
     if (lex_.text()[lex_.pos()] != '%' && IsTrailerTable(lex_.PeekName())) {
@@ -52,6 +45,7 @@ absl::StatusOr<std::unique_ptr<Module>> Parser::ParseModule() {
   if (module->computations().empty()) return lex_.Error("module has no computations");
   if (!saw_entry) module->set_entry(module->computations().back().get());
   HLOX_RETURN_IF_ERROR(ResolveCalls(module.get()));
+  HLOX_RETURN_IF_ERROR(CheckAliasing(*module));
   return module;
 }
 
@@ -204,7 +198,9 @@ absl::Status Parser::ParseOperands(PendingInstr* p, std::vector<PendingInstr>* i
         return lex_.ErrorAt(start, absl::StrCat("instructions nested more than ", kMaxNestedInstructionDepth,
                                                 " deep in operand lists"));
       }
-      if (!written) return lex_.ErrorAt(name_pos, "a nested instruction needs its result shape written before the opcode");
+      if (!written) {
+        return lex_.ErrorAt(name_pos, "a nested instruction needs its result shape written before the opcode");
+      }
       lex_.set_pos(start);
       PendingInstr nested;
       nested.pos = start;
@@ -336,6 +332,8 @@ void Parser::NameGeneratedInstructions(std::vector<PendingInstr>* instrs) {
       candidate = absl::StrCat(base, ".", ++next[base]);
     } while (taken.count(candidate));
     taken.insert(candidate);
+    // Register the final name so names the module hands out later never collide with it.
+    if (Module* m = p.raw->parent() ? p.raw->parent()->parent() : nullptr) m->ReserveName(candidate);
     p.raw->set_name(std::move(candidate));
   }
 }

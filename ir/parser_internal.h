@@ -95,6 +95,14 @@ class Parser {
                                  size_t comp_pos);
   absl::Status ResolveCalls(Module* module);
 
+  // parser_module_attributes.cc: one `key=value` of the module header (after the ','), with
+  // input_output_alias and buffer_donor typed; CheckAliasing checks them against the entry.
+  absl::Status ParseModuleAttribute(Module* module);
+  absl::Status ParseShapeIndex(std::vector<int64_t>* out);
+  absl::Status ParseAliases(Module* module);
+  absl::Status ParseDonors(Module* module);
+  absl::Status CheckAliasing(const Module& module);
+
   // parser_literal.cc helpers
   absl::Status ParseArrayLevel(Literal* lit, int64_t dim, int64_t* index);
   absl::Status ParseScalar(Literal* lit, int64_t index);
@@ -116,6 +124,8 @@ class Parser {
 
   Lexer lex_;
   std::unordered_set<std::string> computation_names_;
+  // Where each input_output_alias / buffer_donor entry was written, parallel to the module's.
+  std::vector<size_t> alias_pos_, donor_pos_;
   // Counter for the placeholder names of instructions written inline as operands.
   int64_t nested_count_ = 0;
   // Instructions whose computation references await resolution.

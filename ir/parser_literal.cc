@@ -142,7 +142,9 @@ absl::Status Parser::ParseFloatText(double* out, bool* is_nan_payload, uint64_t*
     if (ec == std::errc::result_out_of_range) {
       // Underflow rounds to zero or a subnormal (as XLA reads it); overflow is an error.
       *out = std::strtod(std::string(t).c_str(), nullptr);
-      if (std::isinf(*out)) return lex_.ErrorAt(start, absl::StrCat("value ", std::string(t), " is out of range for f64"));
+      if (std::isinf(*out)) {
+        return lex_.ErrorAt(start, absl::StrCat("value ", std::string(t), " is out of range for f64"));
+      }
     } else if (ec != std::errc() || p != t.data() + t.size()) {
       return lex_.ErrorAt(start, "invalid number");
     }

@@ -12,16 +12,26 @@ namespace hlox {
 std::optional<SmallFloatFormat> SmallFloatFormatOf(PrimitiveType t) {
   using S = SmallFloatSpecials;
   switch (t) {
-    case PrimitiveType::kF8E5M2: return SmallFloatFormat{5, 2, 15, true, S::kIeee};
-    case PrimitiveType::kF8E4M3FN: return SmallFloatFormat{4, 3, 7, true, S::kFiniteNan};
-    case PrimitiveType::kF8E4M3B11FNUZ: return SmallFloatFormat{4, 3, 11, true, S::kUnsignedZeroNan};
-    case PrimitiveType::kF8E5M2FNUZ: return SmallFloatFormat{5, 2, 16, true, S::kUnsignedZeroNan};
-    case PrimitiveType::kF8E4M3FNUZ: return SmallFloatFormat{4, 3, 8, true, S::kUnsignedZeroNan};
-    case PrimitiveType::kF8E3M4: return SmallFloatFormat{3, 4, 3, true, S::kIeee};
-    case PrimitiveType::kF8E4M3: return SmallFloatFormat{4, 3, 7, true, S::kIeee};
-    case PrimitiveType::kF4E2M1FN: return SmallFloatFormat{2, 1, 1, true, S::kNone};
-    case PrimitiveType::kF8E8M0FNU: return SmallFloatFormat{8, 0, 127, false, S::kNanOnly};
-    default: return std::nullopt;
+    case PrimitiveType::kF8E5M2:
+      return SmallFloatFormat{5, 2, 15, true, S::kIeee};
+    case PrimitiveType::kF8E4M3FN:
+      return SmallFloatFormat{4, 3, 7, true, S::kFiniteNan};
+    case PrimitiveType::kF8E4M3B11FNUZ:
+      return SmallFloatFormat{4, 3, 11, true, S::kUnsignedZeroNan};
+    case PrimitiveType::kF8E5M2FNUZ:
+      return SmallFloatFormat{5, 2, 16, true, S::kUnsignedZeroNan};
+    case PrimitiveType::kF8E4M3FNUZ:
+      return SmallFloatFormat{4, 3, 8, true, S::kUnsignedZeroNan};
+    case PrimitiveType::kF8E3M4:
+      return SmallFloatFormat{3, 4, 3, true, S::kIeee};
+    case PrimitiveType::kF8E4M3:
+      return SmallFloatFormat{4, 3, 7, true, S::kIeee};
+    case PrimitiveType::kF4E2M1FN:
+      return SmallFloatFormat{2, 1, 1, true, S::kNone};
+    case PrimitiveType::kF8E8M0FNU:
+      return SmallFloatFormat{8, 0, 127, false, S::kNanOnly};
+    default:
+      return std::nullopt;
   }
 }
 
@@ -33,11 +43,16 @@ bool IsNanCode(const SmallFloatFormat& f, uint32_t code) {
   uint32_t exp_mask = (1u << f.exponent_bits) - 1, man_mask = (1u << f.mantissa_bits) - 1;
   uint32_t exp = (code >> f.mantissa_bits) & exp_mask, man = code & man_mask;
   switch (f.specials) {
-    case SmallFloatSpecials::kIeee: return exp == exp_mask && man != 0;
-    case SmallFloatSpecials::kFiniteNan: return exp == exp_mask && man == man_mask;
-    case SmallFloatSpecials::kUnsignedZeroNan: return code == 1u << (f.exponent_bits + f.mantissa_bits);
-    case SmallFloatSpecials::kNanOnly: return code == static_cast<uint32_t>(CodeCount(f) - 1);
-    case SmallFloatSpecials::kNone: return false;
+    case SmallFloatSpecials::kIeee:
+      return exp == exp_mask && man != 0;
+    case SmallFloatSpecials::kFiniteNan:
+      return exp == exp_mask && man == man_mask;
+    case SmallFloatSpecials::kUnsignedZeroNan:
+      return code == 1u << (f.exponent_bits + f.mantissa_bits);
+    case SmallFloatSpecials::kNanOnly:
+      return code == static_cast<uint32_t>(CodeCount(f) - 1);
+    case SmallFloatSpecials::kNone:
+      return false;
   }
   return false;
 }
@@ -53,9 +68,12 @@ uint8_t NanCode(const SmallFloatFormat& f, bool negative) {
       uint32_t c = (((1u << f.exponent_bits) - 1) << f.mantissa_bits) | (1u << (f.mantissa_bits - 1));
       return static_cast<uint8_t>(c | (negative ? 1u << body : 0));
     }
-    case SmallFloatSpecials::kFiniteNan: return static_cast<uint8_t>(((1u << body) - 1) | (negative ? 1u << body : 0));
-    case SmallFloatSpecials::kUnsignedZeroNan: return static_cast<uint8_t>(1u << body);
-    default: return static_cast<uint8_t>(CodeCount(f) - 1);
+    case SmallFloatSpecials::kFiniteNan:
+      return static_cast<uint8_t>(((1u << body) - 1) | (negative ? 1u << body : 0));
+    case SmallFloatSpecials::kUnsignedZeroNan:
+      return static_cast<uint8_t>(1u << body);
+    default:
+      return static_cast<uint8_t>(CodeCount(f) - 1);
   }
 }
 
@@ -86,9 +104,8 @@ uint8_t NearestFinite(const SmallFloatFormat& f, double v) {
     if (!std::isfinite(d)) continue;
     double err = std::fabs(d - v);
     bool sign_ok = std::signbit(d) == std::signbit(v);
-    bool better = err < best_err ||
-                  (err == best_err && ((sign_ok && !best_sign_ok) ||
-                                       (sign_ok == best_sign_ok && (c & 1) == 0 && (best & 1) == 1)));
+    bool better = err < best_err || (err == best_err && ((sign_ok && !best_sign_ok) ||
+                                                         (sign_ok == best_sign_ok && (c & 1) == 0 && (best & 1) == 1)));
     if (better) {
       best = c;
       best_err = err;
@@ -136,8 +153,8 @@ absl::StatusOr<uint8_t> SmallFloatEncode(const SmallFloatFormat& f, double v, co
   uint8_t max_code = NearestFinite(f, max);
   bool overflow = std::fabs(v) > mid || (std::fabs(v) == mid && (max_code & 1));
   if (overflow || (!f.has_sign && v < 0)) {
-    return absl::InvalidArgumentError(absl::StrCat("value ", v, " is out of range for ", type_name,
-                                                   " (largest finite value ", max, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("value ", v, " is out of range for ", type_name, " (largest finite value ", max, ")"));
   }
   return NearestFinite(f, v);
 }

@@ -14,11 +14,11 @@ namespace hlox {
 
 // How a small float spends its special codes.
 enum class SmallFloatSpecials : uint8_t {
-  kIeee,        // all-ones exponent: infinities (mantissa 0) and NaNs, as in IEEE 754
-  kFiniteNan,   // "fn": no infinities; only the all-ones code (either sign) is NaN
+  kIeee,             // all-ones exponent: infinities (mantissa 0) and NaNs, as in IEEE 754
+  kFiniteNan,        // "fn": no infinities; only the all-ones code (either sign) is NaN
   kUnsignedZeroNan,  // "fnuz": no infinities, no -0; the negative-zero code is the one NaN
-  kNanOnly,     // "fnu" (e8m0): no sign, no zero, no infinities; the all-ones code is NaN
-  kNone,        // f4e2m1fn: every code is a finite number
+  kNanOnly,          // "fnu" (e8m0): no sign, no zero, no infinities; the all-ones code is NaN
+  kNone,             // f4e2m1fn: every code is a finite number
 };
 
 struct SmallFloatFormat {

@@ -68,12 +68,14 @@ TEST(ParserLanguage, DeepNestingIsBoundedNotAStackOverflow) {
 
 TEST(ParserLanguage, NestedInstructionErrors) {
   // XLA gives nested instructions no attributes: the comma starts the next operand.
-  ExpectParseError("HloModule m\nENTRY e {\n  ROOT r = f32[2] negate(f32[2] broadcast(f32[] constant(1)), dimensions={0})\n}\n",
-                   3, 73, "expected ',' or ')' in the operand list");
+  ExpectParseError(
+      "HloModule m\nENTRY e {\n  ROOT r = f32[2] negate(f32[2] broadcast(f32[] constant(1)), dimensions={0})\n}\n", 3,
+      73, "expected ',' or ')' in the operand list");
   // hlox does not infer shapes, so a nested instruction writes its own.
   ExpectParseError("HloModule m\nENTRY e {\n  ROOT r = f32[] negate(parameter(0))\n}\n", 3, 25,
                    "needs its result shape written");
-  ExpectParseError("HloModule m\nENTRY e {\n  ROOT r = f32[] negate(f32[] frob(x))\n}\n", 3, 31, "unknown opcode 'frob'");
+  ExpectParseError("HloModule m\nENTRY e {\n  ROOT r = f32[] negate(f32[] frob(x))\n}\n", 3, 31,
+                   "unknown opcode 'frob'");
 }
 
 TEST(ParserLanguage, NamesSpelledLikeOpcodesAndTypes) {
@@ -125,8 +127,9 @@ ENTRY e {
   EXPECT_EQ(m->entry()->root()->shape().ElementCount(), int64_t{1} << 50);
   ExpectParseError("HloModule m\nENTRY e {\n  ROOT p = f32[1099511627776,16777216] parameter(0)\n}\n", 3, 30,
                    "byte size overflows int64");
-  ExpectParseError("HloModule m\nENTRY e {\n  ROOT p = (f32[1152921504606846976], f32[1152921504606846976]) parameter(0)\n}\n",
-                   3, 12, "tuple shape's byte size overflows int64");
+  ExpectParseError(
+      "HloModule m\nENTRY e {\n  ROOT p = (f32[1152921504606846976], f32[1152921504606846976]) parameter(0)\n}\n", 3,
+      12, "tuple shape's byte size overflows int64");
   // An elided constant of a huge shape is declared, not allocated.
   EXPECT_TRUE(ParseRoundTrip("HloModule m\nENTRY e {\n  ROOT c = f32[1048576,1048576,4] constant({...})\n}\n"));
 }
