@@ -67,7 +67,14 @@ class Parser {
 
   // parser_shape.cc
   absl::Status ParseShape(Shape* out, int depth = 0);
-  absl::Status ParseLayout(Shape* shape);
+  absl::Status ParseLayout(Shape* shape, int depth = 0);
+  // parser_layout.cc: the layout items after ':' up to (not including) the closing '}'.
+  absl::Status ParseLayoutItems(Layout* layout, int depth);
+  absl::Status ParseDimLevels(Layout* layout);
+  absl::Status ParseTiles(Layout* layout);
+  absl::Status ParseLayoutInt(int64_t* out, std::string_view what);
+  absl::Status ParseUnsignedType(std::optional<PrimitiveType>* out);
+  absl::Status ParseSplitConfigs(Layout* layout);
 
   // parser_literal.cc: the literal inside constant(...), for the instruction's shape.
   absl::Status ParseLiteral(const Shape& shape, Literal* out);
