@@ -272,6 +272,7 @@ absl::Status Parser::FinishComputation(Computation* comp, std::vector<PendingIns
       }
       p.raw->AppendOperand(it->second->raw);
     }
+    if (p.layout_constraints) HLOX_RETURN_IF_ERROR(CheckLayoutConstraints(p));
     for (const NameRef& r : p.control_preds) {
       auto it = by_name.find(r.name);
       if (it == by_name.end()) {

@@ -377,7 +377,9 @@ absl::Status Parser::ParseAttribute(std::string_view key, size_t key_pos, Pendin
     if (key == "fft_type") return ParseWord(&a.fft_type, "FFT, IFFT, RFFT or IRFFT");
     if (key == "fft_length") return ParseIntList(&a.fft_length);
   }
-  (void)key_pos;
+  bool handled = false;
+  HLOX_RETURN_IF_ERROR(ParseCheckedAttribute(key, key_pos, p, &handled));
+  if (handled) return absl::OkStatus();
   std::string_view raw;
   HLOX_RETURN_IF_ERROR(lex_.ConsumeRawValue(&raw));
   instr->raw_attributes().push_back({std::string(key), std::string(raw)});

@@ -53,6 +53,9 @@ struct PendingInstr {
   bool generated_name = false;
   std::vector<NameRef> operands;
   std::vector<NameRef> control_preds;
+  // custom-call operand_layout_constraints, checked against the operands once they resolve.
+  std::optional<std::vector<Shape>> layout_constraints;
+  size_t layout_constraints_pos = 0;
   // (attribute key, computation names) in text order, e.g. {"condition", {cond}}.
   std::vector<std::pair<std::string, std::vector<NameRef>>> calls;
 };
@@ -82,6 +85,8 @@ class Parser {
   // parser_attributes.cc: one `key=value` after an instruction's operand list (the lexer is
   // just after '='). Typed keys fill instr attrs; the rest are kept raw.
   absl::Status ParseAttribute(std::string_view key, size_t key_pos, PendingInstr* p);
+  // A custom call's operand_layout_constraints: one shape per operand, each compatible with it.
+  absl::Status CheckLayoutConstraints(const PendingInstr& p);
 
   Lexer& lex() { return lex_; }
 
@@ -127,6 +132,12 @@ class Parser {
   absl::Status ParseSlices(std::vector<SliceDim>* out);
   absl::Status ParseReplicaGroups(Attributes* a);
   absl::Status ParseFloat(float* out);
+
+  // parser_checked_attributes.cc: attributes checked but kept as text. Sets *handled when
+  // `key` is one of them for this opcode.
+  absl::Status ParseCheckedAttribute(std::string_view key, size_t key_pos, PendingInstr* p, bool* handled);
+  absl::Status ParseResultAccuracy();
+  absl::Status ParseWordFrom(std::string_view what, size_t* pos, std::string_view* out);
   absl::Status ParseWord(std::string* out, std::string_view what);
 
   Lexer lex_;

@@ -29,8 +29,8 @@ absl::Status Parser::ParseLayoutItems(Layout* l, int depth) {
     size_t k = 0;
     while (k < kItemOrder.size() && kItemOrder[k] != item) ++k;
     if (k == kItemOrder.size()) {
-      return lex_.ErrorAt(pos, absl::StrCat("unknown layout item '", std::string(item),
-                                            "' (XLA's are D T L # * E S SC P M)"));
+      return lex_.ErrorAt(
+          pos, absl::StrCat("unknown layout item '", std::string(item), "' (XLA's are D T L # * E S SC P M)"));
     }
     if (k < next) {
       return lex_.ErrorAt(pos, absl::StrCat("layout item '", std::string(item),
@@ -38,14 +38,30 @@ absl::Status Parser::ParseLayoutItems(Layout* l, int depth) {
     }
     next = k + 1;
     switch (k) {
-      case 0: HLOX_RETURN_IF_ERROR(ParseDimLevels(l)); break;
-      case 1: HLOX_RETURN_IF_ERROR(ParseTiles(l)); break;
-      case 2: HLOX_RETURN_IF_ERROR(ParseLayoutInt(&l->tail_padding_alignment, "L")); break;
-      case 3: HLOX_RETURN_IF_ERROR(ParseUnsignedType(&l->index_type)); break;
-      case 4: HLOX_RETURN_IF_ERROR(ParseUnsignedType(&l->pointer_type)); break;
-      case 5: HLOX_RETURN_IF_ERROR(ParseLayoutInt(&l->element_size_in_bits, "E")); break;
-      case 6: HLOX_RETURN_IF_ERROR(ParseLayoutInt(&l->memory_space, "S")); break;
-      case 7: HLOX_RETURN_IF_ERROR(ParseSplitConfigs(l)); break;
+      case 0:
+        HLOX_RETURN_IF_ERROR(ParseDimLevels(l));
+        break;
+      case 1:
+        HLOX_RETURN_IF_ERROR(ParseTiles(l));
+        break;
+      case 2:
+        HLOX_RETURN_IF_ERROR(ParseLayoutInt(&l->tail_padding_alignment, "L"));
+        break;
+      case 3:
+        HLOX_RETURN_IF_ERROR(ParseUnsignedType(&l->index_type));
+        break;
+      case 4:
+        HLOX_RETURN_IF_ERROR(ParseUnsignedType(&l->pointer_type));
+        break;
+      case 5:
+        HLOX_RETURN_IF_ERROR(ParseLayoutInt(&l->element_size_in_bits, "E"));
+        break;
+      case 6:
+        HLOX_RETURN_IF_ERROR(ParseLayoutInt(&l->memory_space, "S"));
+        break;
+      case 7:
+        HLOX_RETURN_IF_ERROR(ParseSplitConfigs(l));
+        break;
       case 8: {
         HLOX_RETURN_IF_ERROR(lex_.Expect('(', "after P"));
         Shape physical;
@@ -54,7 +70,9 @@ absl::Status Parser::ParseLayoutItems(Layout* l, int depth) {
         l->physical_shape = physical.ToString();
         break;
       }
-      default: HLOX_RETURN_IF_ERROR(ParseLayoutInt(&l->dynamic_shape_metadata_prefix_bytes, "M")); break;
+      default:
+        HLOX_RETURN_IF_ERROR(ParseLayoutInt(&l->dynamic_shape_metadata_prefix_bytes, "M"));
+        break;
     }
   }
   return absl::OkStatus();
@@ -67,8 +85,8 @@ absl::Status Parser::ParseDimLevels(Layout* l) {
     size_t pos = lex_.SkipSpace();
     std::string_view w = lex_.ConsumeName();
     if (w != "D" && w != "C" && w != "S" && w != "H") {
-      return lex_.ErrorAt(pos, absl::StrCat("unknown dimension level type '", std::string(w),
-                                            "': expected D, C, S or H"));
+      return lex_.ErrorAt(pos,
+                          absl::StrCat("unknown dimension level type '", std::string(w), "': expected D, C, S or H"));
     }
     DimLevel d{w[0], !lex_.TryConsume('+'), true};
     d.ordered = !lex_.TryConsume('~');

@@ -64,7 +64,8 @@ TEST(ParserAliasing, MalformedEntriesAreRejected) {
 TEST(ParserAliasing, EntriesMustMatchTheEntryComputation) {
   ExpectHeaderError("input_output_alias={ {3}: (0, {}) }", 35, "the entry's result has no shape index {3}");
   ExpectHeaderError("input_output_alias={ {0,0}: (0, {}) }", 35, "has no shape index {0,0}");
-  ExpectHeaderError("input_output_alias={ {0}: (2, {}) }", 35, "parameter 2 does not exist: the entry has 2 parameters");
+  ExpectHeaderError("input_output_alias={ {0}: (2, {}) }", 35,
+                    "parameter 2 does not exist: the entry has 2 parameters");
   ExpectHeaderError("input_output_alias={ {0}: (0, {0}) }", 35, "parameter 0 has no shape index {0}");
   ExpectHeaderError("input_output_alias={ {0}: (1, {}) }", 35, "parameter 1 at {} is not an array");
   ExpectHeaderError("input_output_alias={ {0}: (1, {1}) }", 35, "differ in size");

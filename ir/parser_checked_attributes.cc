@@ -1,0 +1,174 @@
+// Attributes hlox checks but keeps as text (the printer writes them back verbatim):
+// custom-call api_version, custom_call_schedule and operand_layout_constraints, dot
+// sparsity descriptors and result_accuracy on transcendental ops. A malformed value, or one
+// XLA does not know, is an error at its column.
+#include <array>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/status_macros.h"
+#include "ir/parser_internal.h"
+
+namespace hlox::parser_internal {
+namespace {
+
+constexpr std::array<std::string_view, 5> kApiVersions = {
+    "API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
+    "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"};
+constexpr std::array<std::string_view, 3> kSchedules = {"SCHEDULE_NONE", "SCHEDULE_LATEST", "SCHEDULE_EARLIEST"};
+
+template <size_t N>
+bool OneOf(const std::array<std::string_view, N>& names, std::string_view w) {
+  for (std::string_view n : names) {
+    if (n == w) return true;
+  }
+  return false;
+}
+
+// The ops XLA gives a result_accuracy attribute: the transcendental unary functions.
+bool TakesResultAccuracy(Opcode op) {
+  switch (op) {
+    case Opcode::kExp:
+    case Opcode::kExpm1:
+    case Opcode::kLog:
+    case Opcode::kLog1p:
+    case Opcode::kLogistic:
+    case Opcode::kSqrt:
+    case Opcode::kCbrt:
+    case Opcode::kRsqrt:
+    case Opcode::kTanh:
+    case Opcode::kSin:
+    case Opcode::kCos:
+    case Opcode::kTan:
+    case Opcode::kErf:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// One dot sparsity descriptor "L.1@2:4": operand L or R, dimension >= 0, n >= 1, m > n.
+bool ValidSparsity(const std::string& item) {
+  std::vector<std::string> at = absl::StrSplit(item, '@');
+  if (at.size() != 2 || at[0].size() < 3 || (at[0][0] != 'L' && at[0][0] != 'R') || at[0][1] != '.') return false;
+  std::vector<std::string> nm = absl::StrSplit(at[1], ':');
+  int64_t dim, n, m;
+  auto num = [](const std::string& s, int64_t* v) {
+    return !s.empty() && s.size() < 10 && s.find_first_not_of("0123456789") == std::string::npos &&
+           (*v = std::stoll(s), true);
+  };
+  return nm.size() == 2 && num(at[0].substr(2), &dim) && num(nm[0], &n) && num(nm[1], &m) && n >= 1 && m > n;
+}
+
+}  // namespace
+
+absl::Status Parser::ParseWordFrom(std::string_view what, size_t* pos, std::string_view* out) {
+  *pos = lex_.SkipSpace();
+  *out = lex_.ConsumeName();
+  if (out->empty()) return lex_.Error(absl::StrCat("expected ", std::string(what)));
+  return absl::OkStatus();
+}
+
+absl::Status Parser::ParseCheckedAttribute(std::string_view key, size_t key_pos, PendingInstr* p, bool* handled) {
+  Opcode op = p->instr->opcode();
+  *handled = true;
+  size_t value_pos = lex_.SkipSpace();
+  if (op == Opcode::kCustomCall && (key == "api_version" || key == "custom_call_schedule")) {
+    size_t pos;
+    std::string_view w;
+    HLOX_RETURN_IF_ERROR(ParseWordFrom(key, &pos, &w));
+    bool known = key == "api_version" ? OneOf(kApiVersions, w) : OneOf(kSchedules, w);
+    if (!known) return lex_.ErrorAt(pos, absl::StrCat("unknown ", std::string(key), " '", std::string(w), "'"));
+  } else if (op == Opcode::kCustomCall && key == "operand_layout_constraints") {
+    HLOX_RETURN_IF_ERROR(lex_.Expect('{', "to open operand_layout_constraints"));
+    p->layout_constraints_pos = key_pos;
+    p->layout_constraints.emplace();
+    while (!lex_.TryConsume('}')) {
+      if (!p->layout_constraints->empty()) HLOX_RETURN_IF_ERROR(lex_.Expect(',', "between operand layouts"));
+      p->layout_constraints->emplace_back();
+      HLOX_RETURN_IF_ERROR(ParseShape(&p->layout_constraints->back()));
+    }
+  } else if (op == Opcode::kDot && key == "sparsity") {
+    size_t end = value_pos;
+    std::string_view t = lex_.text();
+    while (end < t.size() && (IsNameChar(t[end]) || t[end] == '@' || t[end] == ':')) ++end;
+    std::string_view value = t.substr(value_pos, end - value_pos);
+    std::vector<std::string> items = absl::StrSplit(std::string(value), '_');
+    for (const std::string& item : items) {
+      if (!ValidSparsity(item)) {
+        return lex_.ErrorAt(value_pos,
+                            absl::StrCat("invalid sparsity descriptor '", std::string(value),
+                                         "': expected L.dim@n:m or R.dim@n:m (n >= 1, m > n), joined by '_'"));
+      }
+    }
+    lex_.set_pos(end);
+  } else if (key == "result_accuracy") {
+    if (!TakesResultAccuracy(op)) {
+      return lex_.ErrorAt(
+          key_pos, absl::StrCat("result_accuracy is only for transcendental ops, not ", std::string(OpcodeName(op))));
+    }
+    HLOX_RETURN_IF_ERROR(ParseResultAccuracy());
+  } else {
+    *handled = false;
+    return absl::OkStatus();
+  }
+  std::string_view raw = lex_.text().substr(value_pos, lex_.pos() - value_pos);
+  p->instr->raw_attributes().push_back({std::string(key), std::string(raw)});
+  return absl::OkStatus();
+}
+
+// result_accuracy ::= '{' 'mode=' (default|highest) '}' | '{' 'tolerance={' (atol|rtol|ulps)=number, ... '}' '}'
+absl::Status Parser::ParseResultAccuracy() {
+  HLOX_RETURN_IF_ERROR(lex_.Expect('{', "to open result_accuracy"));
+  size_t pos;
+  std::string_view field;
+  HLOX_RETURN_IF_ERROR(ParseWordFrom("mode or tolerance", &pos, &field));
+  HLOX_RETURN_IF_ERROR(lex_.Expect('=', "in result_accuracy"));
+  if (field == "mode") {
+    std::string_view mode;
+    HLOX_RETURN_IF_ERROR(ParseWordFrom("a result accuracy mode", &pos, &mode));
+    std::string lower = absl::AsciiStrToLower(std::string(mode));
+    if (lower != "default" && lower != "highest") {
+      return lex_.ErrorAt(
+          pos, absl::StrCat("unknown result accuracy mode '", std::string(mode), "': expected default or highest"));
+    }
+  } else if (field == "tolerance") {
+    HLOX_RETURN_IF_ERROR(lex_.Expect('{', "to open the tolerance"));
+    while (!lex_.TryConsume('}')) {
+      std::string_view name;
+      HLOX_RETURN_IF_ERROR(ParseWordFrom("atol, rtol or ulps", &pos, &name));
+      if (name != "atol" && name != "rtol" && name != "ulps") {
+        return lex_.ErrorAt(
+            pos, absl::StrCat("unknown tolerance field '", std::string(name), "': expected atol, rtol or ulps"));
+      }
+      HLOX_RETURN_IF_ERROR(lex_.Expect('=', "after a tolerance field"));
+      float v;
+      HLOX_RETURN_IF_ERROR(ParseFloat(&v));
+      if (lex_.Peek() != '}') HLOX_RETURN_IF_ERROR(lex_.Expect(',', "between tolerance fields"));
+    }
+  } else {
+    return lex_.ErrorAt(
+        pos, absl::StrCat("unknown result_accuracy field '", std::string(field), "': expected mode or tolerance"));
+  }
+  return lex_.Expect('}', "to close result_accuracy");
+}
+
+absl::Status Parser::CheckLayoutConstraints(const PendingInstr& p) {
+  const std::vector<Shape>& shapes = *p.layout_constraints;
+  const Instruction& instr = *p.raw;
+  if (static_cast<int64_t>(shapes.size()) != instr.operand_count()) {
+    return lex_.ErrorAt(p.layout_constraints_pos, absl::StrCat("expected ", instr.operand_count(),
+                                                               " operand layout constraints, got ", shapes.size()));
+  }
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    if (!shapes[i].Compatible(instr.operand(i)->shape())) {
+      return lex_.ErrorAt(p.layout_constraints_pos,
+                          absl::StrCat("operand layout constraint ", shapes[i].ToString(), " for operand ", i,
+                                       " is not compatible with its shape ", instr.operand(i)->shape().ToString()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace hlox::parser_internal

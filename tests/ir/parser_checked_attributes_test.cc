@@ -1,0 +1,80 @@
+// Attributes that are checked and then kept as text: custom-call api_version,
+// custom_call_schedule and operand_layout_constraints, dot sparsity, result_accuracy.
+#include <string>
+
+#include "gtest/gtest.h"
+#include "ir/parser.h"
+#include "tests/ir/parse_test_util.h"
+
+namespace hlox {
+namespace {
+
+using testing_ir::ExpectParseError;
+using testing_ir::ParseRoundTrip;
+
+// A module whose root (line 5) is `root`, with parameters a = f32[4] and b = s32[2].
+std::string Module(const std::string& root) {
+  return "HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  b = s32[2] parameter(1)\n  ROOT r = " + root + "\n}\n";
+}
+
+// Errors are on line 5; "  ROOT r = " is 11 characters, so the root text starts at column 12.
+void ExpectRootError(const std::string& root, int col_in_root, const std::string& part) {
+  ExpectParseError(Module(root), 5, 12 + col_in_root, part);
+}
+
+TEST(ParserCheckedAttributes, CustomCallApiVersionScheduleAndLayouts) {
+  auto m =
+      ParseRoundTrip(Module("f32[4] custom-call(a, b), custom_call_target=\"t\", api_version=API_VERSION_TYPED_FFI, "
+                            "custom_call_schedule=SCHEDULE_LATEST, operand_layout_constraints={f32[4]{0}, s32[2]{0}}"));
+  ASSERT_TRUE(m);
+  const Instruction* r = m->entry()->root();
+  ASSERT_NE(r->FindRawAttribute("api_version"), nullptr);
+  EXPECT_EQ(*r->FindRawAttribute("operand_layout_constraints"), "{f32[4]{0}, s32[2]{0}}");
+  for (const char* v : {"API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
+                        "API_VERSION_STATUS_RETURNING_UNIFIED"}) {
+    EXPECT_TRUE(
+        ParseRoundTrip(Module(std::string("f32[4] custom-call(a), custom_call_target=\"t\", api_version=") + v)));
+  }
+  ExpectRootError("f32[4] custom-call(a), custom_call_target=\"t\", api_version=API_VERSION_NEW", 59,
+                  "unknown api_version 'API_VERSION_NEW'");
+  ExpectRootError("f32[4] custom-call(a), custom_call_target=\"t\", custom_call_schedule=LATEST", 68,
+                  "unknown custom_call_schedule 'LATEST'");
+  ExpectRootError("f32[4] custom-call(a, b), custom_call_target=\"t\", operand_layout_constraints={f32[4]{0}}", 50,
+                  "expected 2 operand layout constraints, got 1");
+  ExpectRootError(
+      "f32[4] custom-call(a, b), custom_call_target=\"t\", operand_layout_constraints={f32[4]{0}, f32[2]{0}}", 50,
+      "operand layout constraint f32[2]{0} for operand 1 is not compatible with its shape s32[2]");
+}
+
+TEST(ParserCheckedAttributes, DotSparsityDescriptors) {
+  ASSERT_TRUE(ParseRoundTrip(
+      "HloModule m\nENTRY e {\n  a = f32[4,8] parameter(0)\n  b = f32[8,4] parameter(1)\n"
+      "  ROOT d = f32[4,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sparsity=L.1@2:4\n}\n"));
+  ASSERT_TRUE(
+      ParseRoundTrip("HloModule m\nENTRY e {\n  a = f32[4,8] parameter(0)\n  b = f32[8,4] parameter(1)\n"
+                     "  ROOT d = f32[4,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, "
+                     "sparsity=L.1@2:4_R.0@1:2\n}\n"));
+  const std::string head =
+      "HloModule m\nENTRY e {\n  a = f32[4,8] parameter(0)\n  b = f32[8,4] parameter(1)\n"
+      "  ROOT d = f32[4,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sparsity=";
+  ExpectParseError(head + "L.1@4:2\n}\n", 5, 93, "invalid sparsity descriptor 'L.1@4:2'");
+  ExpectParseError(head + "X.1@2:4\n}\n", 5, 93, "invalid sparsity descriptor");
+  ExpectParseError(head + "L.1@0:4\n}\n", 5, 93, "invalid sparsity descriptor");
+  ExpectParseError(head + "L.-1@2:4\n}\n", 5, 93, "invalid sparsity descriptor");
+}
+
+TEST(ParserCheckedAttributes, ResultAccuracy) {
+  ASSERT_TRUE(ParseRoundTrip(Module("f32[4] exponential(a), result_accuracy={mode=highest}")));
+  ASSERT_TRUE(ParseRoundTrip(Module("f32[4] sqrt(a), result_accuracy={tolerance={atol=0,rtol=0.5,ulps=2}}")));
+  ASSERT_TRUE(ParseRoundTrip(Module("f32[4] tanh(a), result_accuracy={mode=default}")));
+  ExpectRootError("f32[4] exponential(a), result_accuracy={mode=fastest}", 45,
+                  "unknown result accuracy mode 'fastest'");
+  ExpectRootError("f32[4] exponential(a), result_accuracy={precision=highest}", 40,
+                  "unknown result_accuracy field 'precision'");
+  ExpectRootError("f32[4] log(a), result_accuracy={tolerance={atol=1,eps=2}}", 50, "unknown tolerance field 'eps'");
+  ExpectRootError("f32[4] negate(a), result_accuracy={mode=highest}", 18,
+                  "result_accuracy is only for transcendental ops, not negate");
+}
+
+}  // namespace
+}  // namespace hlox
