@@ -44,7 +44,9 @@ absl::StatusOr<std::unique_ptr<Module>> Parser::ParseModule() {
   }
   if (module->computations().empty()) return lex_.Error("module has no computations");
   if (!saw_entry) module->set_entry(module->computations().back().get());
+  AddAsyncWrappedComputations(module.get());
   HLOX_RETURN_IF_ERROR(ResolveCalls(module.get()));
+  HLOX_RETURN_IF_ERROR(CheckAsyncChains());
   HLOX_RETURN_IF_ERROR(CheckAliasing(*module));
   return module;
 }
@@ -149,9 +151,11 @@ absl::Status Parser::ParseInstructionRhs(PendingInstr* p, std::vector<PendingIns
   std::string_view opname = lex_.ConsumeName();
   if (opname.empty()) return lex_.Error("expected an opcode");
   std::optional<Opcode> opcode = ParseOpcode(opname);
-  if (!opcode) return lex_.ErrorAt(op_pos, absl::StrCat("unknown opcode '", std::string(opname), "'"));
+  std::optional<Opcode> wrapped;  // `op-start` / `op-update` / `op-done` sugar for async ops
+  if (!opcode) HLOX_RETURN_IF_ERROR(ParseAsyncSugar(opname, op_pos, &opcode, &wrapped));
   HLOX_RETURN_IF_ERROR(lex_.Expect('(', "after the opcode"));
   p->instr = Instruction::Create(*opcode, shape, {});
+  p->async_wrapped = wrapped;
   if (*opcode == Opcode::kParameter) {
     int64_t number;
     size_t num_pos = lex_.SkipSpace();
@@ -167,15 +171,24 @@ absl::Status Parser::ParseInstructionRhs(PendingInstr* p, std::vector<PendingIns
   } else {
     HLOX_RETURN_IF_ERROR(ParseOperands(p, instrs, depth));
   }
+  // The wrapped op of `op-start` sugar takes the attributes, bar the async ones.
+  PendingInstr wrapped_op;
+  if (wrapped && *opcode == Opcode::kAsyncStart) {
+    if (!shape.IsTuple() || shape.tuple_size() < 2) {
+      return lex_.ErrorAt(op_pos, "an async-start's shape must be a tuple ((operand shapes), result, ...)");
+    }
+    wrapped_op.instr = Instruction::Create(*wrapped, shape.tuple_shape(1), {});
+  }
   // A nested instruction's attributes would be ambiguous with the next operand (XLA agrees).
-  if (depth > 0) return absl::OkStatus();
-  while (lex_.TryConsume(',')) {
+  while (depth == 0 && lex_.TryConsume(',')) {
     size_t key_pos = lex_.SkipSpace();
     std::string_view key = lex_.ConsumeName();
     if (key.empty()) return lex_.Error("expected an attribute name");
     if (!lex_.TryConsume('=')) return lex_.Error(absl::StrCat("expected '=' after attribute '", std::string(key), "'"));
-    HLOX_RETURN_IF_ERROR(ParseAttribute(key, key_pos, p));
+    bool to_wrapped = wrapped_op.instr && key != "async_execution_thread" && key != "control-predecessors";
+    HLOX_RETURN_IF_ERROR(ParseAttribute(key, key_pos, to_wrapped ? &wrapped_op : p));
   }
+  if (wrapped_op.instr) HLOX_RETURN_IF_ERROR(WrapAsyncStart(p, &wrapped_op, op_pos));
   return absl::OkStatus();
 }
 
@@ -273,6 +286,7 @@ absl::Status Parser::FinishComputation(Computation* comp, std::vector<PendingIns
       p.raw->AppendOperand(it->second->raw);
     }
     if (p.layout_constraints) HLOX_RETURN_IF_ERROR(CheckLayoutConstraints(p));
+    if (IsAsyncOpcode(p.raw->opcode())) async_ops_.push_back({p.raw, p.pos, p.async_wrapped});
     for (const NameRef& r : p.control_preds) {
       auto it = by_name.find(r.name);
       if (it == by_name.end()) {

@@ -34,6 +34,10 @@ inline constexpr int64_t kMaxParameters = int64_t{1} << 20;
 // nesting is an error rather than unbounded recursion.
 inline constexpr int kMaxNestedInstructionDepth = 256;
 
+inline bool IsAsyncOpcode(Opcode op) {
+  return op == Opcode::kAsyncStart || op == Opcode::kAsyncUpdate || op == Opcode::kAsyncDone;
+}
+
 // A name written in the text, with where it was written (for error messages).
 struct NameRef {
   std::string name;
@@ -56,6 +60,8 @@ struct PendingInstr {
   // custom-call operand_layout_constraints, checked against the operands once they resolve.
   std::optional<std::vector<Shape>> layout_constraints;
   size_t layout_constraints_pos = 0;
+  // The op named by `op-start` / `op-update` / `op-done` sugar.
+  std::optional<Opcode> async_wrapped;
   // (attribute key, computation names) in text order, e.g. {"condition", {cond}}.
   std::vector<std::pair<std::string, std::vector<NameRef>>> calls;
 };
@@ -107,6 +113,14 @@ class Parser {
                                  size_t comp_pos);
   absl::Status ResolveCalls(Module* module);
 
+  // parser_async.cc: `op-start`/`op-update`/`op-done` sugar, the computation an `op-start`
+  // implies, and the checks on async-start -> async-update* -> async-done chains.
+  absl::Status ParseAsyncSugar(std::string_view opname, size_t pos, std::optional<Opcode>* opcode,
+                               std::optional<Opcode>* wrapped);
+  absl::Status WrapAsyncStart(PendingInstr* start, PendingInstr* wrapped, size_t pos);
+  void AddAsyncWrappedComputations(Module* module);
+  absl::Status CheckAsyncChains();
+
   // parser_module_attributes.cc: one `key=value` of the module header (after the ','), with
   // input_output_alias and buffer_donor typed; CheckAliasing checks them against the entry.
   absl::Status ParseModuleAttribute(Module* module);
@@ -142,6 +156,15 @@ class Parser {
 
   Lexer lex_;
   std::unordered_set<std::string> computation_names_;
+  // An async-start/-update/-done as written: where, and the op its sugar named (if any).
+  struct AsyncOp {
+    Instruction* instr;
+    size_t pos;
+    std::optional<Opcode> sugar;
+  };
+  std::vector<AsyncOp> async_ops_;
+  // Computations implied by `op-start` sugar, with their starts, added once the text is read.
+  std::vector<std::pair<std::unique_ptr<Computation>, Instruction*>> async_wrapped_;
   // Where each input_output_alias / buffer_donor entry was written, parallel to the module's.
   std::vector<size_t> alias_pos_, donor_pos_;
   // Counter for the placeholder names of instructions written inline as operands.
