@@ -103,6 +103,13 @@ absl::Status Parser::ParseCheckedAttribute(std::string_view key, size_t key_pos,
       }
     }
     lex_.set_pos(end);
+  } else if (key == "metadata") {
+    HLOX_RETURN_IF_ERROR(ParseMetadataValue());
+  } else if (key == "parameter_replication" && op == Opcode::kParameter) {
+    HLOX_RETURN_IF_ERROR(ParseBoolListOrBool());
+  } else if (key == "constrain_layout") {
+    bool ignored;
+    HLOX_RETURN_IF_ERROR(ParseBool(&ignored));
   } else if (key == "result_accuracy") {
     if (!TakesResultAccuracy(op)) {
       return lex_.ErrorAt(
@@ -115,6 +122,64 @@ absl::Status Parser::ParseCheckedAttribute(std::string_view key, size_t key_pos,
   }
   std::string_view raw = lex_.text().substr(value_pos, lex_.pos() - value_pos);
   p->instr->raw_attributes().push_back({std::string(key), std::string(raw)});
+  return absl::OkStatus();
+}
+
+// metadata ::= '{' (','? field '=' value)* '}' | '{' metadata (',' metadata)* '}'. Field types
+// follow XLA's OpMetadata; an unknown or repeated field is an error.
+absl::Status Parser::ParseMetadataValue() {
+  HLOX_RETURN_IF_ERROR(lex_.Expect('{', "to open metadata"));
+  if (lex_.Peek() == '{') {  // a list of metadata
+    lex_.set_pos(lex_.SkipSpace());
+    while (true) {
+      HLOX_RETURN_IF_ERROR(ParseMetadataValue());
+      if (lex_.TryConsume('}')) return absl::OkStatus();
+      HLOX_RETURN_IF_ERROR(lex_.Expect(',', "between metadata"));
+    }
+  }
+  static constexpr std::array<std::string_view, 5> kStrings = {"op_type", "op_name", "source_file",
+                                                               "deduplicated_name", "scheduling_name"};
+  static constexpr std::array<std::string_view, 5> kInts = {"source_line", "source_end_line", "source_column",
+                                                            "source_end_column", "stack_frame_id"};
+  std::vector<std::string> seen;
+  while (!lex_.TryConsume('}')) {
+    lex_.TryConsume(',');
+    size_t pos;
+    std::string_view field;
+    HLOX_RETURN_IF_ERROR(ParseWordFrom("a metadata field", &pos, &field));
+    for (const std::string& s : seen) {
+      if (s == field) return lex_.ErrorAt(pos, absl::StrCat("metadata field '", s, "' given twice"));
+    }
+    seen.emplace_back(field);
+    HLOX_RETURN_IF_ERROR(lex_.Expect('=', "after a metadata field"));
+    if (OneOf(kStrings, field)) {
+      std::string ignored;
+      if (lex_.Peek() != '"') return lex_.Error(absl::StrCat("expected a quoted string for ", std::string(field)));
+      HLOX_RETURN_IF_ERROR(lex_.ConsumeString(&ignored));
+    } else if (OneOf(kInts, field)) {
+      int64_t ignored;
+      HLOX_RETURN_IF_ERROR(lex_.ConsumeInt(&ignored, std::string(field)));
+    } else if (field == "profile_type") {
+      std::vector<int64_t> ignored;
+      HLOX_RETURN_IF_ERROR(ParseIntList(&ignored));
+    } else if (field == "preserve_layout") {
+      bool ignored;
+      HLOX_RETURN_IF_ERROR(ParseBool(&ignored));
+    } else {
+      return lex_.ErrorAt(pos, absl::StrCat("unknown metadata field '", std::string(field), "'"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// A bool, or a braced list of bools ({true,false}).
+absl::Status Parser::ParseBoolListOrBool() {
+  bool ignored;
+  if (!lex_.TryConsume('{')) return ParseBool(&ignored);
+  while (!lex_.TryConsume('}')) {
+    HLOX_RETURN_IF_ERROR(ParseBool(&ignored));
+    if (lex_.Peek() != '}') HLOX_RETURN_IF_ERROR(lex_.Expect(',', "or '}' in a list of bools"));
+  }
   return absl::OkStatus();
 }
 

@@ -151,6 +151,8 @@ class Parser {
   // `key` is one of them for this opcode.
   absl::Status ParseCheckedAttribute(std::string_view key, size_t key_pos, PendingInstr* p, bool* handled);
   absl::Status ParseResultAccuracy();
+  absl::Status ParseMetadataValue();
+  absl::Status ParseBoolListOrBool();
   absl::Status ParseWordFrom(std::string_view what, size_t* pos, std::string_view* out);
   absl::Status ParseWord(std::string* out, std::string_view what);
 

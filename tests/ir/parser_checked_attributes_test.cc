@@ -76,5 +76,27 @@ TEST(ParserCheckedAttributes, ResultAccuracy) {
                   "result_accuracy is only for transcendental ops, not negate");
 }
 
+TEST(ParserCheckedAttributes, MetadataFieldsAndRepeatedAttributes) {
+  auto m = ParseRoundTrip(
+      Module("f32[4] negate(a), metadata={op_type=\"neg\" op_name=\"jit(f)/neg\" source_file=\"f.py\" source_line=3 "
+             "profile_type={1} deduplicated_name=\"d\" preserve_layout=true}"));
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->entry()->root()->FindRawAttribute("metadata")->substr(0, 15), "{op_type=\"neg\" ");
+  ASSERT_TRUE(ParseRoundTrip(Module("f32[4] negate(a), metadata={op_name=\"x\", source_line=1}")));
+  ASSERT_TRUE(ParseRoundTrip(Module("f32[4] negate(a), metadata={}")));
+  ExpectRootError("f32[4] negate(a), metadata={op_typo=\"x\"}", 28, "unknown metadata field 'op_typo'");
+  ExpectRootError("f32[4] negate(a), metadata={source_line=\"3\"}", 40, "expected an integer (source_line)");
+  ExpectRootError("f32[4] negate(a), metadata={op_name=\"a\" op_name=\"b\"}", 40,
+                  "metadata field 'op_name' given twice");
+  ExpectRootError("f32[4] negate(a), metadata={op_name=x}", 36, "expected a quoted string for op_name");
+  ExpectRootError("f32[4] negate(a), metadata={}, metadata={}", 31, "attribute 'metadata' given twice");
+  ExpectRootError("f32[4] negate(a), sharding={replicated}, sharding={maximal device=0}", 41,
+                  "attribute 'sharding' given twice");
+  ExpectRootError("f32[4] custom-call(a), custom_call_target=\"t\", constrain_layout=yes", 64,
+                  "expected true or false");
+  ExpectParseError("HloModule m\nENTRY e {\n  ROOT a = f32[4] parameter(0), parameter_replication={true,maybe}\n}\n", 3,
+                   61, "expected true or false");
+}
+
 }  // namespace
 }  // namespace hlox
