@@ -47,6 +47,8 @@ absl::StatusOr<std::unique_ptr<Module>> Parser::ParseModule() {
   if (!saw_entry) module->set_entry(module->computations().back().get());
   AddAsyncWrappedComputations(module.get());
   HLOX_RETURN_IF_ERROR(ResolveCalls(module.get()));
+  HLOX_RETURN_IF_ERROR(InferMissingShapes(*module));
+  HLOX_RETURN_IF_ERROR(CheckWrittenShapes());
   HLOX_RETURN_IF_ERROR(CheckAsyncChains());
   HLOX_RETURN_IF_ERROR(CheckAliasing(*module));
   return module;
@@ -162,15 +164,12 @@ absl::Status Parser::FinishComputation(Computation* comp, std::vector<PendingIns
       if (it == by_name.end()) {
         return lex_.ErrorAt(r.pos, absl::StrCat("unknown operand '", r.name, "'"));
       }
-      const Shape& defined = it->second->raw->shape();
-      if (r.written_shape && !r.written_shape->Compatible(defined)) {
-        return lex_.ErrorAt(r.pos, absl::StrCat("operand '", r.name, "' is written with shape ",
-                                                r.written_shape->ToString(), " but is defined with shape ",
-                                                defined.ToString()));
-      }
+      // Checked once every shape is known (some are inferred after the whole text is read).
+      if (r.written_shape) written_shapes_.push_back({it->second->raw, *r.written_shape, r.pos});
       p.raw->AppendOperand(it->second->raw);
     }
-    if (p.layout_constraints) HLOX_RETURN_IF_ERROR(CheckLayoutConstraints(p));
+    if (p.layout_constraints) layout_checks_.push_back({p.raw, std::move(*p.layout_constraints), p.layout_constraints_pos});
+    if (p.infer_shape) shapes_to_infer_.push_back({p.raw, p.pos});
     if (IsAsyncOpcode(p.raw->opcode())) async_ops_.push_back({p.raw, p.pos, p.async_wrapped});
     for (const NameRef& r : p.control_preds) {
       auto it = by_name.find(r.name);

@@ -46,7 +46,9 @@ absl::Status Parser::WrapAsyncStart(PendingInstr* start, PendingInstr* wrapped, 
   wrapped->raw = comp->AddInstruction(std::move(wrapped->instr));
   comp->set_root(wrapped->raw);
   comp->RebuildParameterList();
-  if (wrapped->layout_constraints) HLOX_RETURN_IF_ERROR(CheckLayoutConstraints(*wrapped));
+  if (wrapped->layout_constraints) {
+    layout_checks_.push_back({wrapped->raw, std::move(*wrapped->layout_constraints), wrapped->layout_constraints_pos});
+  }
   if (!wrapped->calls.empty()) pending_calls_.emplace_back(wrapped->raw, std::move(wrapped->calls));
   async_wrapped_.emplace_back(std::move(comp), start->instr.get());
   return absl::OkStatus();

@@ -219,21 +219,4 @@ absl::Status Parser::ParseResultAccuracy() {
   return lex_.Expect('}', "to close result_accuracy");
 }
 
-absl::Status Parser::CheckLayoutConstraints(const PendingInstr& p) {
-  const std::vector<Shape>& shapes = *p.layout_constraints;
-  const Instruction& instr = *p.raw;
-  if (static_cast<int64_t>(shapes.size()) != instr.operand_count()) {
-    return lex_.ErrorAt(p.layout_constraints_pos, absl::StrCat("expected ", instr.operand_count(),
-                                                               " operand layout constraints, got ", shapes.size()));
-  }
-  for (size_t i = 0; i < shapes.size(); ++i) {
-    if (!shapes[i].Compatible(instr.operand(i)->shape())) {
-      return lex_.ErrorAt(p.layout_constraints_pos,
-                          absl::StrCat("operand layout constraint ", shapes[i].ToString(), " for operand ", i,
-                                       " is not compatible with its shape ", instr.operand(i)->shape().ToString()));
-    }
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace hlox::parser_internal

@@ -39,9 +39,22 @@ bool Parser::AtShape() {
   return next == '[' || next == '%' || IsNameChar(next);
 }
 
+bool Parser::AtOpcodeCall() {
+  char c = lex_.Peek();
+  std::string_view word = lex_.PeekName();
+  if (c == '(' || c == '%' || word.empty()) return false;
+  size_t save = lex_.pos();
+  lex_.set_pos(word.data() - lex_.text().data() + word.size());
+  bool call = lex_.Peek() == '(';
+  lex_.set_pos(save);
+  return call;
+}
+
 absl::Status Parser::ParseInstructionRhs(PendingInstr* p, std::vector<PendingInstr>* instrs, int depth) {
   Shape shape;
-  HLOX_RETURN_IF_ERROR(ParseShape(&shape));
+  // `opcode(` right away: no shape written; it is inferred once the module is read.
+  p->infer_shape = AtOpcodeCall();
+  if (!p->infer_shape) HLOX_RETURN_IF_ERROR(ParseShape(&shape));
   size_t op_pos = lex_.SkipSpace();
   std::string_view opname = lex_.ConsumeName();
   if (opname.empty()) return lex_.Error("expected an opcode");
@@ -93,7 +106,7 @@ absl::Status Parser::ParseInstructionRhs(PendingInstr* p, std::vector<PendingIns
 }
 
 // operand ::= [shape] name | [shape] opcode '(' operands ')'   (the second is a nested
-// instruction; its shape is required here because hlox does not infer one).
+// instruction; without a shape, its shape is inferred as for any instruction).
 absl::Status Parser::ParseOperands(PendingInstr* p, std::vector<PendingInstr>* instrs, int depth) {
   if (lex_.TryConsume(')')) return absl::OkStatus();
   while (true) {
@@ -110,9 +123,6 @@ absl::Status Parser::ParseOperands(PendingInstr* p, std::vector<PendingInstr>* i
       if (depth + 1 > kMaxNestedInstructionDepth) {
         return lex_.ErrorAt(start, absl::StrCat("instructions nested more than ", kMaxNestedInstructionDepth,
                                                 " deep in operand lists"));
-      }
-      if (!written) {
-        return lex_.ErrorAt(name_pos, "a nested instruction needs its result shape written before the opcode");
       }
       lex_.set_pos(start);
       PendingInstr nested;

@@ -62,6 +62,8 @@ struct PendingInstr {
   size_t layout_constraints_pos = 0;
   // The op named by `op-start` / `op-update` / `op-done` sugar.
   std::optional<Opcode> async_wrapped;
+  // No shape was written: it is inferred from the operands (InferMissingShapes).
+  bool infer_shape = false;
   // (attribute key, computation names) in text order, e.g. {"condition", {cond}}.
   std::vector<std::pair<std::string, std::vector<NameRef>>> calls;
 };
@@ -91,8 +93,12 @@ class Parser {
   // parser_attributes.cc: one `key=value` after an instruction's operand list (the lexer is
   // just after '='). Typed keys fill instr attrs; the rest are kept raw.
   absl::Status ParseAttribute(std::string_view key, size_t key_pos, PendingInstr* p);
-  // A custom call's operand_layout_constraints: one shape per operand, each compatible with it.
-  absl::Status CheckLayoutConstraints(const PendingInstr& p);
+
+  // parser_infer.cc: shapes the text leaves out (`r = add(a, b)`, nested `sqrt(parameter...)`
+  // is not one: parameters need a shape), inferred once calls resolve; then the checks that
+  // need every shape: written operand shapes and custom-call operand_layout_constraints.
+  absl::Status InferMissingShapes(const Module& module);
+  absl::Status CheckWrittenShapes();
 
   Lexer& lex() { return lex_; }
 
@@ -106,6 +112,8 @@ class Parser {
   absl::Status ParseOperands(PendingInstr* p, std::vector<PendingInstr>* instrs, int depth);
   // True when the text at the current position starts a shape rather than a name.
   bool AtShape();
+  // True when the text at the current position is `word(`: an opcode with no shape before it.
+  bool AtOpcodeCall();
   // Renames instructions written inline to `opcode.N`, unique in the computation.
   void NameGeneratedInstructions(std::vector<PendingInstr>* instrs);
   absl::Status ParseSignature(Computation* comp);
@@ -165,6 +173,20 @@ class Parser {
     std::optional<Opcode> sugar;
   };
   std::vector<AsyncOp> async_ops_;
+  // Checks that wait until every shape is known (see parser_infer.cc).
+  struct WrittenShape {
+    const Instruction* operand;
+    Shape shape;
+    size_t pos;
+  };
+  std::vector<WrittenShape> written_shapes_;
+  struct LayoutCheck {
+    const Instruction* instr;
+    std::vector<Shape> shapes;
+    size_t pos;
+  };
+  std::vector<LayoutCheck> layout_checks_;
+  std::vector<std::pair<Instruction*, size_t>> shapes_to_infer_;
   // Computations implied by `op-start` sugar, with their starts, added once the text is read.
   std::vector<std::pair<std::unique_ptr<Computation>, Instruction*>> async_wrapped_;
   // Where each input_output_alias / buffer_donor entry was written, parallel to the module's.

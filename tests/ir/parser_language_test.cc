@@ -71,11 +71,55 @@ TEST(ParserLanguage, NestedInstructionErrors) {
   ExpectParseError(
       "HloModule m\nENTRY e {\n  ROOT r = f32[2] negate(f32[2] broadcast(f32[] constant(1)), dimensions={0})\n}\n", 3,
       73, "expected ',' or ')' in the operand list");
-  // hlox does not infer shapes, so a nested instruction writes its own.
+  // A parameter's shape cannot be inferred (XLA agrees), nested or not.
   ExpectParseError("HloModule m\nENTRY e {\n  ROOT r = f32[] negate(parameter(0))\n}\n", 3, 25,
-                   "needs its result shape written");
+                   "cannot infer the shape of parameter: write it before the opcode");
   ExpectParseError("HloModule m\nENTRY e {\n  ROOT r = f32[] negate(f32[] frob(x))\n}\n", 3, 31,
                    "unknown opcode 'frob'");
+}
+
+TEST(ParserLanguage, ShapesLeftOutAreInferred) {
+  auto m = ParseRoundTrip(R"(HloModule m
+%sum (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = add(a, b)
+}
+
+ENTRY e {
+  p = f32[2,3] parameter(0)
+  z = f32[] constant(0)
+  n = negate(p)
+  c = compare(n, p), direction=LT
+  r = reduce(n, z), dimensions={1}, to_apply=sum
+  t = tuple(r, c)
+  ROOT g = get-tuple-element(t), index=1
+})");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(FindInstr(*m, "s")->shape().ToString(), "f32[]");
+  EXPECT_EQ(FindInstr(*m, "n")->shape().ToString(), "f32[2,3]");
+  EXPECT_EQ(FindInstr(*m, "c")->shape().ToString(), "pred[2,3]");
+  EXPECT_EQ(FindInstr(*m, "r")->shape().ToString(), "f32[2]");
+  EXPECT_EQ(FindInstr(*m, "t")->shape().ToString(), "(f32[2], pred[2,3])");
+  EXPECT_EQ(m->entry()->root()->shape().ToString(), "pred[2,3]");
+  // Nested and shape-less: sqrt(f32[10] parameter(0)) takes the parameter's shape.
+  auto nested = ParseRoundTrip("HloModule m\nENTRY e {\n  ROOT r = sqrt(f32[10] parameter(0))\n}\n");
+  ASSERT_TRUE(nested);
+  EXPECT_EQ(nested->entry()->root()->shape().ToString(), "f32[10]");
+}
+
+TEST(ParserLanguage, ShapesThatCannotBeInferred) {
+  ExpectParseError("HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT r = convert(p)\n}\n", 4, 8,
+                   "cannot infer the shape of convert: write it before the opcode");
+  ExpectParseError("HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT r = broadcast(p), dimensions={0}\n}\n", 4,
+                   8, "cannot infer the shape of broadcast");
+  ExpectParseError(
+      "HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  q = f32[3] parameter(1)\n  ROOT r = add(p, q)\n}\n", 5, 8,
+      "cannot infer the shape of add: ");
+  // A written operand shape is checked against an inferred definition too.
+  ExpectParseError(
+      "HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  n = negate(p)\n  ROOT r = f32[2] add(f32[3] n, p)\n}\n", 5,
+      30, "operand 'n' is written with shape f32[3] but is defined with shape f32[2]");
 }
 
 TEST(ParserLanguage, NamesSpelledLikeOpcodesAndTypes) {
