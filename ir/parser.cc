@@ -170,6 +170,7 @@ absl::Status Parser::FinishComputation(Computation* comp, std::vector<PendingIns
     }
     if (p.layout_constraints) layout_checks_.push_back({p.raw, std::move(*p.layout_constraints), p.layout_constraints_pos});
     if (p.infer_shape) shapes_to_infer_.push_back({p.raw, p.pos});
+    if (!p.operand_aliases.empty()) operand_alias_checks_.push_back({p.raw, std::move(p.operand_aliases)});
     if (IsAsyncOpcode(p.raw->opcode())) async_ops_.push_back({p.raw, p.pos, p.async_wrapped});
     for (const NameRef& r : p.control_preds) {
       auto it = by_name.find(r.name);

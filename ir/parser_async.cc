@@ -46,6 +46,7 @@ absl::Status Parser::WrapAsyncStart(PendingInstr* start, PendingInstr* wrapped, 
   wrapped->raw = comp->AddInstruction(std::move(wrapped->instr));
   comp->set_root(wrapped->raw);
   comp->RebuildParameterList();
+  if (!wrapped->operand_aliases.empty()) operand_alias_checks_.push_back({wrapped->raw, std::move(wrapped->operand_aliases)});
   if (wrapped->layout_constraints) {
     layout_checks_.push_back({wrapped->raw, std::move(*wrapped->layout_constraints), wrapped->layout_constraints_pos});
   }

@@ -103,6 +103,10 @@ absl::Status Parser::ParseCheckedAttribute(std::string_view key, size_t key_pos,
       }
     }
     lex_.set_pos(end);
+  } else if (key == "operand_precision" && (op == Opcode::kDot || op == Opcode::kConvolution)) {
+    HLOX_RETURN_IF_ERROR(ParsePrecisionList(p->instr->opcode()));
+  } else if (key == "output_to_operand_aliasing") {
+    HLOX_RETURN_IF_ERROR(ParseOutputOperandAliasing(p));
   } else if (key == "metadata") {
     HLOX_RETURN_IF_ERROR(ParseMetadataValue());
   } else if (key == "parameter_replication" && op == Opcode::kParameter) {
@@ -137,8 +141,8 @@ absl::Status Parser::ParseMetadataValue() {
       HLOX_RETURN_IF_ERROR(lex_.Expect(',', "between metadata"));
     }
   }
-  static constexpr std::array<std::string_view, 5> kStrings = {"op_type", "op_name", "source_file",
-                                                               "deduplicated_name", "scheduling_name"};
+  static constexpr std::array<std::string_view, 5> kStrings = {"op_type", "op_name", "source_file", "deduplicated_name",
+                                                               "scheduling_name"};
   static constexpr std::array<std::string_view, 5> kInts = {"source_line", "source_end_line", "source_column",
                                                             "source_end_column", "stack_frame_id"};
   std::vector<std::string> seen;
@@ -168,6 +172,50 @@ absl::Status Parser::ParseMetadataValue() {
     } else {
       return lex_.ErrorAt(pos, absl::StrCat("unknown metadata field '", std::string(field), "'"));
     }
+  }
+  return absl::OkStatus();
+}
+
+// operand_precision={p, p}: one of XLA's precisions per operand (two for dot and convolution).
+absl::Status Parser::ParsePrecisionList(Opcode op) {
+  size_t open_pos = lex_.SkipSpace();
+  HLOX_RETURN_IF_ERROR(lex_.Expect('{', "to open operand_precision"));
+  int count = 0;
+  while (!lex_.TryConsume('}')) {
+    if (count > 0) HLOX_RETURN_IF_ERROR(lex_.Expect(',', "between precisions"));
+    size_t pos;
+    std::string_view w;
+    HLOX_RETURN_IF_ERROR(ParseWordFrom("a precision", &pos, &w));
+    std::string lower = absl::AsciiStrToLower(std::string(w));
+    if (lower != "default" && lower != "high" && lower != "highest" && lower != "packed_nibble") {
+      return lex_.ErrorAt(pos, absl::StrCat("unknown precision '", std::string(w),
+                                            "': expected default, high, highest or packed_nibble"));
+    }
+    ++count;
+  }
+  if (count != 2) {
+    return lex_.ErrorAt(open_pos,
+                        absl::StrCat(std::string(OpcodeName(op)), " takes 2 operand precisions, got ", count));
+  }
+  return absl::OkStatus();
+}
+
+// output_to_operand_aliasing={ {out}: (operand, {index}), ... }; indices are checked against
+// the shapes once they are all known.
+absl::Status Parser::ParseOutputOperandAliasing(PendingInstr* p) {
+  HLOX_RETURN_IF_ERROR(lex_.Expect('{', "to open output_to_operand_aliasing"));
+  while (!lex_.TryConsume('}')) {
+    if (!p->operand_aliases.empty()) HLOX_RETURN_IF_ERROR(lex_.Expect(',', "between aliases"));
+    OperandAlias a;
+    a.pos = lex_.SkipSpace();
+    HLOX_RETURN_IF_ERROR(ParseShapeIndex(&a.output_index));
+    HLOX_RETURN_IF_ERROR(lex_.Expect(':', "after the output shape index"));
+    HLOX_RETURN_IF_ERROR(lex_.Expect('(', "before the operand number"));
+    HLOX_RETURN_IF_ERROR(lex_.ConsumeInt(&a.operand, "operand number"));
+    HLOX_RETURN_IF_ERROR(lex_.Expect(',', "after the operand number"));
+    HLOX_RETURN_IF_ERROR(ParseShapeIndex(&a.operand_index));
+    HLOX_RETURN_IF_ERROR(lex_.Expect(')', "to close the alias"));
+    p->operand_aliases.push_back(std::move(a));
   }
   return absl::OkStatus();
 }

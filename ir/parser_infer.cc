@@ -134,6 +134,34 @@ absl::Status Parser::CheckWrittenShapes() {
       }
     }
   }
+  for (const auto& [instr, aliases] : operand_alias_checks_) HLOX_RETURN_IF_ERROR(CheckOperandAliases(*instr, aliases));
+  return absl::OkStatus();
+}
+
+// output_to_operand_aliasing as XLA's verifier checks it: the output index exists in the
+// result, the operand exists and so does the index in it, the two buffers have compatible
+// shapes, and no output is listed twice (stricter than XLA).
+absl::Status Parser::CheckOperandAliases(const Instruction& instr, const std::vector<OperandAlias>& aliases) {
+  std::vector<const std::vector<int64_t>*> outputs;
+  for (const OperandAlias& a : aliases) {
+    const Shape* out = SubshapeAt(instr.shape(), a.output_index);
+    if (out == nullptr) return lex_.ErrorAt(a.pos, "output_to_operand_aliasing names an output index the result lacks");
+    if (a.operand < 0 || a.operand >= instr.operand_count()) {
+      return lex_.ErrorAt(
+          a.pos, absl::StrCat("output_to_operand_aliasing names operand ", a.operand, " of ", instr.operand_count()));
+    }
+    const Shape* in = SubshapeAt(instr.operand(a.operand)->shape(), a.operand_index);
+    if (in == nullptr)
+      return lex_.ErrorAt(a.pos, absl::StrCat("operand ", a.operand, " lacks the aliased shape index"));
+    if (!in->Compatible(*out)) {
+      return lex_.ErrorAt(
+          a.pos, absl::StrCat("aliased output ", out->ToString(), " and operand buffer ", in->ToString(), " differ"));
+    }
+    for (const std::vector<int64_t>* o : outputs) {
+      if (*o == a.output_index) return lex_.ErrorAt(a.pos, "output_to_operand_aliasing lists an output twice");
+    }
+    outputs.push_back(&a.output_index);
+  }
   return absl::OkStatus();
 }
 

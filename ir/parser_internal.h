@@ -34,6 +34,16 @@ inline constexpr int64_t kMaxParameters = int64_t{1} << 20;
 // nesting is an error rather than unbounded recursion.
 inline constexpr int kMaxNestedInstructionDepth = 256;
 
+// The subshape of `s` at the tuple path `index`, or nullptr when the index does not exist.
+inline const Shape* SubshapeAt(const Shape& s, const std::vector<int64_t>& index) {
+  const Shape* cur = &s;
+  for (int64_t i : index) {
+    if (!cur->IsTuple() || i < 0 || i >= cur->tuple_size()) return nullptr;
+    cur = &cur->tuple_shape(i);
+  }
+  return cur;
+}
+
 inline bool IsAsyncOpcode(Opcode op) {
   return op == Opcode::kAsyncStart || op == Opcode::kAsyncUpdate || op == Opcode::kAsyncDone;
 }
@@ -44,6 +54,14 @@ struct NameRef {
   size_t pos = 0;
   // The shape written before an operand name (`f32[10] %x`), checked against x's shape.
   std::optional<Shape> written_shape;
+};
+
+// One entry of output_to_operand_aliasing={ {out}: (operand, {index}) }, where it was written.
+struct OperandAlias {
+  std::vector<int64_t> output_index;
+  int64_t operand = 0;
+  std::vector<int64_t> operand_index;
+  size_t pos = 0;
 };
 
 // An instruction parsed but not yet wired: operand, control-predecessor and computation names
@@ -64,6 +82,7 @@ struct PendingInstr {
   std::optional<Opcode> async_wrapped;
   // No shape was written: it is inferred from the operands (InferMissingShapes).
   bool infer_shape = false;
+  std::vector<OperandAlias> operand_aliases;
   // (attribute key, computation names) in text order, e.g. {"condition", {cond}}.
   std::vector<std::pair<std::string, std::vector<NameRef>>> calls;
 };
@@ -99,6 +118,7 @@ class Parser {
   // need every shape: written operand shapes and custom-call operand_layout_constraints.
   absl::Status InferMissingShapes(const Module& module);
   absl::Status CheckWrittenShapes();
+  absl::Status CheckOperandAliases(const Instruction& instr, const std::vector<OperandAlias>& aliases);
 
   Lexer& lex() { return lex_; }
 
@@ -160,6 +180,8 @@ class Parser {
   absl::Status ParseCheckedAttribute(std::string_view key, size_t key_pos, PendingInstr* p, bool* handled);
   absl::Status ParseResultAccuracy();
   absl::Status ParseMetadataValue();
+  absl::Status ParsePrecisionList(Opcode op);
+  absl::Status ParseOutputOperandAliasing(PendingInstr* p);
   absl::Status ParseBoolListOrBool();
   absl::Status ParseWordFrom(std::string_view what, size_t* pos, std::string_view* out);
   absl::Status ParseWord(std::string* out, std::string_view what);
@@ -186,6 +208,7 @@ class Parser {
     size_t pos;
   };
   std::vector<LayoutCheck> layout_checks_;
+  std::vector<std::pair<const Instruction*, std::vector<OperandAlias>>> operand_alias_checks_;
   std::vector<std::pair<Instruction*, size_t>> shapes_to_infer_;
   // Computations implied by `op-start` sugar, with their starts, added once the text is read.
   std::vector<std::pair<std::unique_ptr<Computation>, Instruction*>> async_wrapped_;

@@ -16,16 +16,6 @@ namespace {
 
 std::string IndexText(const std::vector<int64_t>& index) { return absl::StrCat("{", absl::StrJoin(index, ","), "}"); }
 
-// The subshape of `s` at `index`, or nullptr when the index does not exist in `s`.
-const Shape* Subshape(const Shape& s, const std::vector<int64_t>& index) {
-  const Shape* cur = &s;
-  for (int64_t i : index) {
-    if (!cur->IsTuple() || i < 0 || i >= cur->tuple_size()) return nullptr;
-    cur = &cur->tuple_shape(i);
-  }
-  return cur;
-}
-
 }  // namespace
 
 absl::Status Parser::ParseModuleAttribute(Module* module) {
@@ -121,7 +111,7 @@ absl::Status Parser::CheckAliasing(const Module& module) {
       return lex_.ErrorAt(pos, absl::StrCat("parameter ", number, " does not exist: the entry has ",
                                             entry.parameter_count(), " parameters"));
     }
-    const Shape* s = Subshape(entry.parameter(number)->shape(), index);
+    const Shape* s = SubshapeAt(entry.parameter(number)->shape(), index);
     if (s == nullptr)
       return lex_.ErrorAt(pos, absl::StrCat("parameter ", number, " has no shape index ", IndexText(index)));
     if (!s->IsArray())
@@ -133,7 +123,7 @@ absl::Status Parser::CheckAliasing(const Module& module) {
   for (size_t i = 0; i < module.input_output_aliases().size(); ++i) {
     const InputOutputAlias& a = module.input_output_aliases()[i];
     size_t pos = alias_pos_[i];
-    const Shape* out = Subshape(entry.ResultShape(), a.output_index);
+    const Shape* out = SubshapeAt(entry.ResultShape(), a.output_index);
     if (out == nullptr)
       return lex_.ErrorAt(pos, absl::StrCat("the entry's result has no shape index ", IndexText(a.output_index)));
     if (!outputs.insert(a.output_index).second)

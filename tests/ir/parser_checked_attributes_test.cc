@@ -98,5 +98,24 @@ TEST(ParserCheckedAttributes, MetadataFieldsAndRepeatedAttributes) {
                    61, "expected true or false");
 }
 
+TEST(ParserCheckedAttributes, OperandPrecisionAndOutputOperandAliasing) {
+  const std::string dot =
+      "HloModule m\nENTRY e {\n  a = f32[4,8] parameter(0)\n  b = f32[8,4] parameter(1)\n"
+      "  ROOT d = f32[4,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, "
+      "operand_precision=";
+  ASSERT_TRUE(ParseRoundTrip(dot + "{highest,default}\n}\n"));
+  ExpectParseError(dot + "{highest,fast}\n}\n", 5, 111, "unknown precision 'fast'");
+  ExpectParseError(dot + "{highest}\n}\n", 5, 102, "dot takes 2 operand precisions, got 1");
+  ASSERT_TRUE(
+      ParseRoundTrip(Module("(f32[4], s32[2]) custom-call(a, b), custom_call_target=\"t\", "
+                            "output_to_operand_aliasing={ {0}: (0, {}), {1}: (1, {}) }")));
+  const std::string cc = "(f32[4], s32[2]) custom-call(a, b), custom_call_target=\"t\", output_to_operand_aliasing={";
+  ExpectRootError(cc + "{2}: (0, {})}", 88, "names an output index the result lacks");
+  ExpectRootError(cc + "{0}: (2, {})}", 88, "names operand 2 of 2");
+  ExpectRootError(cc + "{0}: (0, {0})}", 88, "operand 0 lacks the aliased shape index");
+  ExpectRootError(cc + "{1}: (0, {})}", 88, "aliased output s32[2] and operand buffer f32[4] differ");
+  ExpectRootError(cc + "{0}: (0, {}), {0}: (0, {})}", 102, "lists an output twice");
+}
+
 }  // namespace
 }  // namespace hlox
