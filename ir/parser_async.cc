@@ -5,6 +5,9 @@
 // resolved, each async-start -> async-update* -> async-done chain is checked as XLA's
 // verifier checks it: the shapes line up, the called computation fits, updates and dones
 // follow a start of the same chain and name its computation (if they name one at all).
+#include <unordered_map>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "ir/parser_internal.h"
@@ -46,7 +49,8 @@ absl::Status Parser::WrapAsyncStart(PendingInstr* start, PendingInstr* wrapped, 
   wrapped->raw = comp->AddInstruction(std::move(wrapped->instr));
   comp->set_root(wrapped->raw);
   comp->RebuildParameterList();
-  if (!wrapped->operand_aliases.empty()) operand_alias_checks_.push_back({wrapped->raw, std::move(wrapped->operand_aliases)});
+  if (!wrapped->operand_aliases.empty())
+    operand_alias_checks_.push_back({wrapped->raw, std::move(wrapped->operand_aliases)});
   if (wrapped->layout_constraints) {
     layout_checks_.push_back({wrapped->raw, std::move(*wrapped->layout_constraints), wrapped->layout_constraints_pos});
   }
@@ -76,70 +80,92 @@ std::string ThreadOf(const Computation& c) { return c.execution_thread().empty()
 
 }  // namespace
 
+absl::Status Parser::CheckAsyncStart(const AsyncOp& a) {
+  const Instruction& i = *a.instr;
+  if (i.called_computations().size() != 1) {
+    return lex_.ErrorAt(a.pos, "an async-start calls exactly one computation (calls=...)");
+  }
+  const Computation& c = *i.called_computations()[0];
+  const Shape& s = i.shape();
+  if (!s.IsTuple() || s.tuple_size() < 2 || !s.tuple_shape(0).IsTuple() ||
+      s.tuple_shape(0).tuple_size() != i.operand_count()) {
+    return lex_.ErrorAt(a.pos, "an async-start's shape must be ((operand shapes), result, ...)");
+  }
+  if (c.parameter_count() != i.operand_count()) {
+    return lex_.ErrorAt(a.pos, absl::StrCat("async-start has ", i.operand_count(), " operands but '", c.name(),
+                                            "' takes ", c.parameter_count(), " parameters"));
+  }
+  for (int64_t k = 0; k < i.operand_count(); ++k) {
+    const Shape& op = i.operand(k)->shape();
+    if (!s.tuple_shape(0).tuple_shape(k).Compatible(op) || !c.parameter(k)->shape().Compatible(op)) {
+      return lex_.ErrorAt(
+          a.pos, absl::StrCat("async-start operand ", k, " (", op.ToString(), ") does not match its shape element {0,",
+                              k, "} or parameter ", k, " of '", c.name(), "'"));
+    }
+  }
+  if (!s.tuple_shape(1).Compatible(c.ResultShape())) {
+    return lex_.ErrorAt(
+        a.pos, absl::StrCat("async-start's result element ", s.tuple_shape(1).ToString(),
+                            " differs from the result of '", c.name(), "' (", c.ResultShape().ToString(), ")"));
+  }
+  if (AsyncThread(i) != ThreadOf(c)) {
+    return lex_.ErrorAt(a.pos, absl::StrCat("async_execution_thread \"", AsyncThread(i),
+                                            "\" differs from the thread of '", c.name(), "' (\"", ThreadOf(c), "\")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Parser::CheckAsyncFollower(const AsyncOp& a,
+                                        std::unordered_map<const Instruction*, const Instruction*>* start_of) {
+  const Instruction& i = *a.instr;
+  const std::string name(OpcodeName(i.opcode()));
+  if (i.operand_count() != 1) return lex_.ErrorAt(a.pos, absl::StrCat(name, " takes one operand"));
+  const Instruction* prev = i.operand(0);
+  if (prev->opcode() != Opcode::kAsyncStart && prev->opcode() != Opcode::kAsyncUpdate) {
+    return lex_.ErrorAt(a.pos, absl::StrCat("the operand of ", name, " must be an async-start or async-update, not ",
+                                            std::string(OpcodeName(prev->opcode()))));
+  }
+  if (i.opcode() == Opcode::kAsyncUpdate && !i.shape().Compatible(prev->shape())) {
+    return lex_.ErrorAt(a.pos, "an async-update's shape must equal its operand's");
+  }
+  // Walk up to the chain's start once per update (memoized, so long chains stay linear).
+  std::vector<const Instruction*> path;
+  const Instruction* start = prev;
+  while (start->opcode() == Opcode::kAsyncUpdate && start->operand_count() == 1 && !start_of->count(start)) {
+    path.push_back(start);
+    start = start->operand(0);
+  }
+  if (auto it = start_of->find(start); it != start_of->end()) start = it->second;
+  for (const Instruction* u : path) (*start_of)[u] = start;
+  if (start->opcode() != Opcode::kAsyncStart || start->called_computations().size() != 1) {
+    return absl::OkStatus();  // a malformed chain is reported at its own instructions
+  }
+  const Computation* c = start->called_computations()[0];
+  if (!i.called_computations().empty() && i.called_computations() != start->called_computations()) {
+    return lex_.ErrorAt(a.pos,
+                        absl::StrCat(name, " calls a different computation than its async-start ('", c->name(), "')"));
+  }
+  const Shape& ss = start->shape();
+  if (i.opcode() == Opcode::kAsyncDone && ss.IsTuple() && ss.tuple_size() >= 2 &&
+      !i.shape().Compatible(ss.tuple_shape(1))) {
+    return lex_.ErrorAt(a.pos, absl::StrCat("async-done's shape ", i.shape().ToString(),
+                                            " differs from its async-start's result ", ss.tuple_shape(1).ToString()));
+  }
+  if (a.sugar && c->root() != nullptr && c->root()->opcode() != *a.sugar) {
+    return lex_.ErrorAt(
+        a.pos, absl::StrCat("this chain's async-start wraps ", std::string(OpcodeName(c->root()->opcode())), ", not ",
+                            std::string(OpcodeName(*a.sugar))));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Parser::CheckAsyncChains() {
+  std::unordered_map<const Instruction*, const Instruction*> start_of;
   for (const AsyncOp& a : async_ops_) {
-    const Instruction& i = *a.instr;
-    const std::string name(OpcodeName(i.opcode()));
-    if (i.opcode() == Opcode::kAsyncStart) {
-      if (i.called_computations().size() != 1) {
-        return lex_.ErrorAt(a.pos, "an async-start calls exactly one computation (calls=...)");
-      }
-      const Computation& c = *i.called_computations()[0];
-      const Shape& s = i.shape();
-      if (!s.IsTuple() || s.tuple_size() < 2 || !s.tuple_shape(0).IsTuple() ||
-          s.tuple_shape(0).tuple_size() != i.operand_count()) {
-        return lex_.ErrorAt(a.pos, "an async-start's shape must be ((operand shapes), result, ...)");
-      }
-      if (c.parameter_count() != i.operand_count()) {
-        return lex_.ErrorAt(a.pos, absl::StrCat("async-start has ", i.operand_count(), " operands but '", c.name(),
-                                                "' takes ", c.parameter_count(), " parameters"));
-      }
-      for (int64_t k = 0; k < i.operand_count(); ++k) {
-        const Shape& op = i.operand(k)->shape();
-        if (!s.tuple_shape(0).tuple_shape(k).Compatible(op) || !c.parameter(k)->shape().Compatible(op)) {
-          return lex_.ErrorAt(a.pos, absl::StrCat("async-start operand ", k, " (", op.ToString(),
-                                                  ") does not match its shape element {0,", k, "} or parameter ", k,
-                                                  " of '", c.name(), "'"));
-        }
-      }
-      if (!s.tuple_shape(1).Compatible(c.ResultShape())) {
-        return lex_.ErrorAt(
-            a.pos, absl::StrCat("async-start's result element ", s.tuple_shape(1).ToString(),
-                                " differs from the result of '", c.name(), "' (", c.ResultShape().ToString(), ")"));
-      }
-      if (AsyncThread(i) != ThreadOf(c)) {
-        return lex_.ErrorAt(a.pos,
-                            absl::StrCat("async_execution_thread \"", AsyncThread(i), "\" differs from the thread of '",
-                                         c.name(), "' (\"", ThreadOf(c), "\")"));
-      }
-      continue;
-    }
-    if (i.operand_count() != 1) return lex_.ErrorAt(a.pos, absl::StrCat(name, " takes one operand"));
-    const Instruction* start = i.operand(0);
-    if (start->opcode() != Opcode::kAsyncStart && start->opcode() != Opcode::kAsyncUpdate) {
-      return lex_.ErrorAt(a.pos, absl::StrCat("the operand of ", name, " must be an async-start or async-update, not ",
-                                              std::string(OpcodeName(start->opcode()))));
-    }
-    if (i.opcode() == Opcode::kAsyncUpdate && !i.shape().Compatible(start->shape())) {
-      return lex_.ErrorAt(a.pos, "an async-update's shape must equal its operand's");
-    }
-    while (start->opcode() == Opcode::kAsyncUpdate && start->operand_count() == 1) start = start->operand(0);
-    if (start->opcode() != Opcode::kAsyncStart || start->called_computations().size() != 1) continue;  // reported there
-    const Computation* c = start->called_computations()[0];
-    if (!i.called_computations().empty() && i.called_computations() != start->called_computations()) {
-      return lex_.ErrorAt(
-          a.pos, absl::StrCat(name, " calls a different computation than its async-start ('", c->name(), "')"));
-    }
-    const Shape& ss = start->shape();
-    if (i.opcode() == Opcode::kAsyncDone && ss.IsTuple() && ss.tuple_size() >= 2 &&
-        !i.shape().Compatible(ss.tuple_shape(1))) {
-      return lex_.ErrorAt(a.pos, absl::StrCat("async-done's shape ", i.shape().ToString(),
-                                              " differs from its async-start's result ", ss.tuple_shape(1).ToString()));
-    }
-    if (a.sugar && c->root() != nullptr && c->root()->opcode() != *a.sugar) {
-      return lex_.ErrorAt(
-          a.pos, absl::StrCat("this chain's async-start wraps ", std::string(OpcodeName(c->root()->opcode())), ", not ",
-                              std::string(OpcodeName(*a.sugar))));
+    if (a.instr->opcode() == Opcode::kAsyncStart) {
+      HLOX_RETURN_IF_ERROR(CheckAsyncStart(a));
+    } else {
+      HLOX_RETURN_IF_ERROR(CheckAsyncFollower(a, &start_of));
     }
   }
   return absl::OkStatus();

@@ -131,12 +131,12 @@ absl::Status Parser::ParseCheckedAttribute(std::string_view key, size_t key_pos,
 
 // metadata ::= '{' (','? field '=' value)* '}' | '{' metadata (',' metadata)* '}'. Field types
 // follow XLA's OpMetadata; an unknown or repeated field is an error.
-absl::Status Parser::ParseMetadataValue() {
+absl::Status Parser::ParseMetadataValue(bool allow_list) {
   HLOX_RETURN_IF_ERROR(lex_.Expect('{', "to open metadata"));
-  if (lex_.Peek() == '{') {  // a list of metadata
-    lex_.set_pos(lex_.SkipSpace());
+  if (lex_.Peek() == '{') {  // a list of metadata, one level deep
+    if (!allow_list) return lex_.Error("expected a metadata field, not a nested list");
     while (true) {
-      HLOX_RETURN_IF_ERROR(ParseMetadataValue());
+      HLOX_RETURN_IF_ERROR(ParseMetadataValue(false));
       if (lex_.TryConsume('}')) return absl::OkStatus();
       HLOX_RETURN_IF_ERROR(lex_.Expect(',', "between metadata"));
     }

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -179,7 +180,7 @@ class Parser {
   // `key` is one of them for this opcode.
   absl::Status ParseCheckedAttribute(std::string_view key, size_t key_pos, PendingInstr* p, bool* handled);
   absl::Status ParseResultAccuracy();
-  absl::Status ParseMetadataValue();
+  absl::Status ParseMetadataValue(bool allow_list = true);
   absl::Status ParsePrecisionList(Opcode op);
   absl::Status ParseOutputOperandAliasing(PendingInstr* p);
   absl::Status ParseBoolListOrBool();
@@ -195,6 +196,9 @@ class Parser {
     std::optional<Opcode> sugar;
   };
   std::vector<AsyncOp> async_ops_;
+  absl::Status CheckAsyncStart(const AsyncOp& a);
+  // An async-update or async-done: its operand, its chain's start (memoized in start_of).
+  absl::Status CheckAsyncFollower(const AsyncOp& a, std::unordered_map<const Instruction*, const Instruction*>* start_of);
   // Checks that wait until every shape is known (see parser_infer.cc).
   struct WrittenShape {
     const Instruction* operand;

@@ -84,6 +84,10 @@ TEST(ParserCheckedAttributes, MetadataFieldsAndRepeatedAttributes) {
   EXPECT_EQ(m->entry()->root()->FindRawAttribute("metadata")->substr(0, 15), "{op_type=\"neg\" ");
   ASSERT_TRUE(ParseRoundTrip(Module("f32[4] negate(a), metadata={op_name=\"x\", source_line=1}")));
   ASSERT_TRUE(ParseRoundTrip(Module("f32[4] negate(a), metadata={}")));
+  ASSERT_TRUE(ParseRoundTrip(Module("f32[4] negate(a), metadata={{op_name=\"x\"}, {op_name=\"y\"}}")));
+  // A list is one level deep, so hostile nesting ends at once instead of recursing.
+  ExpectRootError("f32[4] negate(a), metadata={" + std::string(100000, '{'), 29,
+                  "expected a metadata field, not a nested list");
   ExpectRootError("f32[4] negate(a), metadata={op_typo=\"x\"}", 28, "unknown metadata field 'op_typo'");
   ExpectRootError("f32[4] negate(a), metadata={source_line=\"3\"}", 40, "expected an integer (source_line)");
   ExpectRootError("f32[4] negate(a), metadata={op_name=\"a\" op_name=\"b\"}", 40,
