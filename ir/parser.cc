@@ -165,7 +165,7 @@ absl::Status Parser::FinishComputation(Computation* comp, std::vector<PendingIns
         return lex_.ErrorAt(r.pos, absl::StrCat("unknown operand '", r.name, "'"));
       }
       // Checked once every shape is known (some are inferred after the whole text is read).
-      if (r.written_shape) written_shapes_.push_back({it->second->raw, *r.written_shape, r.pos});
+      if (r.written_shape) HLOX_RETURN_IF_ERROR(CheckWrittenShape(it->second, std::move(*r.written_shape), r.pos));
       p.raw->AppendOperand(it->second->raw);
     }
     if (p.layout_constraints) layout_checks_.push_back({p.raw, std::move(*p.layout_constraints), p.layout_constraints_pos});

@@ -145,24 +145,24 @@ absl::Status Parser::ParseMetadataValue(bool allow_list) {
                                                                "scheduling_name"};
   static constexpr std::array<std::string_view, 5> kInts = {"source_line", "source_end_line", "source_column",
                                                             "source_end_column", "stack_frame_id"};
-  std::vector<std::string> seen;
+  std::vector<std::string_view> seen;
+  std::string scratch;  // string values are checked, not kept
   while (!lex_.TryConsume('}')) {
     lex_.TryConsume(',');
     size_t pos;
     std::string_view field;
     HLOX_RETURN_IF_ERROR(ParseWordFrom("a metadata field", &pos, &field));
-    for (const std::string& s : seen) {
-      if (s == field) return lex_.ErrorAt(pos, absl::StrCat("metadata field '", s, "' given twice"));
+    for (std::string_view s : seen) {
+      if (s == field) return lex_.ErrorAt(pos, absl::StrCat("metadata field '", std::string(s), "' given twice"));
     }
     seen.emplace_back(field);
     HLOX_RETURN_IF_ERROR(lex_.Expect('=', "after a metadata field"));
     if (OneOf(kStrings, field)) {
-      std::string ignored;
       if (lex_.Peek() != '"') return lex_.Error(absl::StrCat("expected a quoted string for ", std::string(field)));
-      HLOX_RETURN_IF_ERROR(lex_.ConsumeString(&ignored));
+      HLOX_RETURN_IF_ERROR(lex_.ConsumeString(&scratch));
     } else if (OneOf(kInts, field)) {
       int64_t ignored;
-      HLOX_RETURN_IF_ERROR(lex_.ConsumeInt(&ignored, std::string(field)));
+      HLOX_RETURN_IF_ERROR(lex_.ConsumeInt(&ignored, field));
     } else if (field == "profile_type") {
       std::vector<int64_t> ignored;
       HLOX_RETURN_IF_ERROR(ParseIntList(&ignored));

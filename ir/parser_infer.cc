@@ -111,6 +111,17 @@ absl::Status Parser::InferMissingShapes(const Module& module) {
   return absl::OkStatus();
 }
 
+absl::Status Parser::CheckWrittenShape(const PendingInstr* operand, Shape written, size_t pos) {
+  if (operand->infer_shape) {
+    written_shapes_.push_back({operand->raw, std::move(written), pos});
+    return absl::OkStatus();
+  }
+  if (written.Compatible(operand->raw->shape())) return absl::OkStatus();
+  return lex_.ErrorAt(pos,
+                      absl::StrCat("operand '", operand->raw->name(), "' is written with shape ", written.ToString(),
+                                   " but is defined with shape ", operand->raw->shape().ToString()));
+}
+
 absl::Status Parser::CheckWrittenShapes() {
   for (const WrittenShape& w : written_shapes_) {
     if (!w.shape.Compatible(w.operand->shape())) {

@@ -119,6 +119,8 @@ class Parser {
   // need every shape: written operand shapes and custom-call operand_layout_constraints.
   absl::Status InferMissingShapes(const Module& module);
   absl::Status CheckWrittenShapes();
+  // Checks `written` against the operand's shape now, or once it is inferred.
+  absl::Status CheckWrittenShape(const PendingInstr* operand, Shape written, size_t pos);
   absl::Status CheckOperandAliases(const Instruction& instr, const std::vector<OperandAlias>& aliases);
 
   Lexer& lex() { return lex_; }
