@@ -23,6 +23,27 @@ std::vector<std::string> SplitOn(std::string_view s, char c) {
   return absl::StrSplit(std::string(s), c);
 }
 
+// Typed keys that XLA accepts on one family of opcodes only (it rejects them elsewhere as
+// unexpected attributes). Keys not listed here are not restricted by opcode.
+bool KeyFitsOpcode(std::string_view key, Opcode op) {
+  if (key == "direction") return op == Opcode::kCompare;
+  if (key == "iota_dimension") return op == Opcode::kIota;
+  if (key == "slice") return op == Opcode::kSlice;
+  if (key == "dynamic_slice_sizes") return op == Opcode::kDynamicSlice;
+  if (key == "custom_call_target") return op == Opcode::kCustomCall;
+  if (key == "dim_labels" || key == "feature_group_count" || key == "batch_group_count") {
+    return op == Opcode::kConvolution;
+  }
+  if (key == "window") {
+    return op == Opcode::kConvolution || op == Opcode::kReduceWindow || op == Opcode::kSelectAndScatter;
+  }
+  if (key == "lhs_batch_dims" || key == "rhs_batch_dims" || key == "lhs_contracting_dims" ||
+      key == "rhs_contracting_dims") {
+    return op == Opcode::kDot;
+  }
+  return true;
+}
+
 bool IsCallKey(Opcode op, std::string_view key) {
   if (key == "to_apply" || key == "calls" || key == "called_computations") return true;
   if (op == Opcode::kWhile) return key == "condition" || key == "body";
@@ -244,6 +265,17 @@ absl::Status Parser::ParseReplicaGroups(Attributes* a) {
 }
 
 absl::Status Parser::ParseAttribute(std::string_view key, size_t key_pos, PendingInstr* p) {
+  // The value is read first, so its own errors are reported first; then whether the key fits.
+  HLOX_RETURN_IF_ERROR(ParseAttributeValue(key, key_pos, p));
+  Opcode op = p->instr->opcode();
+  if (!KeyFitsOpcode(key, op)) {
+    return lex_.ErrorAt(key_pos, absl::StrCat("attribute '", std::string(key), "' does not apply to ",
+                                              std::string(OpcodeName(op))));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Parser::ParseAttributeValue(std::string_view key, size_t key_pos, PendingInstr* p) {
   Instruction* instr = p->instr.get();
   Opcode op = instr->opcode();
   Attributes& a = instr->attrs();

@@ -113,6 +113,8 @@ class Parser {
   // parser_attributes.cc: one `key=value` after an instruction's operand list (the lexer is
   // just after '='). Typed keys fill instr attrs; the rest are kept raw.
   absl::Status ParseAttribute(std::string_view key, size_t key_pos, PendingInstr* p);
+  // The value of `key` into p's typed attributes (or kept as text), whatever the opcode.
+  absl::Status ParseAttributeValue(std::string_view key, size_t key_pos, PendingInstr* p);
 
   // parser_infer.cc: shapes the text leaves out (`r = add(a, b)`, nested `sqrt(parameter...)`
   // is not one: parameters need a shape), inferred once calls resolve; then the checks that

@@ -121,5 +121,19 @@ TEST(ParserCheckedAttributes, OperandPrecisionAndOutputOperandAliasing) {
   ExpectRootError(cc + "{0}: (0, {}), {0}: (0, {})}", 102, "lists an output twice");
 }
 
+TEST(ParserCheckedAttributes, OpcodeSpecificKeysOnOtherOpcodes) {
+  ExpectRootError("f32[4] negate(a), direction=LT", 18, "attribute 'direction' does not apply to negate");
+  ExpectRootError("f32[4] negate(a), dimensions={0}, iota_dimension=0", 34,
+                  "attribute 'iota_dimension' does not apply");
+  ExpectRootError("f32[4] negate(a), slice={[0:4]}", 18, "attribute 'slice' does not apply to negate");
+  ExpectRootError("f32[4] negate(a), custom_call_target=\"x\"", 18, "attribute 'custom_call_target' does not apply");
+  ExpectRootError("f32[4] negate(a), window={size=1}", 18, "attribute 'window' does not apply to negate");
+  ExpectRootError("f32[4] negate(a), lhs_contracting_dims={0}", 18, "does not apply to negate");
+  ExpectRootError("f32[4] negate(a), feature_group_count=1", 18, "does not apply to negate");
+  // The same keys where they belong.
+  EXPECT_TRUE(ParseRoundTrip(Module("f32[2] slice(a), slice={[0:2]}")));
+  EXPECT_TRUE(ParseRoundTrip(Module("pred[4] compare(a, a), direction=LT")));
+}
+
 }  // namespace
 }  // namespace hlox
