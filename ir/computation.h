@@ -60,6 +60,11 @@ class Computation {
   std::optional<Shape>& header_result() { return header_result_; }
   const std::optional<Shape>& header_result() const { return header_result_; }
 
+  // The thread it runs on (`}, execution_thread="name"` after the body); empty when the text
+  // names none, which XLA reads as "main".
+  const std::string& execution_thread() const { return execution_thread_; }
+  void set_execution_thread(std::string t) { execution_thread_ = std::move(t); }
+
   // Shape of the computation's result (the root's shape).
   const Shape& ResultShape() const { return root_->shape(); }
 
@@ -72,6 +77,7 @@ class Computation {
   Instruction* root_ = nullptr;
   std::vector<std::pair<std::string, Shape>> header_params_;
   std::optional<Shape> header_result_;
+  std::string execution_thread_;
 };
 
 }  // namespace hlox

@@ -3,6 +3,9 @@
 
 #include <bit>
 #include <cmath>
+#include <optional>
+
+#include "ir/small_float.h"
 
 namespace hlox {
 
@@ -118,6 +121,9 @@ double Literal::GetAsDouble(int64_t i) const {
     case PrimitiveType::kC64:
     case PrimitiveType::kC128: return GetAsComplex(i).real();
     default:
+      if (std::optional<SmallFloatFormat> f = SmallFloatFormatOf(shape_.element_type())) {
+        return SmallFloatDecode(*f, Get<uint8_t>(i));
+      }
       if (IsUnsignedInt(shape_.element_type()) || IsPred(shape_.element_type())) {
         return static_cast<double>(GetAsUint64(i));
       }
@@ -184,6 +190,10 @@ void Literal::SetFromDouble(int64_t i, double v) {
     case PrimitiveType::kC128: SetFromComplex(i, {v, 0.0}); return;
     case PrimitiveType::kPred: Put(data_, i, static_cast<uint8_t>(v != 0)); return;
     default:
+      if (std::optional<SmallFloatFormat> f = SmallFloatFormatOf(shape_.element_type())) {
+        Put(data_, i, SmallFloatEncodeSaturating(*f, v));
+        return;
+      }
       if (IsUnsignedInt(shape_.element_type())) {
         SetFromUint64(i, v <= 0 ? 0 : static_cast<uint64_t>(v));
       } else {

@@ -105,6 +105,8 @@ std::unique_ptr<Module> Module::Clone() const {
   auto m = std::make_unique<Module>(name_);
   m->header_ = header_;
   m->trailer_ = trailer_;
+  m->aliases_ = aliases_;
+  m->donors_ = donors_;
   m->names_ = names_;
   m->next_id_ = next_id_;
   m->name_counter_ = name_counter_;
@@ -114,6 +116,7 @@ std::unique_ptr<Module> Module::Clone() const {
     nc->set_is_fusion_computation(c->is_fusion_computation());
     nc->header_params() = c->header_params();
     nc->header_result() = c->header_result();
+    nc->set_execution_thread(c->execution_thread());
     comp_map[c.get()] = nc.get();
     nc->set_parent(m.get());
     m->comp_index_[nc->name()] = nc.get();

@@ -2,6 +2,7 @@
 // header attributes. Also the module-wide name and id allocator.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -11,6 +12,24 @@
 #include "ir/computation.h"
 
 namespace hlox {
+
+// One entry of the header's input_output_alias={ {out}: (param, {index}, kind) }: the entry's
+// output at `output_index` may reuse (or must reuse) parameter `parameter_number`'s buffer at
+// `parameter_index`. Shape indices are paths into tuples ({} is the whole value).
+struct InputOutputAlias {
+  std::vector<int64_t> output_index;
+  int64_t parameter_number = 0;
+  std::vector<int64_t> parameter_index;
+  bool must_alias = false;  // "must-alias"; "may-alias" (the default) otherwise
+  bool operator==(const InputOutputAlias&) const = default;
+};
+
+// One entry of the header's buffer_donor={ (param, {index}) }.
+struct BufferDonor {
+  int64_t parameter_number = 0;
+  std::vector<int64_t> parameter_index;
+  bool operator==(const BufferDonor&) const = default;
+};
 
 class Module {
  public:
@@ -37,6 +56,13 @@ class Module {
   // Header attributes after the module name (input_output_alias=..., entry_computation_layout=...).
   std::vector<RawAttribute>& header_attributes() { return header_; }
   const std::vector<RawAttribute>& header_attributes() const { return header_; }
+  // The header's input_output_alias and buffer_donor entries, typed and checked against the
+  // entry computation by the parser. The header attribute text stays in header_attributes()
+  // and is what the printer writes.
+  std::vector<InputOutputAlias>& input_output_aliases() { return aliases_; }
+  const std::vector<InputOutputAlias>& input_output_aliases() const { return aliases_; }
+  std::vector<BufferDonor>& buffer_donors() { return donors_; }
+  const std::vector<BufferDonor>& buffer_donors() const { return donors_; }
   // Trailing tables of newer dumps (FileNames, FunctionNames, FileLocations, StackFrames), verbatim.
   std::string& trailer() { return trailer_; }
   const std::string& trailer() const { return trailer_; }
@@ -58,6 +84,8 @@ class Module {
   std::unordered_map<std::string, Computation*> comp_index_;
   Computation* entry_ = nullptr;
   std::vector<RawAttribute> header_;
+  std::vector<InputOutputAlias> aliases_;
+  std::vector<BufferDonor> donors_;
   std::string trailer_;
   std::unordered_set<std::string> names_;
   int64_t next_id_ = 0;

@@ -82,6 +82,9 @@ std::vector<std::string> DiffAttributes(const Attributes& a, const Attributes& b
 absl::Status CompareModules(const Module& a, const Module& b) {
   if (a.name() != b.name()) return Differ("module", "name", a.name(), b.name());
   if (a.header_attributes() != b.header_attributes()) return Differ("module", "header attributes", "", "");
+  if (a.input_output_aliases() != b.input_output_aliases() || a.buffer_donors() != b.buffer_donors()) {
+    return Differ("module", "input_output_alias / buffer_donor", "", "");
+  }
   if (a.trailer() != b.trailer()) return Differ("module", "trailer", a.trailer().substr(0, 100), b.trailer().substr(0, 100));
   if (a.computations().size() != b.computations().size()) {
     return Differ("module", "computation count", std::to_string(a.computations().size()),
@@ -95,7 +98,8 @@ absl::Status CompareModules(const Module& a, const Module& b) {
     std::string w = absl::StrCat("computation '", ca.name(), "'");
     if (ca.name() != cb.name()) return Differ("module", "computation name", ca.name(), cb.name());
     if (ca.is_fusion_computation() != cb.is_fusion_computation()) return Differ(w, "fusion flag", "", "");
-    if (ca.header_params() != cb.header_params() || ca.header_result() != cb.header_result()) {
+    if (ca.header_params() != cb.header_params() || ca.header_result() != cb.header_result() ||
+        ca.execution_thread() != cb.execution_thread()) {
       return Differ(w, "signature", "", "");
     }
     if (ca.instruction_count() != cb.instruction_count()) {

@@ -1,6 +1,7 @@
-// HLO text parser: module header, computations (signatures, ENTRY, `} // name` trailers),
-// instructions (typed and untyped operands, ROOT anywhere, use before definition), the
-// trailing FileNames/StackFrames tables, and name resolution once everything is read.
+// HLO text parser: module header, computations (signatures, ENTRY, `} // name` trailers,
+// execution_thread), the trailing FileNames/StackFrames tables, and once everything is read,
+// name resolution (operands used before their definition, computations defined later) and the
+// module-wide checks. One instruction line is parser_instruction.cc.
 #include <algorithm>
 #include <fstream>
 #include <sstream>
@@ -26,15 +27,10 @@ absl::StatusOr<std::unique_ptr<Module>> Parser::ParseModule() {
   if (!lex_.TryConsumeWord("HloModule")) return lex_.Error("expected 'HloModule'");
   std::string_view name = lex_.ConsumeName();
   if (name.empty()) return lex_.Error("expected the module name after 'HloModule'");
+  // Old dumps write `HloModule name:`; XLA's lexer reads a name with a ':' right after it.
+  if (lex_.pos() < lex_.text().size() && lex_.text()[lex_.pos()] == ':') lex_.set_pos(lex_.pos() + 1);
   auto module = std::make_unique<Module>(std::string(name));
-  while (lex_.TryConsume(',')) {
-    std::string_view key = lex_.ConsumeName();
-    if (key.empty()) return lex_.Error("expected a module attribute name");
-    HLOX_RETURN_IF_ERROR(lex_.Expect('=', "after a module attribute name"));
-    std::string_view value;
-    HLOX_RETURN_IF_ERROR(lex_.ConsumeRawValue(&value));
-    module->header_attributes().push_back({std::string(key), std::string(value)});
-  }
+  while (lex_.TryConsume(',')) HLOX_RETURN_IF_ERROR(ParseModuleAttribute(module.get()));
   bool saw_entry = false;
   while (!lex_.AtEnd()) {
     if (lex_.text()[lex_.pos()] != '%' && IsTrailerTable(lex_.PeekName())) {
@@ -49,7 +45,12 @@ absl::StatusOr<std::unique_ptr<Module>> Parser::ParseModule() {
   }
   if (module->computations().empty()) return lex_.Error("module has no computations");
   if (!saw_entry) module->set_entry(module->computations().back().get());
+  AddAsyncWrappedComputations(module.get());
   HLOX_RETURN_IF_ERROR(ResolveCalls(module.get()));
+  HLOX_RETURN_IF_ERROR(InferMissingShapes(*module));
+  HLOX_RETURN_IF_ERROR(CheckWrittenShapes());
+  HLOX_RETURN_IF_ERROR(CheckAsyncChains());
+  HLOX_RETURN_IF_ERROR(CheckAliasing(*module));
   return module;
 }
 
@@ -99,74 +100,23 @@ absl::Status Parser::ParseComputation(Module* module, bool* saw_entry) {
   std::vector<PendingInstr> instrs;
   while (!lex_.TryConsume('}')) {
     if (lex_.AtEnd()) return lex_.ErrorAt(start, "computation is not closed with '}'");
-    instrs.emplace_back();
-    HLOX_RETURN_IF_ERROR(ParseInstruction(&instrs.back()));
+    HLOX_RETURN_IF_ERROR(ParseInstruction(&instrs));
   }
-  return FinishComputation(comp, &instrs, name_pos);
-}
-
-absl::Status Parser::ParseInstruction(PendingInstr* p) {
-  p->is_root = lex_.TryConsumeWord("ROOT");
-  p->pos = lex_.SkipSpace();
-  std::string_view name = lex_.ConsumeName();
-  if (name.empty()) return lex_.Error("expected an instruction name");
-  HLOX_RETURN_IF_ERROR(lex_.Expect('=', "after the instruction name"));
-  Shape shape;
-  HLOX_RETURN_IF_ERROR(ParseShape(&shape));
-  size_t op_pos = lex_.SkipSpace();
-  std::string_view opname = lex_.ConsumeName();
-  if (opname.empty()) return lex_.Error("expected an opcode");
-  std::optional<Opcode> opcode = ParseOpcode(opname);
-  if (!opcode) return lex_.ErrorAt(op_pos, absl::StrCat("unknown opcode '", std::string(opname), "'"));
-  HLOX_RETURN_IF_ERROR(lex_.Expect('(', "after the opcode"));
-  p->instr = Instruction::Create(*opcode, shape, {});
-  p->instr->set_name(std::string(name));
-  if (*opcode == Opcode::kParameter) {
-    int64_t number;
-    size_t num_pos = lex_.SkipSpace();
-    HLOX_RETURN_IF_ERROR(lex_.ConsumeInt(&number, "parameter number"));
-    if (number < 0) return lex_.ErrorAt(num_pos, "negative parameter number");
-    p->instr->attrs().parameter_number = number;
-    HLOX_RETURN_IF_ERROR(lex_.Expect(')', "after the parameter number"));
-  } else if (*opcode == Opcode::kConstant) {
-    Literal lit;
-    HLOX_RETURN_IF_ERROR(ParseLiteral(shape, &lit));
-    p->instr->set_literal(std::move(lit));
-    HLOX_RETURN_IF_ERROR(lex_.Expect(')', "after the constant's value"));
-  } else if (!lex_.TryConsume(')')) {
-    while (true) {
-      // An operand is `[shape] name`; a shape starts with '(' or an element type then '['.
-      char c = lex_.Peek();
-      std::string_view word = lex_.PeekName();
-      bool has_shape = c == '(';
-      if (!has_shape && c != '%' && ParsePrimitiveType(word).has_value()) {
-        size_t after = word.data() - lex_.text().data() + word.size();
-        size_t save = lex_.pos();
-        lex_.set_pos(after);
-        char next = lex_.Peek();
-        has_shape = next == '[' || next == '%' || IsNameChar(next);
-        lex_.set_pos(save);
-      }
-      if (has_shape) {
-        Shape ignored;
-        HLOX_RETURN_IF_ERROR(ParseShape(&ignored));
-      }
-      size_t opnd_pos = lex_.SkipSpace();
-      std::string_view opnd = lex_.ConsumeName();
-      if (opnd.empty()) return lex_.Error("expected an operand name");
-      p->operands.push_back({std::string(opnd), opnd_pos});
-      if (lex_.TryConsume(')')) break;
-      HLOX_RETURN_IF_ERROR(lex_.Expect(',', "or ')' in the operand list"));
-    }
-  }
+  // The one computation attribute XLA has: `}, execution_thread="name"`.
   while (lex_.TryConsume(',')) {
     size_t key_pos = lex_.SkipSpace();
-    std::string_view key = lex_.ConsumeName();
-    if (key.empty()) return lex_.Error("expected an attribute name");
-    if (!lex_.TryConsume('=')) return lex_.Error(absl::StrCat("expected '=' after attribute '", std::string(key), "'"));
-    HLOX_RETURN_IF_ERROR(ParseAttribute(key, key_pos, p));
+    if (!lex_.TryConsumeWord("execution_thread")) {
+      return lex_.ErrorAt(key_pos, "expected execution_thread, the only computation attribute");
+    }
+    HLOX_RETURN_IF_ERROR(lex_.Expect('=', "after execution_thread"));
+    if (!comp->execution_thread().empty()) return lex_.ErrorAt(key_pos, "execution_thread given twice");
+    std::string thread;
+    if (lex_.Peek() != '"') return lex_.Error("expected a quoted thread name");
+    HLOX_RETURN_IF_ERROR(lex_.ConsumeString(&thread));
+    if (thread.empty()) return lex_.ErrorAt(key_pos, "empty execution_thread");
+    comp->set_execution_thread(std::move(thread));
   }
-  return absl::OkStatus();
+  return FinishComputation(comp, &instrs, name_pos);
 }
 
 absl::Status Parser::FinishComputation(Computation* comp, std::vector<PendingInstr>* instrs,
@@ -214,8 +164,14 @@ absl::Status Parser::FinishComputation(Computation* comp, std::vector<PendingIns
       if (it == by_name.end()) {
         return lex_.ErrorAt(r.pos, absl::StrCat("unknown operand '", r.name, "'"));
       }
+      // Checked once every shape is known (some are inferred after the whole text is read).
+      if (r.written_shape) HLOX_RETURN_IF_ERROR(CheckWrittenShape(it->second, std::move(*r.written_shape), r.pos));
       p.raw->AppendOperand(it->second->raw);
     }
+    if (p.layout_constraints) layout_checks_.push_back({p.raw, std::move(*p.layout_constraints), p.layout_constraints_pos});
+    if (p.infer_shape) shapes_to_infer_.push_back({p.raw, p.pos});
+    if (!p.operand_aliases.empty()) operand_alias_checks_.push_back({p.raw, std::move(p.operand_aliases)});
+    if (IsAsyncOpcode(p.raw->opcode())) async_ops_.push_back({p.raw, p.pos, p.async_wrapped});
     for (const NameRef& r : p.control_preds) {
       auto it = by_name.find(r.name);
       if (it == by_name.end()) {
@@ -225,6 +181,7 @@ absl::Status Parser::FinishComputation(Computation* comp, std::vector<PendingIns
     }
     if (!p.calls.empty()) pending_calls_.emplace_back(p.raw, std::move(p.calls));
   }
+  NameGeneratedInstructions(instrs);
   comp->set_root(root ? root->raw : instrs->back().raw);
   comp->RebuildParameterList();
   // Reject cycles (possible because operands may be used before they are defined).

@@ -23,6 +23,27 @@ std::vector<std::string> SplitOn(std::string_view s, char c) {
   return absl::StrSplit(std::string(s), c);
 }
 
+// Typed keys that XLA accepts on one family of opcodes only (it rejects them elsewhere as
+// unexpected attributes). Keys not listed here are not restricted by opcode.
+bool KeyFitsOpcode(std::string_view key, Opcode op) {
+  if (key == "direction") return op == Opcode::kCompare;
+  if (key == "iota_dimension") return op == Opcode::kIota;
+  if (key == "slice") return op == Opcode::kSlice;
+  if (key == "dynamic_slice_sizes") return op == Opcode::kDynamicSlice;
+  if (key == "custom_call_target") return op == Opcode::kCustomCall;
+  if (key == "dim_labels" || key == "feature_group_count" || key == "batch_group_count") {
+    return op == Opcode::kConvolution;
+  }
+  if (key == "window") {
+    return op == Opcode::kConvolution || op == Opcode::kReduceWindow || op == Opcode::kSelectAndScatter;
+  }
+  if (key == "lhs_batch_dims" || key == "rhs_batch_dims" || key == "lhs_contracting_dims" ||
+      key == "rhs_contracting_dims") {
+    return op == Opcode::kDot;
+  }
+  return true;
+}
+
 bool IsCallKey(Opcode op, std::string_view key) {
   if (key == "to_apply" || key == "calls" || key == "called_computations") return true;
   if (op == Opcode::kWhile) return key == "condition" || key == "body";
@@ -82,7 +103,7 @@ absl::Status Parser::ParseNameList(std::vector<NameRef>* out) {
     size_t pos = lex_.SkipSpace();
     std::string_view n = lex_.ConsumeName();
     if (n.empty()) return lex_.Error("expected a name");
-    out->push_back({std::string(n), pos});
+    out->push_back({std::string(n), pos, std::nullopt});
     return absl::OkStatus();
   }
   if (lex_.TryConsume('}')) return absl::OkStatus();
@@ -90,7 +111,7 @@ absl::Status Parser::ParseNameList(std::vector<NameRef>* out) {
     size_t pos = lex_.SkipSpace();
     std::string_view n = lex_.ConsumeName();
     if (n.empty()) return lex_.Error("expected a name");
-    out->push_back({std::string(n), pos});
+    out->push_back({std::string(n), pos, std::nullopt});
     if (lex_.TryConsume('}')) return absl::OkStatus();
     HLOX_RETURN_IF_ERROR(lex_.Expect(',', "or '}' in a name list"));
   }
@@ -244,6 +265,17 @@ absl::Status Parser::ParseReplicaGroups(Attributes* a) {
 }
 
 absl::Status Parser::ParseAttribute(std::string_view key, size_t key_pos, PendingInstr* p) {
+  // The value is read first, so its own errors are reported first; then whether the key fits.
+  HLOX_RETURN_IF_ERROR(ParseAttributeValue(key, key_pos, p));
+  Opcode op = p->instr->opcode();
+  if (!KeyFitsOpcode(key, op)) {
+    return lex_.ErrorAt(key_pos, absl::StrCat("attribute '", std::string(key), "' does not apply to ",
+                                              std::string(OpcodeName(op))));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Parser::ParseAttributeValue(std::string_view key, size_t key_pos, PendingInstr* p) {
   Instruction* instr = p->instr.get();
   Opcode op = instr->opcode();
   Attributes& a = instr->attrs();
@@ -377,7 +409,9 @@ absl::Status Parser::ParseAttribute(std::string_view key, size_t key_pos, Pendin
     if (key == "fft_type") return ParseWord(&a.fft_type, "FFT, IFFT, RFFT or IRFFT");
     if (key == "fft_length") return ParseIntList(&a.fft_length);
   }
-  (void)key_pos;
+  bool handled = false;
+  HLOX_RETURN_IF_ERROR(ParseCheckedAttribute(key, key_pos, p, &handled));
+  if (handled) return absl::OkStatus();
   std::string_view raw;
   HLOX_RETURN_IF_ERROR(lex_.ConsumeRawValue(&raw));
   instr->raw_attributes().push_back({std::string(key), std::string(raw)});

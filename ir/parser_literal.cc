@@ -6,18 +6,35 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <cstdlib>
 #include <limits>
+#include <optional>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "ir/parser_internal.h"
+#include "ir/small_float.h"
 
 namespace hlox::parser_internal {
 namespace {
 
-bool SupportedConstantType(PrimitiveType t) {
-  return t != PrimitiveType::kF8E4M3B11FNUZ && t != PrimitiveType::kF8E5M2FNUZ &&
-         t != PrimitiveType::kF8E4M3FNUZ && IsArrayType(t);
+bool SupportedConstantType(PrimitiveType t) { return IsArrayType(t); }
+
+// Widest NaN payload each type keeps (its mantissa without the quiet bit's position counted).
+uint64_t NanPayloadMask(PrimitiveType t) {
+  switch (t) {
+    case PrimitiveType::kF64: return (uint64_t{1} << 52) - 1;
+    case PrimitiveType::kF32: return 0x7fffff;
+    case PrimitiveType::kF16: return 0x3ff;
+    case PrimitiveType::kBF16: return 0x7f;
+    default: return 0;  // hlox keeps no payloads for the small floats
+  }
+}
+
+std::string OutOfRange(std::string_view text, PrimitiveType t, double max) {
+  return absl::StrCat("value ", std::string(text), " is out of range for ", std::string(PrimitiveTypeName(t)),
+                      " (largest finite value ", max, ")");
 }
 
 // Sum of element counts over the leaves of a shape (saturating).
@@ -123,7 +140,11 @@ absl::Status Parser::ParseFloatText(double* out, bool* is_nan_payload, uint64_t*
     const char* b = t.data() + (t[0] == '+' ? 1 : 0);
     auto [p, ec] = std::from_chars(b, t.data() + t.size(), *out);
     if (ec == std::errc::result_out_of_range) {
-      *out = neg ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+      // Underflow rounds to zero or a subnormal (as XLA reads it); overflow is an error.
+      *out = std::strtod(std::string(t).c_str(), nullptr);
+      if (std::isinf(*out)) {
+        return lex_.ErrorAt(start, absl::StrCat("value ", std::string(t), " is out of range for f64"));
+      }
     } else if (ec != std::errc() || p != t.data() + t.size()) {
       return lex_.ErrorAt(start, "invalid number");
     }
@@ -182,56 +203,74 @@ absl::Status Parser::ParseScalar(Literal* lit, int64_t index) {
     bool pl;
     uint64_t payload;
     HLOX_RETURN_IF_ERROR(lex_.Expect('(', "to open a complex value"));
+    size_t re_pos = lex_.SkipSpace();
     HLOX_RETURN_IF_ERROR(ParseFloatText(&re, &pl, &payload));
     HLOX_RETURN_IF_ERROR(lex_.Expect(',', "in a complex value"));
+    size_t im_pos = lex_.SkipSpace();
     HLOX_RETURN_IF_ERROR(ParseFloatText(&im, &pl, &payload));
     HLOX_RETURN_IF_ERROR(lex_.Expect(')', "to close a complex value"));
+    // c64 parts are floats: a finite part must stay finite (f64 overflow is caught above).
+    for (auto [part, pos] : {std::pair{re, re_pos}, std::pair{im, im_pos}}) {
+      if (type == PrimitiveType::kC64 && std::isfinite(part) && std::isinf(static_cast<float>(part))) {
+        return lex_.ErrorAt(pos, absl::StrCat("value ", part, " is out of range for the f32 parts of c64"));
+      }
+    }
     lit->SetFromComplex(index, {re, im});
     return absl::OkStatus();
   }
+  return ParseRealScalar(lit, index);
+}
+
+absl::Status Parser::ParseRealScalar(Literal* lit, int64_t index) {
+  PrimitiveType type = lit->shape().element_type();
+  size_t start = lex_.SkipSpace();
   double v;
   bool has_payload;
   uint64_t payload = 0;
   HLOX_RETURN_IF_ERROR(ParseFloatText(&v, &has_payload, &payload));
   std::string_view t = lex_.text().substr(start, lex_.pos() - start);
   bool neg = !t.empty() && t[0] == '-';
+  if (has_payload && payload > NanPayloadMask(type)) {
+    return lex_.ErrorAt(start, absl::StrCat("NaN payload 0x", absl::Hex(payload), " does not fit ",
+                                            std::string(PrimitiveTypeName(type))));
+  }
   uint8_t* d = lit->data();
+  if (std::optional<SmallFloatFormat> f = SmallFloatFormatOf(type)) {
+    absl::StatusOr<uint8_t> code = SmallFloatEncode(*f, v, std::string(PrimitiveTypeName(type)));
+    if (!code.ok()) return lex_.ErrorAt(start, std::string(code.status().message()));
+    d[index] = *code;
+    return absl::OkStatus();
+  }
+  // A finite value must round to a finite value of the type (XLA's rule); text for a float
+  // is converted from the text itself, not from the double, to round only once.
+  float f = static_cast<float>(v);
+  if (std::isfinite(v) && type != PrimitiveType::kF64) {
+    auto [p, ec] = std::from_chars(t.data() + (t[0] == '+' ? 1 : 0), t.data() + t.size(), f);
+    (void)p;
+    if (ec == std::errc::result_out_of_range && std::fabs(v) > 1) {
+      return lex_.ErrorAt(start, OutOfRange(t, type, std::numeric_limits<float>::max()));
+    }
+    if (ec == std::errc::result_out_of_range) f = static_cast<float>(v);
+  }
   switch (type) {
-    case PrimitiveType::kF32: {
-      float f;
+    case PrimitiveType::kF32:
       if (has_payload) {
-        f = std::bit_cast<float>((neg ? 0x80000000u : 0u) | 0x7f800000u | static_cast<uint32_t>(payload & 0x7fffff));
-      } else if (std::isnan(v) || std::isinf(v)) {
-        f = static_cast<float>(v);
-      } else {
-        auto [p, ec] = std::from_chars(t.data() + (t[0] == '+' ? 1 : 0), t.data() + t.size(), f);
-        if (ec == std::errc::result_out_of_range) f = static_cast<float>(v);
-        (void)p;
+        f = std::bit_cast<float>((neg ? 0x80000000u : 0u) | 0x7f800000u | static_cast<uint32_t>(payload));
       }
       std::memcpy(d + index * 4, &f, 4);
       return absl::OkStatus();
-    }
-    case PrimitiveType::kF64: {
-      if (has_payload) {
-        v = std::bit_cast<double>((neg ? uint64_t{1} << 63 : 0) | (uint64_t{0x7ff} << 52) | (payload & ((uint64_t{1} << 52) - 1)));
-      }
+    case PrimitiveType::kF64:
+      if (has_payload) v = std::bit_cast<double>((neg ? uint64_t{1} << 63 : 0) | (uint64_t{0x7ff} << 52) | payload);
       std::memcpy(d + index * 8, &v, 8);
       return absl::OkStatus();
-    }
     case PrimitiveType::kF16:
     case PrimitiveType::kBF16: {
-      uint16_t h;
       bool half = type == PrimitiveType::kF16;
+      uint16_t h = half ? FloatToHalf(f) : FloatToBf16(f);
       if (has_payload) {
-        h = static_cast<uint16_t>((neg ? 0x8000 : 0) | (half ? 0x7c00 | (payload & 0x3ff) : 0x7f80 | (payload & 0x7f)));
-      } else {
-        float f = static_cast<float>(v);
-        if (!std::isnan(v) && !std::isinf(v)) {
-          auto [p, ec] = std::from_chars(t.data() + (t[0] == '+' ? 1 : 0), t.data() + t.size(), f);
-          if (ec == std::errc::result_out_of_range) f = static_cast<float>(v);
-          (void)p;
-        }
-        h = half ? FloatToHalf(f) : FloatToBf16(f);
+        h = static_cast<uint16_t>((neg ? 0x8000 : 0) | (half ? 0x7c00 : 0x7f80) | payload);
+      } else if (std::isfinite(v) && (h & 0x7fff) == (half ? 0x7c00 : 0x7f80)) {
+        return lex_.ErrorAt(start, OutOfRange(t, type, half ? 65504.0 : 3.3895313892515355e38));
       }
       std::memcpy(d + index * 2, &h, 2);
       return absl::OkStatus();

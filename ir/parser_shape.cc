@@ -1,6 +1,7 @@
-// Shapes and layouts: f32[2,3]{1,0}, tuples, token[], dynamic dims (<=N), tiled layouts
-// ({1,0:T(8,128)(2,1)}) with any further layout items kept verbatim. Rejects negative dims,
-// element counts over 2^40, deep tuple nesting and layouts that are not permutations.
+// Shapes and layouts: f32[2,3]{1,0}, tuples, token[], dynamic dims (<=N), layouts (their
+// items after ':' are in parser_layout.cc). Rejects negative dims,
+// byte sizes that overflow int64, deep tuple nesting and layouts that are not permutations.
+#include <algorithm>
 #include <cctype>
 
 #include "absl/strings/str_cat.h"
@@ -11,6 +12,7 @@ namespace hlox::parser_internal {
 
 absl::Status Parser::ParseShape(Shape* out, int depth) {
   if (depth > kMaxShapeDepth) return lex_.Error("shape nested too deeply");
+  size_t tuple_pos = lex_.SkipSpace();
   if (lex_.TryConsume('(')) {
     std::vector<Shape> elements;
     if (!lex_.TryConsume(')')) {
@@ -20,6 +22,13 @@ absl::Status Parser::ParseShape(Shape* out, int depth) {
         if (lex_.TryConsume(')')) break;
         HLOX_RETURN_IF_ERROR(lex_.Expect(',', "or ')' in a tuple shape"));
       }
+    }
+    int64_t bytes = 0;
+    for (const Shape& e : elements) {
+      if (e.ByteSize() > kMaxShapeBytes - bytes) {
+        return lex_.ErrorAt(tuple_pos, "tuple shape's byte size overflows int64");
+      }
+      bytes += e.ByteSize();
     }
     *out = Shape::Tuple(std::move(elements));
     return absl::OkStatus();
@@ -42,6 +51,7 @@ absl::Status Parser::ParseShape(Shape* out, int depth) {
   std::vector<bool> dynamic;
   bool any_dynamic = false;
   int64_t count = 1;
+  const int64_t elem_bytes = std::max<int64_t>(1, PrimitiveByteSize(*type));
   if (!lex_.TryConsume(']')) {
     while (true) {
       if (static_cast<int64_t>(dims.size()) >= kMaxRank) return lex_.Error("shape rank too large");
@@ -51,8 +61,10 @@ absl::Status Parser::ParseShape(Shape* out, int depth) {
       int64_t d;
       HLOX_RETURN_IF_ERROR(lex_.ConsumeInt(&d, "dimension size"));
       if (d < 0) return lex_.ErrorAt(dim_pos, "negative dimension size");
-      if (d > kMaxElements || (d > 0 && count > kMaxElements / d)) {
-        return lex_.ErrorAt(dim_pos, "shape has more than 2^40 elements");
+      // A declared shape may be huge (nothing is allocated here; the runtime refuses large
+      // buffers); only a byte size that overflows int64, as XLA rejects it, is an error.
+      if (d > 0 && count > kMaxShapeBytes / elem_bytes / d) {
+        return lex_.ErrorAt(dim_pos, "shape's byte size overflows int64");
       }
       count *= d;
       dims.push_back(d);
@@ -71,13 +83,13 @@ absl::Status Parser::ParseShape(Shape* out, int depth) {
     size_t q = lex_.pos() + 1;
     while (q < t.size() && (t[q] == ' ' || t[q] == '\t')) ++q;
     if (q < t.size() && (std::isdigit(static_cast<unsigned char>(t[q])) || t[q] == '}' || t[q] == ':')) {
-      HLOX_RETURN_IF_ERROR(ParseLayout(out));
+      HLOX_RETURN_IF_ERROR(ParseLayout(out, depth));
     }
   }
   return absl::OkStatus();
 }
 
-absl::Status Parser::ParseLayout(Shape* shape) {
+absl::Status Parser::ParseLayout(Shape* shape, int depth) {
   size_t start = lex_.SkipSpace();
   HLOX_RETURN_IF_ERROR(lex_.Expect('{', "to open a layout"));
   Layout layout;
@@ -97,42 +109,8 @@ absl::Status Parser::ParseLayout(Shape* shape) {
       lex_.TryConsume(',');
     }
   }
-  if (lex_.TryConsume(':')) {
-    while (lex_.Peek() == 'T' && lex_.text().substr(lex_.pos() + 1, 1) == "(") {
-      lex_.set_pos(lex_.pos() + 1);
-      while (lex_.TryConsume('(')) {
-        Tile tile;
-        while (true) {
-          if (tile.dims.size() >= static_cast<size_t>(kMaxRank)) return lex_.Error("tile rank too large");
-          if (lex_.TryConsume('*')) {
-            tile.dims.push_back(-1);
-          } else {
-            int64_t d;
-            size_t d_pos = lex_.SkipSpace();
-            HLOX_RETURN_IF_ERROR(lex_.ConsumeInt(&d, "tile dimension"));
-            if (d < 0) return lex_.ErrorAt(d_pos, "negative tile dimension");
-            tile.dims.push_back(d);
-          }
-          if (lex_.TryConsume(')')) break;
-          HLOX_RETURN_IF_ERROR(lex_.Expect(',', "or ')' in a tile"));
-        }
-        layout.tiles.push_back(std::move(tile));
-      }
-    }
-    // Any other layout items (E(..), S(..), L(..), D(..), ...) up to the closing '}' verbatim.
-    size_t p = lex_.SkipSpace();
-    int depth = 0;
-    std::string_view t = lex_.text();
-    while (p < t.size() && !(depth == 0 && t[p] == '}')) {
-      if (t[p] == '(') ++depth;
-      if (t[p] == ')' && --depth < 0) return lex_.ErrorAt(p, "unbalanced ')' in layout");
-      if (t[p] == '{' || t[p] == '\n') return lex_.ErrorAt(p, "unexpected character in layout");
-      ++p;
-    }
-    layout.extra = std::string(t.substr(lex_.pos(), p - lex_.pos()));
-    while (!layout.extra.empty() && layout.extra.back() == ' ') layout.extra.pop_back();
-    lex_.set_pos(p);
-  }
+  size_t items_pos = lex_.SkipSpace();
+  if (lex_.TryConsume(':')) HLOX_RETURN_IF_ERROR(ParseLayoutItems(&layout, depth));
   HLOX_RETURN_IF_ERROR(lex_.Expect('}', "to close the layout"));
   if (!layout.minor_to_major.empty() &&
       static_cast<int64_t>(layout.minor_to_major.size()) != shape->rank()) {
@@ -141,6 +119,16 @@ absl::Status Parser::ParseLayout(Shape* shape) {
   }
   if (layout.minor_to_major.empty() && shape->rank() > 0) {
     return lex_.ErrorAt(start, "empty layout for a shape of rank > 0");
+  }
+  // XLA's rules for sparse layouts: one level per dimension, no tiles, and a physical shape
+  // only for a sparse array.
+  if (!layout.dim_levels.empty() && static_cast<int64_t>(layout.dim_levels.size()) != shape->rank()) {
+    return lex_.ErrorAt(items_pos, absl::StrCat("layout has ", layout.dim_levels.size(),
+                                                " dimension level types but the shape has rank ", shape->rank()));
+  }
+  if (layout.IsSparse() && !layout.tiles.empty()) return lex_.ErrorAt(items_pos, "a sparse layout cannot have tiles");
+  if (!layout.IsSparse() && !layout.physical_shape.empty()) {
+    return lex_.ErrorAt(items_pos, "a physical shape P(...) is only for a sparse layout");
   }
   shape->set_layout(std::move(layout));
   return absl::OkStatus();

@@ -10,6 +10,8 @@ namespace hlox {
 
 // X(Enum, "text", bit_width, kind) where kind is one of
 // 'p' pred, 's' signed int, 'u' unsigned int, 'f' float, 'c' complex, 'x' non-array.
+// The floats after kOpaque came later; they sit at the end so that the enum values of the
+// others (used as numbers, e.g. in passes/features.cc) do not move.
 #define HLOX_PRIMITIVE_TYPE_LIST(X) \
   X(kPred, "pred", 8, 'p')          \
   X(kS2, "s2", 2, 's')              \
@@ -37,7 +39,11 @@ namespace hlox {
   X(kC128, "c128", 128, 'c')        \
   X(kTuple, "tuple", 0, 'x')        \
   X(kToken, "token", 0, 'x')        \
-  X(kOpaque, "opaque", 0, 'x')
+  X(kOpaque, "opaque", 0, 'x')      \
+  X(kF8E3M4, "f8e3m4", 8, 'f')      \
+  X(kF8E4M3, "f8e4m3", 8, 'f')      \
+  X(kF4E2M1FN, "f4e2m1fn", 4, 'f')  \
+  X(kF8E8M0FNU, "f8e8m0fnu", 8, 'f')
 
 enum class PrimitiveType : uint8_t {
 #define HLOX_PT_ENUM(e, s, b, k) e,

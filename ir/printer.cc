@@ -66,7 +66,11 @@ std::string PrintComputation(const Computation& computation, const PrintOptions&
     out += PrintInstruction(*instr, options);
     out += "\n";
   }
-  out += "}\n";
+  out += "}";
+  if (!computation.execution_thread().empty()) {
+    absl::StrAppend(&out, ", execution_thread=\"", printer_internal::CEscape(computation.execution_thread()), "\"");
+  }
+  out += "\n";
   return out;
 }
 

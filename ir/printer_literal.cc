@@ -59,14 +59,11 @@ std::string FloatElement(const Literal& lit, int64_t i) {
       if ((h & 0x7f80) == 0x7f80 && (h & 0x7f)) return NanText(h >> 15, h & 0x7f, 0x40);
       return ShortestFloat(Bf16ToFloat(h));
     }
-    case PrimitiveType::kF8E5M2:
-    case PrimitiveType::kF8E4M3FN: {
+    default: {  // the f8 family and f4e2m1fn (ir/small_float.h); every value fits a float
       double d = lit.GetAsDouble(i);
       if (std::isnan(d)) return std::signbit(d) ? "-nan" : "nan";
       return ShortestFloat(static_cast<float>(d));
     }
-    default:  // f8 variants hlox does not convert: raw byte value
-      return std::to_string(lit.Get<uint8_t>(i));
   }
 }
 

@@ -42,7 +42,7 @@ std::vector<int64_t> Shape::MinorToMajor() const {
 
 bool Shape::HasDefaultLayout() const {
   if (!layout_) return true;
-  if (!layout_->tiles.empty() || !layout_->extra.empty()) return false;
+  if (!layout_->OnlyMinorToMajor()) return false;
   if (layout_->minor_to_major.empty()) return true;
   int64_t n = static_cast<int64_t>(layout_->minor_to_major.size());
   for (int64_t i = 0; i < n; ++i) {
@@ -74,22 +74,59 @@ int64_t Shape::LeafCount() const {
   return n;
 }
 
+bool Layout::IsSparse() const {
+  for (const DimLevel& d : dim_levels) {
+    if (d.type != 'D') return true;
+  }
+  return false;
+}
+
+bool Layout::OnlyMinorToMajor() const {
+  Layout plain;
+  plain.minor_to_major = minor_to_major;
+  return *this == plain;
+}
+
+std::string LayoutItemsToString(const Layout& layout) {
+  std::string out;
+  if (!layout.dim_levels.empty()) {
+    out += "D(";
+    for (size_t i = 0; i < layout.dim_levels.size(); ++i) {
+      const DimLevel& d = layout.dim_levels[i];
+      absl::StrAppend(&out, i ? "," : "", std::string(1, d.type), d.unique ? "" : "+", d.ordered ? "" : "~");
+    }
+    out += ")";
+  }
+  // XLA writes the first tile with a 'T' and the nested ones after it: T(8,128)(2,1).
+  if (!layout.tiles.empty()) out += "T";
+  for (const Tile& t : layout.tiles) {
+    out += "(";
+    for (size_t i = 0; i < t.dims.size(); ++i) {
+      if (i) out += ",";
+      out += t.dims[i] < 0 ? std::string("*") : std::to_string(t.dims[i]);
+    }
+    out += ")";
+  }
+  if (layout.tail_padding_alignment != 1) absl::StrAppend(&out, "L(", layout.tail_padding_alignment, ")");
+  if (layout.index_type) absl::StrAppend(&out, "#(", std::string(PrimitiveTypeName(*layout.index_type)), ")");
+  if (layout.pointer_type) absl::StrAppend(&out, "*(", std::string(PrimitiveTypeName(*layout.pointer_type)), ")");
+  if (layout.element_size_in_bits != 0) absl::StrAppend(&out, "E(", layout.element_size_in_bits, ")");
+  if (layout.memory_space != 0) absl::StrAppend(&out, "S(", layout.memory_space, ")");
+  if (!layout.split_configs.empty()) out += "SC";
+  for (const SplitConfig& c : layout.split_configs) {
+    absl::StrAppend(&out, "(", c.dimension, ":", absl::StrJoin(c.split_indices, ","), ")");
+  }
+  if (!layout.physical_shape.empty()) absl::StrAppend(&out, "P(", layout.physical_shape, ")");
+  if (layout.dynamic_shape_metadata_prefix_bytes != 0) {
+    absl::StrAppend(&out, "M(", layout.dynamic_shape_metadata_prefix_bytes, ")");
+  }
+  return out;
+}
+
 std::string LayoutToString(const Layout& layout) {
   std::string out = absl::StrCat("{", absl::StrJoin(layout.minor_to_major, ","));
-  if (!layout.tiles.empty() || !layout.extra.empty()) {
-    out += ":";
-    // XLA writes the first tile with a 'T' and the nested ones after it: T(8,128)(2,1).
-    if (!layout.tiles.empty()) out += "T";
-    for (const Tile& t : layout.tiles) {
-      out += "(";
-      for (size_t i = 0; i < t.dims.size(); ++i) {
-        if (i) out += ",";
-        out += t.dims[i] < 0 ? std::string("*") : std::to_string(t.dims[i]);
-      }
-      out += ")";
-    }
-    out += layout.extra;
-  }
+  std::string items = LayoutItemsToString(layout);
+  if (!items.empty()) absl::StrAppend(&out, ":", items);
   out += "}";
   return out;
 }

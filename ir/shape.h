@@ -18,12 +18,42 @@ struct Tile {
   bool operator==(const Tile&) const = default;
 };
 
+// A dimension's storage in a sparse layout (D(...) in text): 'D' dense, 'C' compressed,
+// 'S' singleton, 'H' loosely compressed; '+' after it clears unique, '~' clears ordered.
+struct DimLevel {
+  char type = 'D';
+  bool unique = true;
+  bool ordered = true;
+  bool operator==(const DimLevel&) const = default;
+};
+
+// SC(dimension:index,...): where a dimension is split in memory.
+struct SplitConfig {
+  int64_t dimension = 0;
+  std::vector<int64_t> split_indices;
+  bool operator==(const SplitConfig&) const = default;
+};
+
+// XLA's layout: minor-to-major order, then the items after ':' in XLA's fixed order
+// D(..) T(..) L(n) #(type) *(type) E(n) S(n) SC(..) P(shape) M(n). Defaults are "absent".
 struct Layout {
   std::vector<int64_t> minor_to_major;
+  std::vector<DimLevel> dim_levels;  // empty: all dense
   std::vector<Tile> tiles;
-  // Layout items after the tiles that hlox does not model (E(..), S(..), L(..), ...), verbatim.
-  std::string extra;
+  int64_t tail_padding_alignment = 1;                 // L(n)
+  std::optional<PrimitiveType> index_type;            // #(u32): sparse index type
+  std::optional<PrimitiveType> pointer_type;          // *(u32): sparse pointer type
+  int64_t element_size_in_bits = 0;                   // E(n)
+  int64_t memory_space = 0;                           // S(n)
+  std::vector<SplitConfig> split_configs;             // SC(d:i,...)
+  std::string physical_shape;                         // P(shape), the shape's text; sparse only
+  int64_t dynamic_shape_metadata_prefix_bytes = 0;    // M(n)
   bool operator==(const Layout&) const = default;
+
+  // True when some dimension is not dense.
+  bool IsSparse() const;
+  // True when nothing but minor_to_major is set.
+  bool OnlyMinorToMajor() const;
 };
 
 class Shape {
@@ -87,6 +117,9 @@ class Shape {
   std::optional<Layout> layout_;
 };
 
+// "{1,0:T(8,128)E(4)}": the layout as XLA writes it.
 std::string LayoutToString(const Layout& layout);
+// The items after ':' ("T(8,128)E(4)"), empty when there are none.
+std::string LayoutItemsToString(const Layout& layout);
 
 }  // namespace hlox

@@ -37,6 +37,7 @@ Computation* CopyComputationInto(const Computation& comp, Module& dst, Computati
   nc->set_is_fusion_computation(comp.is_fusion_computation());
   nc->header_params() = comp.header_params();
   nc->header_result() = comp.header_result();
+  nc->set_execution_thread(comp.execution_thread());
   Computation* c = dst.AddComputation(std::move(nc));
   std::unordered_map<const Instruction*, Instruction*> imap;
   for (const Instruction* i : comp.PostOrder()) {

@@ -36,6 +36,18 @@ struct CompPlan {
   int root_slot = -1;
 };
 
+// The most elements one buffer may hold. The parser accepts any declared shape whose byte size
+// fits int64 (as XLA does); planning a step is where such a shape would become an allocation.
+constexpr int64_t kMaxBufferElements = int64_t{1} << 40;
+
+// Largest element count over the array leaves of `shape` (0 for tokens).
+int64_t LargestLeafElements(const Shape& shape) {
+  if (!shape.IsTuple()) return shape.IsArray() ? shape.ElementCount() : 0;
+  int64_t most = 0;
+  for (const Shape& e : shape.tuple_shapes()) most = std::max(most, LargestLeafElements(e));
+  return most;
+}
+
 // Instructions reachable from the root (operands and control predecessors), topologically.
 std::vector<const Instruction*> LiveOrder(const Computation& comp) {
   std::vector<const Instruction*> order;
@@ -110,6 +122,11 @@ struct Executor::Impl {
       Step& s = plan->steps[i];
       s.instr = instr;
       s.kernel = KernelFor(instr->opcode());
+      if (instr->opcode() != Opcode::kParameter && LargestLeafElements(instr->shape()) > kMaxBufferElements) {
+        return absl::ResourceExhaustedError(absl::StrCat("instruction ", instr->name(), " of shape ",
+                                                         instr->shape().ToString(false),
+                                                         " needs a buffer of more than 2^40 elements; not allocated"));
+      }
       for (const Instruction* op : instr->operands()) {
         int slot = slot_of.at(op);
         s.operands.push_back(slot);

@@ -71,7 +71,7 @@ bool SameLayoutShape(const Shape& a, const Shape& b) {
   if (a.dynamic_dims() != b.dynamic_dims()) return false;
   if (a.MinorToMajor() != b.MinorToMajor()) return false;
   auto tiles = [](const Shape& s) { return s.has_layout() ? s.layout()->tiles : std::vector<Tile>{}; };
-  auto extra = [](const Shape& s) { return s.has_layout() ? s.layout()->extra : std::string(); };
+  auto extra = [](const Shape& s) { return s.has_layout() ? LayoutItemsToString(*s.layout()) : std::string(); };
   return tiles(a) == tiles(b) && extra(a) == extra(b);
 }
 

@@ -138,7 +138,7 @@ TEST(ParserSyntax, TiledAndDynamicLayouts) {
   ASSERT_EQ(s->layout()->tiles.size(), 2u);
   EXPECT_EQ(s->layout()->tiles[0].dims, (std::vector<int64_t>{8, 128}));
   EXPECT_EQ(s->layout()->tiles[1].dims, (std::vector<int64_t>{2, 1}));
-  EXPECT_EQ(s->layout()->extra, "E(32)");
+  EXPECT_EQ(s->layout()->element_size_in_bits, 32);
   EXPECT_EQ(s->ToString(), "f32[<=8,128]{1,0:T(8,128)(2,1)E(32)}");  // XLA's spelling
   auto again = ParseShape(s->ToString());
   ASSERT_TRUE(again.ok()) << again.status();
