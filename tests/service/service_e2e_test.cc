@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include "absl/strings/str_cat.h"
 #include "agent/client.h"
 #include "agent/embedded.h"
 #include "broker/protocol.h"
@@ -248,7 +249,7 @@ TEST(ServiceE2E, ControlCancelDrainShutdown) {
   auto client = agent::Client::Connect(addr);
   auto text = std::make_shared<const std::string>(AddModule());
   for (int i = 0; i < 50; ++i) {
-    ASSERT_TRUE((*client)->Submit(Job("c" + std::to_string(i), text, false)).ok());
+    ASSERT_TRUE((*client)->Submit(Job(absl::StrCat("c", i), text, false)).ok());
   }
   std::this_thread::sleep_for(300ms);
   // Status answers (within the request's own deadline) although 50 jobs are queued behind a
