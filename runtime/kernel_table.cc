@@ -137,7 +137,7 @@ KernelFn KernelFor(Opcode opcode) {
     case Opcode::kExpm1:
       return &ElementwiseKernel;
     case Opcode::kFft:
-      return &UnimplementedKernel;
+      return &FftKernel;
     case Opcode::kFloor:
       return &ElementwiseKernel;
     case Opcode::kFusion:
