@@ -253,7 +253,7 @@ KernelFn KernelFor(Opcode opcode) {
     case Opcode::kSqrt:
       return &ElementwiseKernel;
     case Opcode::kStochasticConvert:
-      return &UnimplementedKernel;
+      return &StochasticConvertKernel;
     case Opcode::kSubtract:
       return &ElementwiseKernel;
     case Opcode::kTan:
