@@ -308,6 +308,12 @@ absl::Status Binary(const Instruction& instr, const Buffer& a, const Buffer& b, 
         default: break;
       }
     }
+    if constexpr (kIsComplex<T>) {
+      // XLA's complex atan2(y, x) = -i log((x + i y) / sqrt(x^2 + y^2)), all complex arithmetic.
+      if (op == Opcode::kAtan2) {
+        return same([](T y, T x) { return T(0, -1) * std::log((x + T(0, 1) * y) / std::sqrt(x * x + y * y)); });
+      }
+    }
   }
   return KernelError(instr, absl::StrCat("not defined for element type ",
                                          std::string(PrimitiveTypeName(Tag::kType))));
