@@ -11,6 +11,7 @@
 #include <cmath>
 
 #include "common/status_macros.h"
+#include "runtime/elementwise_narrow.h"
 #include "runtime/elementwise_scalar.h"
 #include "runtime/fused_half.h"
 #include "runtime/fused_ops.h"
@@ -391,7 +392,7 @@ absl::StatusOr<Value> ElementwiseKernel(const Instruction& instr, const std::vec
   if (IsElementwiseUnary(op)) {
     HLOX_RETURN_IF_ERROR(CheckOperandCounts(instr, operands, n, 1));
     const Buffer& a = *operands[0]->array;
-    st = DispatchType(a.shape().element_type(), "elementwise", [&](auto tag) {
+    st = DispatchElementwise(op, a.shape().element_type(), [&](auto tag) {
       return Unary<decltype(tag)>(instr, a, o, pool);
     });
   } else if (IsElementwiseBinary(op)) {
@@ -399,7 +400,7 @@ absl::StatusOr<Value> ElementwiseKernel(const Instruction& instr, const std::vec
     const Buffer& a = *operands[0]->array;
     const Buffer& b = *operands[1]->array;
     if (a.shape().element_type() != b.shape().element_type()) return KernelError(instr, "operand types differ");
-    st = DispatchType(a.shape().element_type(), "elementwise", [&](auto tag) {
+    st = DispatchElementwise(op, a.shape().element_type(), [&](auto tag) {
       return Binary<decltype(tag)>(instr, a, b, o, pool);
     });
   } else {
@@ -408,7 +409,7 @@ absl::StatusOr<Value> ElementwiseKernel(const Instruction& instr, const std::vec
     const Buffer& a = *operands[1]->array;
     const Buffer& b = *operands[2]->array;
     if (a.shape().element_type() != shape.element_type()) return KernelError(instr, "operand type differs from result");
-    st = DispatchType(shape.element_type(), "elementwise", [&](auto tag) {
+    st = DispatchElementwise(op, shape.element_type(), [&](auto tag) {
       return Ternary<decltype(tag)>(instr, p, a, b, o, pool);
     });
   }
