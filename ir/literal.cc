@@ -205,11 +205,12 @@ void Literal::SetFromDouble(int64_t i, double v) {
 void Literal::SetFromInt64(int64_t i, int64_t v) {
   switch (shape_.element_type()) {
     case PrimitiveType::kPred: Put(data_, i, static_cast<uint8_t>(v != 0)); return;
-    case PrimitiveType::kS2:
-    case PrimitiveType::kS4:
+    // Narrow ints wrap to their width (kept sign- or zero-extended in their byte).
+    case PrimitiveType::kS2: Put(data_, i, static_cast<int8_t>(((v & 3) ^ 2) - 2)); return;
+    case PrimitiveType::kS4: Put(data_, i, static_cast<int8_t>(((v & 15) ^ 8) - 8)); return;
     case PrimitiveType::kS8: Put(data_, i, static_cast<int8_t>(v)); return;
-    case PrimitiveType::kU2:
-    case PrimitiveType::kU4:
+    case PrimitiveType::kU2: Put(data_, i, static_cast<uint8_t>(v & 3)); return;
+    case PrimitiveType::kU4: Put(data_, i, static_cast<uint8_t>(v & 15)); return;
     case PrimitiveType::kU8: Put(data_, i, static_cast<uint8_t>(v)); return;
     case PrimitiveType::kS16: Put(data_, i, static_cast<int16_t>(v)); return;
     case PrimitiveType::kU16: Put(data_, i, static_cast<uint16_t>(v)); return;

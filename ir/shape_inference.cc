@@ -90,8 +90,8 @@ absl::StatusOr<Shape> InferElementwise(const Instruction& instr) {
 absl::StatusOr<Shape> InferDot(const Instruction& instr) {
   const Shape& l = instr.operand(0)->shape();
   const Shape& r = instr.operand(1)->shape();
-  if (!instr.attrs().dot) return Bad(instr, "dot without dimension numbers");
-  const DotDimensionNumbers& d = *instr.attrs().dot;
+  // No dimension numbers means none (XLA's parser default): an outer product.
+  const DotDimensionNumbers d = instr.attrs().dot.value_or(DotDimensionNumbers{});
   HLOX_RETURN_IF_ERROR(CheckDimList(instr, d.lhs_batch, l.rank(), "lhs batch"));
   HLOX_RETURN_IF_ERROR(CheckDimList(instr, d.rhs_batch, r.rank(), "rhs batch"));
   HLOX_RETURN_IF_ERROR(CheckDimList(instr, d.lhs_contracting, l.rank(), "lhs contracting"));

@@ -50,6 +50,8 @@ absl::StatusOr<Value> ControlFlowKernel(const Instruction&, const std::vector<co
 absl::StatusOr<Value> RngKernel(const Instruction&, const std::vector<const Value*>&, KernelContext&);
 absl::StatusOr<Value> BatchNormKernel(const Instruction&, const std::vector<const Value*>&, KernelContext&);
 absl::StatusOr<Value> LinalgKernel(const Instruction&, const std::vector<const Value*>&, KernelContext&);  // triangular-solve, cholesky
+absl::StatusOr<Value> FftKernel(const Instruction&, const std::vector<const Value*>&, KernelContext&);  // FFT, IFFT, RFFT, IRFFT
+absl::StatusOr<Value> StochasticConvertKernel(const Instruction&, const std::vector<const Value*>&, KernelContext&);
 absl::StatusOr<Value> CollectiveKernel(const Instruction&, const std::vector<const Value*>&, KernelContext&);  // single-replica semantics
 absl::StatusOr<Value> CustomCallKernel(const Instruction&, const std::vector<const Value*>&, KernelContext&);
 absl::StatusOr<Value> FusionKernel(const Instruction&, const std::vector<const Value*>&, KernelContext&);

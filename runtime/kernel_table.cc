@@ -137,7 +137,7 @@ KernelFn KernelFor(Opcode opcode) {
     case Opcode::kExpm1:
       return &ElementwiseKernel;
     case Opcode::kFft:
-      return &UnimplementedKernel;
+      return &FftKernel;
     case Opcode::kFloor:
       return &ElementwiseKernel;
     case Opcode::kFusion:
@@ -253,7 +253,7 @@ KernelFn KernelFor(Opcode opcode) {
     case Opcode::kSqrt:
       return &ElementwiseKernel;
     case Opcode::kStochasticConvert:
-      return &UnimplementedKernel;
+      return &StochasticConvertKernel;
     case Opcode::kSubtract:
       return &ElementwiseKernel;
     case Opcode::kTan:

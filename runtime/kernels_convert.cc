@@ -77,7 +77,11 @@ void ConvertViaLiteral(const Buffer& in, Buffer& out) {
       double d = IsComplex(from) ? src.GetAsComplex(i).real() : src.GetAsDouble(i);
       int64_t v;
       if (IsFloatingPoint(from)) {
-        v = std::isnan(d) ? 0 : static_cast<int64_t>(std::clamp(d, -9.2e18, 9.2e18));
+        // Saturate to the destination's range (narrow ints would otherwise wrap on store).
+        const int bits = PrimitiveBitWidth(to);
+        const double hi = bits >= 64 ? 9.2e18 : std::ldexp(1.0, IsSignedInt(to) ? bits - 1 : bits) - 1;
+        const double lo = IsSignedInt(to) ? (bits >= 64 ? -9.2e18 : -hi - 1) : 0.0;
+        v = std::isnan(d) ? 0 : static_cast<int64_t>(std::clamp(d, lo, hi));
       } else {
         v = IsUnsignedInt(from) ? static_cast<int64_t>(src.GetAsUint64(i)) : src.GetAsInt64(i);
       }

@@ -11,15 +11,10 @@ absl::StatusOr<Value> DotKernel(const Instruction& instr, const std::vector<cons
   HLOX_ASSIGN_OR_RETURN(const Buffer* lhs, ArrayOperand(instr, operands, 0));
   HLOX_ASSIGN_OR_RETURN(const Buffer* rhs, ArrayOperand(instr, operands, 1));
   if (!instr.shape().IsArray()) return KernelError(instr, "dot result must be an array");
-  DotDimensionNumbers dn;
-  if (instr.attrs().dot) {
-    dn = *instr.attrs().dot;
-  } else {
-    // Classic dot: contract lhs's last dim with rhs's first (rhs rank 2) or only dim.
-    if (lhs->shape().rank() < 1 || rhs->shape().rank() < 1) return KernelError(instr, "dot of scalars needs dimension numbers");
-    dn.lhs_contracting = {lhs->shape().rank() - 1};
-    dn.rhs_contracting = {0};
-  }
+  // XLA's HLO text reads a dot written without dimension numbers as one with none: no
+  // contraction and no batch, so scalar x scalar multiplies and vector x vector is an outer
+  // product.
+  const DotDimensionNumbers dn = instr.attrs().dot.value_or(DotDimensionNumbers{});
   Value out = NewArray(instr.shape());
   absl::Status st = DotGeneral(*lhs, *rhs, dn, *out.array, ctx.pool);
   if (!st.ok()) return KernelError(instr, std::string(st.message()));

@@ -11,6 +11,7 @@
 #include <cmath>
 
 #include "common/status_macros.h"
+#include "runtime/elementwise_narrow.h"
 #include "runtime/elementwise_scalar.h"
 #include "runtime/fused_half.h"
 #include "runtime/fused_ops.h"
@@ -308,6 +309,12 @@ absl::Status Binary(const Instruction& instr, const Buffer& a, const Buffer& b, 
         default: break;
       }
     }
+    if constexpr (kIsComplex<T>) {
+      // XLA's complex atan2(y, x) = -i log((x + i y) / sqrt(x^2 + y^2)), all complex arithmetic.
+      if (op == Opcode::kAtan2) {
+        return same([](T y, T x) { return T(0, -1) * std::log((x + T(0, 1) * y) / std::sqrt(x * x + y * y)); });
+      }
+    }
   }
   return KernelError(instr, absl::StrCat("not defined for element type ",
                                          std::string(PrimitiveTypeName(Tag::kType))));
@@ -385,7 +392,7 @@ absl::StatusOr<Value> ElementwiseKernel(const Instruction& instr, const std::vec
   if (IsElementwiseUnary(op)) {
     HLOX_RETURN_IF_ERROR(CheckOperandCounts(instr, operands, n, 1));
     const Buffer& a = *operands[0]->array;
-    st = DispatchType(a.shape().element_type(), "elementwise", [&](auto tag) {
+    st = DispatchElementwise(op, a.shape().element_type(), [&](auto tag) {
       return Unary<decltype(tag)>(instr, a, o, pool);
     });
   } else if (IsElementwiseBinary(op)) {
@@ -393,7 +400,7 @@ absl::StatusOr<Value> ElementwiseKernel(const Instruction& instr, const std::vec
     const Buffer& a = *operands[0]->array;
     const Buffer& b = *operands[1]->array;
     if (a.shape().element_type() != b.shape().element_type()) return KernelError(instr, "operand types differ");
-    st = DispatchType(a.shape().element_type(), "elementwise", [&](auto tag) {
+    st = DispatchElementwise(op, a.shape().element_type(), [&](auto tag) {
       return Binary<decltype(tag)>(instr, a, b, o, pool);
     });
   } else {
@@ -402,7 +409,7 @@ absl::StatusOr<Value> ElementwiseKernel(const Instruction& instr, const std::vec
     const Buffer& a = *operands[1]->array;
     const Buffer& b = *operands[2]->array;
     if (a.shape().element_type() != shape.element_type()) return KernelError(instr, "operand type differs from result");
-    st = DispatchType(shape.element_type(), "elementwise", [&](auto tag) {
+    st = DispatchElementwise(op, shape.element_type(), [&](auto tag) {
       return Ternary<decltype(tag)>(instr, p, a, b, o, pool);
     });
   }

@@ -2,7 +2,7 @@
 """Cross-checks hlox kernels against NumPy through the hlox binary.
 
 Writes small HLO modules (convolution, reduce-window, gather, scatter, sort, cholesky,
-triangular-solve, QR and LU custom calls), random inputs as .npy, runs
+triangular-solve, QR and LU custom calls, fft of all four kinds), random inputs as .npy, runs
 `$HLOX_BIN run FILE --inputs DIR --save-outputs DIR --threads N` and compares every output
 with NumPy's answer. Exits non-zero on any mismatch or run failure.
 """
@@ -224,11 +224,89 @@ ENTRY main {
             check("getrf |L| <= 1 (batch %d)" % bi, np.all(np.abs(lo) <= 1 + 1e-6), True, exact=True)
 
 
+# (kind, input dtype, input shape, fft_length); the innermost len(fft_length) dims transform.
+FFT_CASES = [
+    ("FFT", np.complex64, (16,), (16,)),
+    ("FFT", np.complex64, (3, 7), (7,)),
+    ("FFT", np.complex128, (2, 2, 12), (12,)),
+    ("IFFT", np.complex64, (4, 9), (9,)),
+    ("IFFT", np.complex128, (32,), (32,)),
+    ("FFT", np.complex64, (2, 6, 5), (6, 5)),
+    ("IFFT", np.complex128, (8, 4), (8, 4)),
+    ("FFT", np.complex128, (2, 3, 4, 5), (3, 4, 5)),
+    ("IFFT", np.complex64, (4, 8, 2), (4, 8, 2)),
+    ("RFFT", np.float32, (3, 10), (10,)),
+    ("RFFT", np.float64, (9,), (9,)),
+    ("RFFT", np.float32, (2, 6, 7), (6, 7)),
+    ("RFFT", np.float64, (3, 4, 8), (3, 4, 8)),
+    ("IRFFT", np.complex64, (3, 6), (10,)),
+    ("IRFFT", np.complex128, (5,), (9,)),
+    ("IRFFT", np.complex64, (2, 6, 4), (6, 7)),
+    ("IRFFT", np.complex128, (3, 4, 5), (3, 4, 8)),
+]
+HLO_TYPE = {np.complex64: "c64", np.complex128: "c128", np.float32: "f32", np.float64: "f64"}
+FFT_WORST = {}
+
+
+def fft_reference(kind, x, length):
+    axes = tuple(range(-len(length), 0))
+    wide = x.astype(np.complex128 if np.iscomplexobj(x) else np.float64)
+    if kind == "FFT":
+        return np.fft.fftn(wide, axes=axes)
+    if kind == "IFFT":
+        return np.fft.ifftn(wide, axes=axes)
+    if kind == "RFFT":
+        return np.fft.rfftn(wide, axes=axes)
+    return np.fft.irfftn(wide, s=length, axes=axes)
+
+
+def shape_text(dtype, shape):
+    layout = ",".join(str(d) for d in reversed(range(len(shape))))
+    return "%s[%s]{%s}" % (HLO_TYPE[dtype], ",".join(str(d) for d in shape), layout)
+
+
+def fft():
+    for kind, dt, shape, length in FFT_CASES:
+        if np.iscomplexobj(np.zeros(1, dt)):
+            x = (RNG.standard_normal(shape) + 1j * RNG.standard_normal(shape)).astype(dt)
+        else:
+            x = RNG.standard_normal(shape).astype(dt)
+        want = fft_reference(kind, x, length)
+        single = dt in (np.complex64, np.float32)
+        out_dt = {"RFFT": np.complex64 if single else np.complex128,
+                  "IRFFT": np.float32 if single else np.float64}.get(kind, dt)
+        hlo = """HloModule fft
+ENTRY main {
+  p0 = %s parameter(0)
+  ROOT r = %s fft(p0), fft_type=%s, fft_length={%s}
+}
+""" % (shape_text(dt, shape), shape_text(out_dt, want.shape), kind, ",".join(str(n) for n in length))
+        name = "fft %s %s len=%s" % (kind, shape_text(dt, shape), list(length))
+        outs = [run(name, hlo, [x], threads=t) for t in (1, 2)]
+        if outs[0] is None or outs[1] is None:
+            continue
+        got = outs[0][0]
+        if got.shape != want.shape or got.dtype != out_dt:
+            FAILURES.append("%s: got %s %s, want %s %s" % (name, got.dtype, got.shape, np.dtype(out_dt), want.shape))
+            continue
+        if not np.array_equal(outs[0][0], outs[1][0]):
+            FAILURES.append("%s: 1 and 2 threads differ" % name)
+        err = np.max(np.abs(got.astype(want.dtype) - want)) / max(np.max(np.abs(want)), 1e-300)
+        key = (kind, HLO_TYPE[dt])
+        FFT_WORST[key] = max(FFT_WORST.get(key, 0.0), err)
+        if err > (2e-6 if single else 1e-13):
+            FAILURES.append("%s: max relative error %.3g" % (name, err))
+        else:
+            print("ok  %s (max rel err %.2e, same bits on 2 threads)" % (name, err))
+    for (kind, t), err in sorted(FFT_WORST.items()):
+        print("fft accuracy %s %s: max |got - numpy| / max |numpy| = %.2e" % (kind, t, err))
+
+
 def main():
     if not os.path.exists(HLOX):
         print("hlox binary not found at %s" % HLOX)
         return 1
-    for fn in (conv, reduce_window, gather_scatter, sort, linalg):
+    for fn in (conv, reduce_window, gather_scatter, sort, linalg, fft):
         fn()
     for f in FAILURES:
         print("FAIL " + f)
