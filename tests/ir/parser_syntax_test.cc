@@ -8,25 +8,13 @@
 #include "ir/module_compare.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
+#include "tests/ir/parse_test_util.h"
 
 namespace hlox {
 namespace {
 
-std::unique_ptr<Module> Parse(const std::string& text) {
-  auto m = ParseModule(text, "test.hlo");
-  EXPECT_TRUE(m.ok()) << m.status();
-  if (!m.ok()) return nullptr;
-  // Golden rule: print(parse(x)) re-parses to the same module, and printing is stable.
-  std::string printed = PrintModule(**m);
-  auto again = ParseModule(printed, "printed.hlo");
-  EXPECT_TRUE(again.ok()) << again.status() << "\n" << printed;
-  if (again.ok()) {
-    absl::Status same = CompareModules(**m, **again);
-    EXPECT_TRUE(same.ok()) << same << "\n" << printed;
-    EXPECT_EQ(PrintModule(**again), printed);
-  }
-  return std::move(*m);
-}
+// Golden rule: print(parse(x)) re-parses to the same module, and printing is stable.
+std::unique_ptr<Module> Parse(const std::string& text) { return testing_ir::ParseRoundTrip(text); }
 
 const Instruction* Find(const Module& m, const std::string& name) {
   for (const auto& c : m.computations()) {
