@@ -66,9 +66,7 @@ absl::Status Parser::ParseInstructionRhs(PendingInstr* p, std::vector<PendingIns
   p->async_wrapped = wrapped;
   if (*opcode == Opcode::kParameter) {
     int64_t number;
-    size_t num_pos = lex_.SkipSpace();
-    HLOX_RETURN_IF_ERROR(lex_.ConsumeInt(&number, "parameter number"));
-    if (number < 0) return lex_.ErrorAt(num_pos, "negative parameter number");
+    HLOX_RETURN_IF_ERROR(ParseParameterNumber(&number));
     p->instr->attrs().parameter_number = number;
     HLOX_RETURN_IF_ERROR(lex_.Expect(')', "after the parameter number"));
   } else if (*opcode == Opcode::kConstant) {

@@ -158,6 +158,8 @@ class Parser {
   // input_output_alias and buffer_donor typed; CheckAliasing checks them against the entry.
   absl::Status ParseModuleAttribute(Module* module);
   absl::Status ParseShapeIndex(std::vector<int64_t>* out);
+  // A parameter number (parameter(N), aliases, donors): a non-negative integer.
+  absl::Status ParseParameterNumber(int64_t* out);
   absl::Status ParseAliases(Module* module);
   absl::Status ParseDonors(Module* module);
   absl::Status CheckAliasing(const Module& module);

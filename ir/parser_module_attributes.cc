@@ -53,6 +53,13 @@ absl::Status Parser::ParseShapeIndex(std::vector<int64_t>* out) {
   }
 }
 
+absl::Status Parser::ParseParameterNumber(int64_t* out) {
+  size_t pos = lex_.SkipSpace();
+  HLOX_RETURN_IF_ERROR(lex_.ConsumeInt(out, "parameter number"));
+  if (*out < 0) return lex_.ErrorAt(pos, "negative parameter number");
+  return absl::OkStatus();
+}
+
 // input_output_alias ::= '{' (shape_index ':' '(' int ',' shape_index (',' kind)? ')')* '}'
 absl::Status Parser::ParseAliases(Module* module) {
   HLOX_RETURN_IF_ERROR(lex_.Expect('{', "to open input_output_alias"));
@@ -63,9 +70,7 @@ absl::Status Parser::ParseAliases(Module* module) {
     HLOX_RETURN_IF_ERROR(ParseShapeIndex(&a.output_index));
     HLOX_RETURN_IF_ERROR(lex_.Expect(':', "after the output shape index"));
     HLOX_RETURN_IF_ERROR(lex_.Expect('(', "before the aliased parameter"));
-    size_t num_pos = lex_.SkipSpace();
-    HLOX_RETURN_IF_ERROR(lex_.ConsumeInt(&a.parameter_number, "parameter number"));
-    if (a.parameter_number < 0) return lex_.ErrorAt(num_pos, "negative parameter number");
+    HLOX_RETURN_IF_ERROR(ParseParameterNumber(&a.parameter_number));
     HLOX_RETURN_IF_ERROR(lex_.Expect(',', "after the parameter number"));
     HLOX_RETURN_IF_ERROR(ParseShapeIndex(&a.parameter_index));
     if (lex_.TryConsume(',')) {
@@ -91,9 +96,7 @@ absl::Status Parser::ParseDonors(Module* module) {
     BufferDonor d;
     donor_pos_.push_back(lex_.SkipSpace());
     HLOX_RETURN_IF_ERROR(lex_.Expect('(', "to open a buffer donor"));
-    size_t num_pos = lex_.SkipSpace();
-    HLOX_RETURN_IF_ERROR(lex_.ConsumeInt(&d.parameter_number, "parameter number"));
-    if (d.parameter_number < 0) return lex_.ErrorAt(num_pos, "negative parameter number");
+    HLOX_RETURN_IF_ERROR(ParseParameterNumber(&d.parameter_number));
     HLOX_RETURN_IF_ERROR(lex_.Expect(',', "after the parameter number"));
     HLOX_RETURN_IF_ERROR(ParseShapeIndex(&d.parameter_index));
     HLOX_RETURN_IF_ERROR(lex_.Expect(')', "to close the buffer donor"));

@@ -10,22 +10,6 @@
 namespace hlox {
 namespace {
 
-struct RunResult {
-  int status = -1;
-  std::string output;
-};
-
-RunResult RunCommand(const std::string& cmd) {
-  RunResult r;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.output.append(buf, n);
-  int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
 
 bool HaveBinary() {
   std::ifstream f(testing::HloxBinary());
@@ -35,16 +19,16 @@ bool HaveBinary() {
 TEST(CheckCli, CorpusPasses) {
   HLOX_REQUIRE_CORPUS();
   if (!HaveBinary()) GTEST_SKIP() << "hlox binary not built: " << testing::HloxBinary();
-  std::string cmd = testing::HloxBinary() + " check";
+  std::string cmd = "check";
   std::vector<std::string> files = testing::CorpusFiles();
   for (const std::string& f : testing::PassPairFiles()) files.push_back(f);
   for (const std::string& f : files) cmd += " '" + f + "'";
-  RunResult r = RunCommand(cmd);
-  EXPECT_EQ(r.status, 0) << r.output.substr(0, 4000);
+  testing::CliRun r = testing::RunHlox(cmd, true);
+  EXPECT_EQ(r.code, 0) << r.out.substr(0, 4000);
   size_t ok_lines = 0;
-  for (size_t p = r.output.find("OK "); p != std::string::npos; p = r.output.find("\nOK ", p + 1)) ++ok_lines;
+  for (size_t p = r.out.find("OK "); p != std::string::npos; p = r.out.find("\nOK ", p + 1)) ++ok_lines;
   EXPECT_EQ(ok_lines, files.size());
-  EXPECT_NE(r.output.find("distinct opcodes"), std::string::npos);
+  EXPECT_NE(r.out.find("distinct opcodes"), std::string::npos);
 }
 
 TEST(CheckCli, BrokenFileFailsWithCaretAndJson) {
@@ -54,15 +38,15 @@ TEST(CheckCli, BrokenFileFailsWithCaretAndJson) {
     std::ofstream out(path);
     out << "HloModule m\nENTRY e {\n  ROOT a = f32[] nosuchop()\n}\n";
   }
-  RunResult r = RunCommand(testing::HloxBinary() + " check '" + path + "'");
-  EXPECT_EQ(r.status, 1) << r.output;
-  EXPECT_NE(r.output.find(path + ":3:18: error: unknown opcode 'nosuchop'"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("  ROOT a = f32[] nosuchop()\n                 ^"), std::string::npos) << r.output;
-  RunResult j = RunCommand(testing::HloxBinary() + " check --json '" + path + "'");
-  EXPECT_EQ(j.status, 1);
-  EXPECT_NE(j.output.find("\"ok\": false"), std::string::npos) << j.output;
-  RunResult p = RunCommand(testing::HloxBinary() + " print '" + path + "'");
-  EXPECT_EQ(p.status, 1);
+  testing::CliRun r = testing::RunHlox("check '" + path + "'", true);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find(path + ":3:18: error: unknown opcode 'nosuchop'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  ROOT a = f32[] nosuchop()\n                 ^"), std::string::npos) << r.out;
+  testing::CliRun j = testing::RunHlox("check --json '" + path + "'", true);
+  EXPECT_EQ(j.code, 1);
+  EXPECT_NE(j.out.find("\"ok\": false"), std::string::npos) << j.out;
+  testing::CliRun p = testing::RunHlox("print '" + path + "'", true);
+  EXPECT_EQ(p.code, 1);
 }
 
 TEST(CheckCli, PrintWritesCanonicalText) {
@@ -72,9 +56,9 @@ TEST(CheckCli, PrintWritesCanonicalText) {
     std::ofstream out(path);
     out << "HloModule m\nENTRY e {\n  p = f32[2]{0} parameter(0)\n  ROOT n = f32[2]{0} negate(f32[2]{0} p)\n}\n";
   }
-  RunResult r = RunCommand(testing::HloxBinary() + " print '" + path + "'");
-  EXPECT_EQ(r.status, 0) << r.output;
-  EXPECT_EQ(r.output,
+  testing::CliRun r = testing::RunHlox("print '" + path + "'", true);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out,
             "HloModule m\n\nENTRY %e {\n  %p = f32[2]{0} parameter(0)\n  ROOT %n = f32[2]{0} negate(%p)\n}\n");
 }
 
