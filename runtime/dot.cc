@@ -85,8 +85,25 @@ void IntGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, cons
 
 }  // namespace
 
+GemmTuning ParseGemmTuning(const std::string& config) {
+  GemmTuning t;
+  int64_t v = 0;
+  if (ReadConfigInt(config, "hlox_gemm_kc", &v)) t.kc = v;
+  if (ReadConfigInt(config, "hlox_gemm_mc", &v)) t.mc_panels = v;
+  if (ReadConfigInt(config, "hlox_gemm_nc", &v)) t.nc_panels = v;
+  if (ReadConfigInt(config, "hlox_gemm_schedule", &v) && v <= GemmTuning::kColumns) {
+    t.schedule = static_cast<GemmTuning::Schedule>(v);
+  }
+  if (ReadConfigInt(config, "hlox_gemm_batches", &v) && v <= GemmTuning::kSplitEach) {
+    t.batches = static_cast<GemmTuning::Batches>(v);
+  }
+  if (ReadConfigInt(config, "hlox_threads", &v) && v == 1) t.threads = 1;
+  return t;
+}
+
 absl::Status DotGeneral(const Buffer& lhs, const Buffer& rhs, const DotDimensionNumbers& dn, Buffer& out,
-                        ThreadPool* pool, double alpha, double beta) {
+                        ThreadPool* pool, double alpha, double beta, const GemmTuning& tuning) {
+  if (tuning.threads == 1) pool = nullptr;
   const Shape& ls = lhs.shape();
   const Shape& rs = rhs.shape();
   if (dn.lhs_batch.size() != dn.rhs_batch.size() || dn.lhs_contracting.size() != dn.rhs_contracting.size()) {
@@ -172,11 +189,14 @@ absl::Status DotGeneral(const Buffer& lhs, const Buffer& rhs, const DotDimension
     // one deterministic GEMM either way, so the choice never changes bits.
     auto one = [&](int64_t bi, ThreadPool* p) {
       GemmT<T>(a.trans, b.trans, m, n, k, ap + bi * m * k, a.trans ? m : k, bp + bi * k * n, b.trans ? k : n,
-               c + bi * mn, n, false, p);
+               c + bi * mn, n, false, p, tuning);
     };
     int64_t mnk = std::max<int64_t>(1, mn * std::max<int64_t>(1, k));
     bool split_batches = batch > 1 && pool != nullptr &&
                          (batch >= 4 * int64_t{pool->threads()} || mnk < kBatchSplitMaxMnk);
+    if (batch > 1 && pool != nullptr && tuning.batches != GemmTuning::kAutoBatches) {
+      split_batches = tuning.batches == GemmTuning::kSplitBatches;
+    }
     if (split_batches) {
       int64_t grain = std::max<int64_t>(1, kParallelMinMnk / mnk);
       pool->ParallelFor(batch, grain, [&](int64_t lo, int64_t hi) { for (int64_t bi = lo; bi < hi; ++bi) one(bi, nullptr); });

@@ -352,27 +352,14 @@ absl::StatusOr<std::unique_ptr<FusedProgram>> FusedProgram::Compile(const Comput
 }
 
 void ParseFusedRunOptions(const std::string& config, FusedRunOptions* options) {
-  auto read = [&](const char* key, int64_t* out) {
-    size_t p = config.find(key);
-    if (p == std::string::npos) return;
-    p += std::string(key).size();
-    int64_t v = 0;
-    bool any = false;
-    while (p < config.size() && config[p] >= '0' && config[p] <= '9') {
-      v = v * 10 + (config[p++] - '0');
-      any = true;
-      if (v > (int64_t{1} << 40)) return;
-    }
-    if (any) *out = v;
-  };
-  int64_t block = options->block, threads = options->threads;
-  read("\"hlox_block\":", &block);
-  read("\"hlox_threads\":", &threads);
-  if (block >= 16 && config.find("\"hlox_block\":") != std::string::npos) {
+  int64_t block = 0, threads = -1;
+  if (ReadConfigInt(config, "hlox_block", &block) && block >= 16) {
     options->block = block;
     options->auto_block = false;
   }
-  if (threads == 0 || threads == 1) options->threads = static_cast<int>(threads);
+  if (ReadConfigInt(config, "hlox_threads", &threads) && (threads == 0 || threads == 1)) {
+    options->threads = static_cast<int>(threads);
+  }
 }
 
 }  // namespace hlox::rt

@@ -103,8 +103,9 @@ void SmallM(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64
 
 template <typename T>
 void GemmT(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
-           int64_t ldb, T* c, int64_t ldc, bool accumulate, ThreadPool* pool) {
+           int64_t ldb, T* c, int64_t ldc, bool accumulate, ThreadPool* pool, const GemmTuning& tuning) {
   if (m == 0 || n == 0) return;
+  if (tuning.threads == 1) pool = nullptr;
   if (k == 0) {
     if (!accumulate) for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, T(0));
     return;
@@ -119,13 +120,13 @@ void GemmT(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_
   if constexpr (std::is_same_v<T, float>) {
     const gemm::MicroKernels* mk = Kernels().gemm;
     if (mk != nullptr && n >= mk->nr / 2) {
-      gemm::SgemmPacked(*mk, ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate, pool);
+      gemm::SgemmPacked(*mk, ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate, pool, tuning);
       return;
     }
     if (mk != nullptr && m >= mk->nr) {
       BufferPtr scratch = ScratchBuffer(m * n * static_cast<int64_t>(sizeof(float)));
       float* ct = scratch->as<float>();  // C^T, [n, m]
-      gemm::SgemmPacked(*mk, !tb, !ta, n, m, k, b, ldb, a, lda, ct, m, false, pool);
+      gemm::SgemmPacked(*mk, !tb, !ta, n, m, k, b, ldb, a, lda, ct, m, false, pool, tuning);
       for (int64_t i = 0; i < m; ++i) {
         float* row = c + i * ldc;
         for (int64_t j = 0; j < n; ++j) row[j] = accumulate ? row[j] + ct[j * m + i] : ct[j * m + i];
@@ -161,10 +162,10 @@ void GemmT(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_
   else body(0, blocks);
 }
 
-template void GemmT<float>(bool, bool, int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, bool, ThreadPool*);
-template void GemmT<double>(bool, bool, int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, bool, ThreadPool*);
-template void GemmT<std::complex<float>>(bool, bool, int64_t, int64_t, int64_t, const std::complex<float>*, int64_t, const std::complex<float>*, int64_t, std::complex<float>*, int64_t, bool, ThreadPool*);
-template void GemmT<std::complex<double>>(bool, bool, int64_t, int64_t, int64_t, const std::complex<double>*, int64_t, const std::complex<double>*, int64_t, std::complex<double>*, int64_t, bool, ThreadPool*);
+template void GemmT<float>(bool, bool, int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, bool, ThreadPool*, const GemmTuning&);
+template void GemmT<double>(bool, bool, int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, bool, ThreadPool*, const GemmTuning&);
+template void GemmT<std::complex<float>>(bool, bool, int64_t, int64_t, int64_t, const std::complex<float>*, int64_t, const std::complex<float>*, int64_t, std::complex<float>*, int64_t, bool, ThreadPool*, const GemmTuning&);
+template void GemmT<std::complex<double>>(bool, bool, int64_t, int64_t, int64_t, const std::complex<double>*, int64_t, const std::complex<double>*, int64_t, std::complex<double>*, int64_t, bool, ThreadPool*, const GemmTuning&);
 
 void Sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
            const float* b, int64_t ldb, float* c, int64_t ldc, bool accumulate, ThreadPool* pool) {

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "runtime/dot.h"
 #include "runtime/thread_pool.h"
 
 namespace hlox::rt {
@@ -18,6 +19,6 @@ constexpr int64_t kBatchSplitMaxMnk = int64_t{1} << 24;
 // Row-major C[m,n] (=|+=) op(A)[m,k] * op(B)[k,n]; see Sgemm in dot.h.
 template <typename T>
 void GemmT(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
-           int64_t ldb, T* c, int64_t ldc, bool accumulate, ThreadPool* pool);
+           int64_t ldb, T* c, int64_t ldc, bool accumulate, ThreadPool* pool, const GemmTuning& tuning = {});
 
 }  // namespace hlox::rt

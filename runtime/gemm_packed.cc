@@ -209,20 +209,35 @@ void ColumnMode(const Problem& pr, bool parallel, ThreadPool* pool) {
   }
 }
 
-// Picks the schedule for a filled-in problem and runs it.
-void Run(const Problem& pr, ThreadPool* pool) {
+// Picks the schedule for a filled-in problem (or takes the tuned one) and runs it.
+void Run(const Problem& pr, ThreadPool* pool, GemmTuning::Schedule schedule) {
   bool parallel = pool != nullptr && pool->threads() > 1 && double(pr.m) * double(pr.n) * double(pr.k) >= kParallelMinMnk;
   // Column mode when rows are few, or when C is wide (its B chunks are packed just in time) and
   // all of A for a k-block fits the shared buffer; row mode when it would leave threads idle.
   bool columns = pr.mp <= pr.mk.mc_panels || (pr.n >= 2 * pr.m && pr.mp * pr.mk.a_panel() <= kBBufferFloats);
-  if (pr.pack_b && columns && !(parallel && pr.np < 4)) ColumnMode(pr, parallel, pool);
+  columns = columns && !(parallel && pr.np < 4);
+  if (schedule != GemmTuning::kAutoSchedule) columns = schedule == GemmTuning::kColumns;
+  if (pr.pack_b && columns) ColumnMode(pr, parallel, pool);
   else RowMode(pr, parallel, pool);
+}
+
+// The level's geometry with a dot's tuned blocking (clamped to what the level's buffers allow:
+// a k-block never exceeds the level's, whose A-panel stride it sizes).
+MicroKernels Tuned(const MicroKernels& mk, const GemmTuning& t) {
+  MicroKernels out = mk;
+  if (t.kc > 0) out.kc = std::clamp<int64_t>(t.kc, 16, mk.kc);
+  if (t.mc_panels > 0) out.mc_panels = std::clamp<int64_t>(t.mc_panels, 1, 256);
+  if (t.nc_panels > 0) out.nc_panels = std::clamp<int64_t>(t.nc_panels, 1, 256);
+  return out;
 }
 
 }  // namespace
 
-void SgemmPacked(const MicroKernels& mk, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a,
-                 int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, bool accumulate, ThreadPool* pool) {
+void SgemmPacked(const MicroKernels& level, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a,
+                 int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, bool accumulate, ThreadPool* pool,
+                 const GemmTuning& tuning) {
+  const MicroKernels mk = Tuned(level, tuning);
+  if (tuning.threads == 1) pool = nullptr;
   int64_t kblocks = (k + mk.kc - 1) / mk.kc;
   int64_t mp = (m + mk.mr - 1) / mk.mr, np = (n + mk.nr - 1) / mk.nr;
   // With few rows of C each B element is used at most kMaxUnpackedBPanels times: packing it
@@ -230,7 +245,7 @@ void SgemmPacked(const MicroKernels& mk, bool ta, bool tb, int64_t m, int64_t n,
   bool pack_b = tb || mp > kMaxUnpackedBPanels;
   Problem pr{mk, ta, tb, accumulate, pack_b, m, n, k, a, lda, b, ldb, c, ldc, (k + kblocks - 1) / kblocks, mp, np};
   pr.a_pmajor = ta;
-  Run(pr, pool);
+  Run(pr, pool, tuning.schedule);
 }
 
 void SgemmPanels(const MicroKernels& mk, int64_t m, int64_t n, int64_t k, const PanelSource& src, float* c,
@@ -240,7 +255,7 @@ void SgemmPanels(const MicroKernels& mk, int64_t m, int64_t n, int64_t k, const 
   Problem pr{mk, false, false, accumulate, true, m, n, k, nullptr, 0, nullptr, 0, c, ldc, (k + kblocks - 1) / kblocks, mp, np};
   pr.src = &src;
   pr.a_pmajor = src.a_pmajor();
-  Run(pr, pool);
+  Run(pr, pool, GemmTuning::kAutoSchedule);
 }
 
 }  // namespace hlox::rt::gemm

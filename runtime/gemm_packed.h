@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "runtime/dot.h"
 #include "runtime/thread_pool.h"
 
 namespace hlox::rt::gemm {
@@ -66,8 +67,10 @@ class PanelSource {
 };
 
 // Row-major C[m,n] (=|+=) op(A)[m,k] * op(B)[k,n] with m, n, k > 0; see Sgemm in dot.h.
+// `tuning` overrides the blocking, schedule and thread split (dot.h GemmTuning).
 void SgemmPacked(const MicroKernels& mk, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a,
-                 int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, bool accumulate, ThreadPool* pool);
+                 int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, bool accumulate, ThreadPool* pool,
+                 const GemmTuning& tuning = {});
 
 // Row-major C[m,n] (=|+=) A[m,k] * B[k,n] with both operands packed by `src` (m, n, k > 0).
 // Same schedule, k-blocking and bit-determinism as SgemmPacked.

@@ -57,4 +57,28 @@ absl::Status KernelError(const Instruction& instr, std::string_view msg) {
                                                  instr.name(), ": ", std::string(msg)));
 }
 
+bool ReadConfigInt(const std::string& config, std::string_view key, int64_t* out) {
+  // `"key":`, matched in place (no string is built: this runs on every dot).
+  size_t p = 0;
+  for (;; ++p) {
+    p = config.find(key, p);
+    if (p == std::string::npos) return false;
+    size_t end = p + key.size();
+    if (p > 0 && config[p - 1] == '"' && end + 1 < config.size() && config[end] == '"' && config[end + 1] == ':') {
+      p = end + 2;
+      break;
+    }
+  }
+  while (p < config.size() && config[p] == ' ') ++p;
+  int64_t v = 0;
+  bool any = false;
+  while (p < config.size() && config[p] >= '0' && config[p] <= '9') {
+    v = v * 10 + (config[p++] - '0');
+    any = true;
+    if (v > (int64_t{1} << 40)) return false;
+  }
+  if (any) *out = v;
+  return any;
+}
+
 }  // namespace hlox::rt

@@ -136,4 +136,9 @@ Value CloneValue(const Value& v);
 // Error helper: InvalidArgument "instr: msg".
 absl::Status KernelError(const Instruction& instr, std::string_view msg);
 
+// The non-negative integer after `"key":` in a backend_config (hlox's codegen keys live in
+// the same JSON object as XLA's); false, with *out untouched, when the key is absent or its
+// value is not a plain integer below 2^40.
+bool ReadConfigInt(const std::string& config, std::string_view key, int64_t* out);
+
 }  // namespace hlox::rt

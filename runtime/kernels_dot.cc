@@ -16,7 +16,10 @@ absl::StatusOr<Value> DotKernel(const Instruction& instr, const std::vector<cons
   // product.
   const DotDimensionNumbers dn = instr.attrs().dot.value_or(DotDimensionNumbers{});
   Value out = NewArray(instr.shape());
-  absl::Status st = DotGeneral(*lhs, *rhs, dn, *out.array, ctx.pool);
+  // Codegen decisions (passes/fusion/codegen_tuning.cc) ride in the backend_config.
+  const GemmTuning tuning =
+      instr.attrs().has_backend_config ? ParseGemmTuning(instr.attrs().backend_config) : GemmTuning{};
+  absl::Status st = DotGeneral(*lhs, *rhs, dn, *out.array, ctx.pool, 1.0, 0.0, tuning);
   if (!st.ok()) return KernelError(instr, std::string(st.message()));
   return out;
 }

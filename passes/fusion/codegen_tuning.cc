@@ -1,8 +1,19 @@
-// CodegenTuning: code-generation parameters of each fused loop as decisions (Xtat-style joint
-// tuning with fusion). One site per fusion instruction ("tune:<fusion>"); choice 0 "keep"
-// leaves the runtime defaults, the others set the block size (elements per block of the fused
-// loop) and the thread count (1, or 0 = every pool thread) in the fusion's backend_config as
-// JSON keys hlox_block / hlox_threads, which FusionKernel reads. Sites never overlap.
+// CodegenTuning: code-generation parameters of each fused loop and each heavy dot as decisions
+// (Xtat-style joint tuning with fusion). Choice 0 "keep" leaves the runtime's own choice; the
+// others write JSON keys into the instruction's backend_config, where the runtime reads them.
+// - "tune:<fusion>": the fused loop's block size (elements per block) and thread count (1, or
+//   0 = every pool thread): hlox_block / hlox_threads, read by FusionKernel.
+// - "gemm:<dot>" (dots of at least kMinDotMnk multiply-adds with a float result): one knob of
+//   the packed GEMM per choice (runtime/dot.h GemmTuning, read by the dot kernel): a single
+//   thread, the row or column schedule, a smaller k-block, fewer or more A panels per unit (mc),
+//   fewer or more B panels per A panel (nc), and for batched dots whether threads split the
+//   batches or each GEMM. Only knobs that can change this dot's run are offered (e.g. no thread
+//   choices for a dot too small to split). None changes results beyond the rounding of a
+//   regrouped k-sum (the k-block choices).
+// Sites never overlap; fused loops and dots are listed in post order.
+#include <optional>
+#include <unordered_map>
+
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "passes/fusion/fusion_util.h"
@@ -14,6 +25,76 @@ namespace {
 constexpr int64_t kBlocks[] = {1024, 4096, 16384};
 constexpr int kThreads[] = {1, 0};
 
+// Dots below this many multiply-adds run in microseconds whatever the blocking: no site.
+constexpr int64_t kMinDotMnk = int64_t{1} << 16;
+// Below this the runtime never splits a dot over threads (runtime/gemm_internal.h).
+constexpr int64_t kParallelMnk = int64_t{1} << 20;
+
+// One GEMM knob: its choice name and the backend_config keys it sets.
+struct GemmChoice {
+  const char* name;
+  const char* keys;
+};
+constexpr GemmChoice kThreadChoices[] = {{"t1", "\"hlox_threads\":1"}};
+constexpr GemmChoice kPackedChoices[] = {
+    {"rows", "\"hlox_gemm_schedule\":1"}, {"columns", "\"hlox_gemm_schedule\":2"},
+    {"kc128", "\"hlox_gemm_kc\":128"},    {"kc256", "\"hlox_gemm_kc\":256"},
+    {"mc8", "\"hlox_gemm_mc\":8"},        {"mc64", "\"hlox_gemm_mc\":64"},
+    {"nc4", "\"hlox_gemm_nc\":4"},        {"nc16", "\"hlox_gemm_nc\":16"}};
+constexpr GemmChoice kBatchChoices[] = {{"split_batches", "\"hlox_gemm_batches\":1"},
+                                         {"split_each", "\"hlox_gemm_batches\":2"}};
+constexpr const char* kHloxKeys[] = {"\"hlox_block\":", "\"hlox_threads\":", "\"hlox_gemm_kc\":",
+                                     "\"hlox_gemm_mc\":", "\"hlox_gemm_nc\":", "\"hlox_gemm_schedule\":",
+                                     "\"hlox_gemm_batches\":"};
+
+// GEMM geometry of a dot: batch, m, n, k (products of the batch, free and contracting dims).
+struct DotGeometry {
+  int64_t batch = 1, m = 1, n = 1, k = 1;
+  int64_t mnk() const { return batch * m * n * k; }
+};
+
+std::optional<DotGeometry> GeometryOf(const Instruction& dot) {
+  if (dot.opcode() != Opcode::kDot || dot.operand_count() != 2 || !dot.shape().IsArray()) return std::nullopt;
+  const Shape& l = dot.operand(0)->shape();
+  const Shape& r = dot.operand(1)->shape();
+  if (!l.IsArray() || !r.IsArray()) return std::nullopt;
+  const DotDimensionNumbers dn = dot.attrs().dot.value_or(DotDimensionNumbers{});
+  DotGeometry g;
+  for (int64_t d : dn.lhs_batch) {
+    if (d < 0 || d >= l.rank()) return std::nullopt;
+    g.batch *= l.dim(d);
+  }
+  for (int64_t d : dn.lhs_contracting) {
+    if (d < 0 || d >= l.rank()) return std::nullopt;
+    g.k *= l.dim(d);
+  }
+  if (g.batch * g.k == 0) return std::nullopt;
+  g.m = l.ElementCount() / (g.batch * g.k);
+  g.n = r.ElementCount() / (g.batch * g.k);
+  return g;
+}
+
+bool FloatResult(const Instruction& dot) {
+  PrimitiveType t = dot.shape().element_type();
+  return t == PrimitiveType::kF32 || t == PrimitiveType::kF16 || t == PrimitiveType::kBF16;
+}
+
+// The GEMM knobs that can change this dot's run.
+std::vector<GemmChoice> GemmChoicesFor(const Instruction& dot, const DotGeometry& g) {
+  std::vector<GemmChoice> out;
+  if (g.mnk() >= kParallelMnk) {
+    for (const GemmChoice& c : kThreadChoices) out.push_back(c);
+  }
+  // The packed f32 GEMM runs a dot with more than 4 rows of C (fewer stream like a GEMV).
+  if (FloatResult(dot) && g.m > 4) {
+    for (const GemmChoice& c : kPackedChoices) out.push_back(c);
+  }
+  if (g.batch > 1 && g.mnk() >= kParallelMnk) {
+    for (const GemmChoice& c : kBatchChoices) out.push_back(c);
+  }
+  return out;
+}
+
 std::vector<std::string> Choices() {
   std::vector<std::string> c = {"keep"};
   for (int64_t b : kBlocks) {
@@ -22,9 +103,9 @@ std::vector<std::string> Choices() {
   return c;
 }
 
-// Removes earlier hlox_block/hlox_threads keys so re-tuning does not stack them.
+// Removes earlier hlox keys so re-tuning does not stack them.
 std::string StripHloxKeys(std::string config) {
-  for (const char* key : {"\"hlox_block\":", "\"hlox_threads\":"}) {
+  for (const char* key : kHloxKeys) {
     size_t pos = config.find(key);
     if (pos == std::string::npos) continue;
     size_t end = config.find_first_of(",}", pos);
@@ -38,14 +119,20 @@ std::string StripHloxKeys(std::string config) {
   return config;
 }
 
-std::string WithConfig(const std::string& old, int64_t block, int threads) {
-  std::string keys = absl::StrCat("\"hlox_block\":", block, ",\"hlox_threads\":", threads);
+// `old` (a JSON object, or empty) with the hlox keys replaced by `keys` ("\"k\":v,...").
+std::string WithConfig(const std::string& old, const std::string& keys) {
   std::string rest = StripHloxKeys(old);
   if (rest.size() >= 2 && rest.front() == '{' && rest.back() == '}') {
     std::string inner = rest.substr(1, rest.size() - 2);
     return inner.empty() ? absl::StrCat("{", keys, "}") : absl::StrCat("{", keys, ",", inner, "}");
   }
   return absl::StrCat("{", keys, "}");
+}
+
+void SetConfig(Instruction& instr, const std::string& keys) {
+  Attributes& a = instr.attrs();
+  a.backend_config = WithConfig(a.has_backend_config ? a.backend_config : "", keys);
+  a.has_backend_config = true;
 }
 
 class CodegenTuning : public Pass {
@@ -56,18 +143,35 @@ class CodegenTuning : public Pass {
     std::vector<DecisionSite> sites;
     for (Computation* comp : fusion::FusibleComputations(module)) {
       for (Instruction* i : comp->PostOrder()) {
-        if (i->opcode() != Opcode::kFusion || i->called_computations().size() != 1) continue;
+        if (i->opcode() == Opcode::kFusion && i->called_computations().size() == 1) {
+          DecisionSite s;
+          s.id = absl::StrCat("tune:", i->name());
+          s.rule = "codegen_params";
+          s.instructions = {i->name()};
+          s.computation = comp->name();
+          s.choices = Choices();
+          s.default_choice = 0;
+          s.features = {static_cast<float>(i->shape().ElementCount()),
+                        static_cast<float>(i->shape().ByteSize()),
+                        static_cast<float>(fusion::FusedInstructionCount(*i)),
+                        static_cast<float>(i->attrs().fusion_kind)};
+          sites.push_back(std::move(s));
+          continue;
+        }
+        std::optional<DotGeometry> g = GeometryOf(*i);
+        if (!g || g->mnk() < kMinDotMnk) continue;
+        std::vector<GemmChoice> knobs = GemmChoicesFor(*i, *g);
+        if (knobs.empty()) continue;
         DecisionSite s;
-        s.id = absl::StrCat("tune:", i->name());
-        s.rule = "codegen_params";
+        s.id = absl::StrCat("gemm:", i->name());
+        s.rule = "gemm_params";
         s.instructions = {i->name()};
         s.computation = comp->name();
-        s.choices = Choices();
+        s.choices = {"keep"};
+        for (const GemmChoice& c : knobs) s.choices.push_back(c.name);
         s.default_choice = 0;
-        s.features = {static_cast<float>(i->shape().ElementCount()),
-                      static_cast<float>(i->shape().ByteSize()),
-                      static_cast<float>(fusion::FusedInstructionCount(*i)),
-                      static_cast<float>(i->attrs().fusion_kind)};
+        s.features = {static_cast<float>(g->batch), static_cast<float>(g->m), static_cast<float>(g->n),
+                      static_cast<float>(g->k)};
         sites.push_back(std::move(s));
       }
     }
@@ -78,25 +182,31 @@ class CodegenTuning : public Pass {
                                     const DecisionVector& decisions) override {
     HLOX_RETURN_IF_ERROR(ValidateDecisions(sites, decisions));
     ApplyReport report;
-    std::unordered_map<std::string, Instruction*> by_name;
-    for (Computation* comp : fusion::FusibleComputations(module)) {
-      for (const auto& i : comp->instructions()) by_name[i->name()] = i.get();
-    }
+    std::unordered_map<std::string, Instruction*> by_name = fusion::InstructionsByName(module);
     for (size_t s = 0; s < sites.size(); ++s) {
       if (decisions[s] == 0) continue;
       auto it = by_name.find(sites[s].instructions.empty() ? "" : sites[s].instructions[0]);
-      if (it == by_name.end() || it->second->opcode() != Opcode::kFusion) {
+      Instruction* instr = it == by_name.end() ? nullptr : it->second;
+      const std::string& choice = sites[s].choices[decisions[s]];
+      std::string keys;
+      if (sites[s].rule == "gemm_params" && instr != nullptr && instr->opcode() == Opcode::kDot) {
+        // The choice is looked up by name among the knobs this dot offers now: a stale site
+        // (the dot changed shape) is skipped rather than given another knob.
+        std::optional<DotGeometry> g = GeometryOf(*instr);
+        for (const GemmChoice& c : g ? GemmChoicesFor(*instr, *g) : std::vector<GemmChoice>{}) {
+          if (choice == c.name) keys = c.keys;
+        }
+      } else if (sites[s].rule == "codegen_params" && instr != nullptr && instr->opcode() == Opcode::kFusion) {
+        int c = decisions[s] - 1;
+        keys = absl::StrCat("\"hlox_block\":", kBlocks[c / 2], ",\"hlox_threads\":", kThreads[c % 2]);
+      }
+      if (keys.empty()) {
         report.stale.push_back(sites[s].id);
         continue;
       }
-      int c = decisions[s] - 1;
-      int64_t block = kBlocks[c / 2];
-      int threads = kThreads[c % 2];
-      Attributes& a = it->second->attrs();
-      a.backend_config = WithConfig(a.has_backend_config ? a.backend_config : "", block, threads);
-      a.has_backend_config = true;
+      SetConfig(*instr, keys);
       ++report.applied;
-      report.changes.push_back(absl::StrCat("tuned ", it->first, ": ", sites[s].choices[decisions[s]]));
+      report.changes.push_back(absl::StrCat("tuned ", instr->name(), ": ", choice));
     }
     return report;
   }

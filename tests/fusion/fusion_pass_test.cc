@@ -3,11 +3,13 @@
 // equal outputs (executor on seeded inputs) before and after each pass.
 #include <algorithm>
 
+#include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "passes/passes.h"
+#include "runtime/dot.h"
 #include "runtime/fused_program.h"
 #include "tests/fusion/fusion_test_util.h"
 
@@ -267,6 +269,72 @@ TEST(CodegenTuning, WritesBackendConfigThatTheKernelReads) {
   ASSERT_TRUE(again.ok());
   ASSERT_TRUE(pass->Apply(*m, *again, {6, 0}).ok());
   EXPECT_EQ(fb->attrs().backend_config, "{\"hlox_block\":1024,\"hlox_threads\":0}");
+}
+
+// Dots get "gemm:" sites with only the knobs that can change their run: a batched dot big
+// enough to split offers threads, packed-GEMM and batch knobs; a GEMV-like dot (m <= 4) only the
+// thread knob; a small or integer dot none. The written keys are what the dot kernel reads, and
+// every knob keeps the module's outputs.
+constexpr char kDots[] = R"(HloModule dots
+ENTRY main {
+  a = f32[4,64,96] parameter(0)
+  b = f32[4,96,64] parameter(1)
+  big = f32[4,64,64] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+  v = f32[2,512] parameter(2)
+  w = f32[512,1024] parameter(3)
+  gemv = f32[2,1024] dot(v, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  s = f32[8,8] parameter(4)
+  small = f32[8,8] dot(s, s), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  i = s32[64,64] parameter(5)
+  int = s32[64,64] dot(i, i), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT t = (f32[4,64,64], f32[2,1024], f32[8,8], s32[64,64]) tuple(big, gemv, small, int)
+}
+)";
+
+TEST(CodegenTuning, DotSitesOfferTheKnobsThatCanChangeTheRun) {
+  auto m = Parse(kDots);
+  ASSERT_TRUE(m);
+  auto pass = CreateCodegenTuning();
+  auto sites = pass->FindSites(*m);
+  ASSERT_TRUE(sites.ok());
+  ASSERT_EQ(Ids(*sites), (std::vector<std::string>{"gemm:big", "gemm:gemv"}));
+  EXPECT_EQ((*sites)[0].choices,
+            (std::vector<std::string>{"keep", "t1", "rows", "columns", "kc128", "kc256", "mc8", "mc64", "nc4", "nc16",
+                                      "split_batches", "split_each"}));
+  EXPECT_EQ((*sites)[1].choices, (std::vector<std::string>{"keep", "t1"}));
+  EXPECT_EQ((*sites)[0].features, (std::vector<float>{4, 64, 64, 96}));
+  for (int32_t choice = 1; choice < static_cast<int32_t>((*sites)[0].choices.size()); ++choice) {
+    auto copy = m->Clone();
+    ApplyAndCheck(*pass, *copy, {choice, 1});
+  }
+  ApplyAndCheck(*pass, *m, {4, 1});  // kc128, t1
+  const Instruction* big = m->entry()->root()->operand(0);
+  rt::GemmTuning t = rt::ParseGemmTuning(big->attrs().backend_config);
+  EXPECT_EQ(t.kc, 128);
+  EXPECT_EQ(t.threads, -1);
+  EXPECT_EQ(rt::ParseGemmTuning(m->entry()->root()->operand(1)->attrs().backend_config).threads, 1);
+  // Re-tuning replaces the dot's keys.
+  auto again = pass->FindSites(*m);
+  ASSERT_TRUE(again.ok());
+  ASSERT_TRUE(pass->Apply(*m, *again, {11, 0}).ok());
+  EXPECT_EQ(big->attrs().backend_config, "{\"hlox_gemm_batches\":2}");
+}
+
+// A site whose dot changed so that its knob no longer applies is stale, not given another knob.
+TEST(CodegenTuning, DotSiteWhoseKnobNoLongerAppliesIsStale) {
+  auto m = Parse(kDots);
+  ASSERT_TRUE(m);
+  auto pass = CreateCodegenTuning();
+  auto sites = pass->FindSites(*m);
+  ASSERT_TRUE(sites.ok());
+  auto other = Parse(absl::StrReplaceAll(kDots, {{"f32[4,64,96] parameter(0)", "f32[4,2,96] parameter(0)"},
+                                                  {"big = f32[4,64,64]", "big = f32[4,2,64]"},
+                                                  {"(f32[4,64,64]", "(f32[4,2,64]"}}));
+  ASSERT_TRUE(other);
+  auto report = pass->Apply(*other, *sites, {2, 0});  // "rows": not offered for a 2-row dot
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->stale, (std::vector<std::string>{"gemm:big"}));
+  EXPECT_FALSE(other->entry()->root()->operand(0)->attrs().has_backend_config);
 }
 
 TEST(FusionKernel, FallbackRunsUnsupportedBodiesUnfused) {

@@ -2,6 +2,9 @@
 // k = 0, shapes narrower than one micro-tile, all four transpose combinations, leading
 // dimensions larger than the minimum (padding must stay untouched), accumulate on and off,
 // shapes that take several k-blocks and column blocks, and identical bits for 1 and 2 threads.
+// The codegen knobs of a dot (GemmTuning): blocking, schedule, thread and batch splits keep the
+// default's bits; a smaller k-block stays within the reference's tolerance; backend_config keys
+// parse, and malformed ones are ignored.
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -9,6 +12,8 @@
 
 #include "gtest/gtest.h"
 #include "runtime/dot.h"
+#include "runtime/gemm_internal.h"
+#include "runtime/isa_kernels.h"
 #include "runtime/thread_pool.h"
 
 namespace hlox::rt {
@@ -31,7 +36,8 @@ std::string Name(const GemmCase& g) {
 
 // Runs one case with the given pool, checks it against the reference, returns C (with padding).
 // The reference runs only for the first call of a case (`check`); the others are compared bitwise.
-std::vector<float> RunCase(const GemmCase& g, ThreadPool* pool, uint32_t seed, bool check_ref) {
+std::vector<float> RunCase(const GemmCase& g, ThreadPool* pool, uint32_t seed, bool check_ref,
+                           const GemmTuning& tuning = {}) {
   int64_t lda = (g.ta ? g.m : g.k) + g.pad, ldb = (g.tb ? g.k : g.n) + g.pad, ldc = g.n + g.pad;
   int64_t arows = g.ta ? g.k : g.m, brows = g.tb ? g.n : g.k;
   std::mt19937 rng(seed);
@@ -43,7 +49,7 @@ std::vector<float> RunCase(const GemmCase& g, ThreadPool* pool, uint32_t seed, b
   for (int64_t i = 0; i < g.m; ++i)
     for (int64_t j = 0; j < g.n; ++j) c[i * ldc + j] = u(rng);
   std::vector<float> c0 = c;
-  Sgemm(g.ta, g.tb, g.m, g.n, g.k, a.data(), lda, b.data(), ldb, c.data(), ldc, g.accumulate, pool);
+  GemmT<float>(g.ta, g.tb, g.m, g.n, g.k, a.data(), lda, b.data(), ldb, c.data(), ldc, g.accumulate, pool, tuning);
   if (!check_ref) return c;
   auto av = [&](int64_t i, int64_t p) { return double(g.ta ? a[p * lda + i] : a[i * lda + p]); };
   auto bv = [&](int64_t p, int64_t j) { return double(g.tb ? b[j * ldb + p] : b[p * ldb + j]); };
@@ -149,6 +155,103 @@ TEST(Sgemm, SameBitsWithThreeAndFiveThreads) {
           << Name(g) << " 1 vs " << p->threads() << " threads";
     }
     ++seed;
+  }
+}
+
+}  // namespace
+}  // namespace hlox::rt
+
+namespace hlox::rt {
+namespace {
+
+GemmTuning Knob(int which) {
+  GemmTuning t;
+  switch (which) {
+    case 0: t.threads = 1; break;
+    case 1: t.schedule = GemmTuning::kRows; break;
+    case 2: t.schedule = GemmTuning::kColumns; break;
+    case 3: t.mc_panels = 1; break;
+    case 4: t.mc_panels = 64; break;
+    case 5: t.nc_panels = 1; break;
+    case 6: t.nc_panels = 16; break;
+    default: break;
+  }
+  return t;
+}
+
+TEST(GemmTuning, BlockingScheduleAndThreadsKeepTheDefaultsBits) {
+  ThreadPool two(2);
+  const GemmCase cases[] = {{false, false, 77, 131, 900}, {true, false, 200, 40, 300}, {false, true, 13, 517, 129},
+                            {true, true, 96, 96, 1000, 3, true}, {false, false, 300, 9, 77}};
+  for (const GemmCase& g : cases) {
+    std::vector<float> base = RunCase(g, &two, 7, true);
+    for (int knob = 0; knob < 7; ++knob) {
+      std::vector<float> c = RunCase(g, &two, 7, false, Knob(knob));
+      EXPECT_EQ(0, std::memcmp(base.data(), c.data(), c.size() * sizeof(float))) << Name(g) << " knob " << knob;
+    }
+  }
+}
+
+TEST(GemmTuning, SmallerKBlocksStayAccurate) {
+  ThreadPool two(2);
+  const GemmCase g{false, true, 61, 70, 1000};
+  for (int64_t kc : {16, 100, 128, 256, 100000}) {  // 100000: clamped to the level's own
+    GemmTuning t;
+    t.kc = kc;
+    std::vector<float> c = RunCase(g, &two, 3, true, t);
+    RunCase({true, false, 33, 250, 513, 2, true}, &two, 4, true, t);
+    // The knob reaches the packed GEMM (the generic level runs Eigen, which has no knobs): 16-wide
+    // k-blocks regroup each element's sum of 1000 products, so some bits move.
+    if (kc == 16 && Kernels().gemm != nullptr) {
+      std::vector<float> base = RunCase(g, &two, 3, false);
+      EXPECT_NE(0, std::memcmp(base.data(), c.data(), c.size() * sizeof(float)));
+    }
+  }
+}
+
+// Batched dots: threads over batches or inside each GEMM, same bits.
+TEST(GemmTuning, BatchSplitKeepsBits) {
+  ThreadPool two(2);
+  DotDimensionNumbers dn;
+  dn.lhs_batch = {0};
+  dn.rhs_batch = {0};
+  dn.lhs_contracting = {2};
+  dn.rhs_contracting = {1};
+  Buffer a(Shape::WithDefaultLayout(PrimitiveType::kF32, {6, 40, 70}));
+  Buffer b(Shape::WithDefaultLayout(PrimitiveType::kF32, {6, 70, 90}));
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (Buffer* x : {&a, &b}) {
+    for (int64_t i = 0; i < x->shape().ElementCount(); ++i) x->as<float>()[i] = u(rng);
+  }
+  auto run = [&](GemmTuning::Batches split) {
+    Buffer c(Shape::WithDefaultLayout(PrimitiveType::kF32, {6, 40, 90}));
+    GemmTuning t;
+    t.batches = split;
+    EXPECT_TRUE(DotGeneral(a, b, dn, c, &two, 1.0, 0.0, t).ok());
+    return std::vector<float>(c.as<float>(), c.as<float>() + c.shape().ElementCount());
+  };
+  std::vector<float> base = run(GemmTuning::kAutoBatches);
+  EXPECT_EQ(base, run(GemmTuning::kSplitBatches));
+  EXPECT_EQ(base, run(GemmTuning::kSplitEach));
+}
+
+TEST(GemmTuning, ParsesBackendConfigKeys) {
+  GemmTuning t = ParseGemmTuning(
+      R"({"hlox_gemm_kc":128,"hlox_gemm_mc":8, "hlox_gemm_nc":16,"hlox_gemm_schedule":2,"hlox_gemm_batches":1,"hlox_threads":1})");
+  EXPECT_EQ(t.kc, 128);
+  EXPECT_EQ(t.mc_panels, 8);
+  EXPECT_EQ(t.nc_panels, 16);
+  EXPECT_EQ(t.schedule, GemmTuning::kColumns);
+  EXPECT_EQ(t.batches, GemmTuning::kSplitBatches);
+  EXPECT_EQ(t.threads, 1);
+  EXPECT_FALSE(t.IsDefault());
+  // XLA's own keys, unknown values, negative or huge numbers and near-miss names change nothing.
+  for (const char* config : {"", "garbage", R"({"outer_dimension_partitions":["1"]})",
+                             R"({"hlox_gemm_schedule":7,"hlox_gemm_batches":9,"hlox_threads":0})",
+                             R"({"hlox_gemm_kc":-5,"hlox_gemm_mc":"x","xhlox_gemm_nc":4})",
+                             R"({"hlox_gemm_kc":99999999999999999})"}) {
+    EXPECT_TRUE(ParseGemmTuning(config).IsDefault()) << config;
   }
 }
 
