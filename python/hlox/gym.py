@@ -27,7 +27,10 @@ choice per site, so `action_space` is `MultiDiscrete(site_choices)` of the curre
 and changes on every reset and step (read it after each call). The reward is 0 until the last
 decision point, then hlox.env's reward ("speedup" measured over the default pipeline,
 "roofline", or "ops"); terminated=True after the last decision point. Episodes have a fixed
-number of decision points, so truncated is always False.
+number of decision points, so truncated is always False. info: "status" (PENDING while points
+remain, then OK or the failure), "decided" (the key this action decided), "key" (the next one,
+None at the end), "num_sites", "pipeline", and at the end "decisions" (the whole dict, ready for
+hlox.apply_decisions or a decisions file).
 PassOrderGym: `action_space` is `Discrete(len(menu))` over hlox.pass_order_menu() (passes, the
 "<label>:all" variants, "stop" last); reward = op-count reduction of that step. "stop" is
 terminated=True; reaching max_steps without "stop" is truncated=True, terminated=False.
