@@ -58,7 +58,8 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     if optuna is None:
-        print("optuna_decisions: optuna is not installed (Debian: apt-get install python3-optuna); nothing to do")
+        print("optuna_decisions: optuna is not installed (Debian: apt-get install python3-optuna); "
+              "nothing to do")
         return 0
     module = load_module(args.module)
     before, point = fusion_point(module, args.pipeline)
@@ -71,7 +72,8 @@ def main():
     def objective(trial):
         vector = [int(trial.suggest_categorical("site%d" % i, list(range(len(s["choices"])))))
                   for i, s in enumerate(sites)]
-        status, cost = cost_of(module, args.pipeline, dict(before, **{key: vector}), args.objective, args.seed)
+        decisions = dict(before, **{key: vector})
+        status, cost = cost_of(module, args.pipeline, decisions, args.objective, args.seed)
         trial.set_user_attr("status", status)
         if cost is None:
             raise optuna.TrialPruned(status)  # a wrong or failing candidate is never scored
@@ -84,13 +86,15 @@ def main():
     study.optimize(objective, n_trials=args.trials)
     statuses = {}
     for t in study.trials:
-        statuses[t.user_attrs.get("status", "?")] = statuses.get(t.user_attrs.get("status", "?"), 0) + 1
+        status = t.user_attrs.get("status", "?")
+        statuses[status] = statuses.get(status, 0) + 1
     best = study.best_trial
     vector = [best.params["site%d" % i] for i in range(len(sites))]
     print("trials by status:", statuses)
     print("%s cost: default %.6g s, best %.6g s (x%.3f)"
           % (args.objective, default_cost, best.value, default_cost / best.value if best.value > 0 else 1.0))
-    print("best decisions:", json.dumps({"pipeline": args.pipeline, "decisions": dict(before, **{key: vector})}))
+    best_decisions = dict(before, **{key: vector})
+    print("best decisions:", json.dumps({"pipeline": args.pipeline, "decisions": best_decisions}))
     if args.objective == "measured":
         # Few samples per trial and the best of many: an optimistic estimate until re-measured.
         print("(measured costs are single noisy estimates: check the decisions with "

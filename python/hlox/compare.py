@@ -77,8 +77,9 @@ def _leaf_mismatch(x, y, hlo_type, rtol, atol):
     if x.shape != y.shape or x.dtype != y.dtype:
         return "shape/dtype %s %s vs %s %s" % (x.dtype, x.shape, y.dtype, y.shape)
     if not (np.issubdtype(x.dtype, np.floating) or np.issubdtype(x.dtype, np.complexfloating)):
-        bad = np.flatnonzero(x.reshape(-1) != y.reshape(-1))
-        return "index %d: %s != %s" % (bad[0], y.reshape(-1)[bad[0]], x.reshape(-1)[bad[0]]) if bad.size else ""
+        x, y = x.reshape(-1), y.reshape(-1)
+        bad = np.flatnonzero(x != y)
+        return "index %d: %s != expected %s" % (bad[0], y[bad[0]], x[bad[0]]) if bad.size else ""
     default_rtol, default_atol = _TOLERANCES.get(hlo_type or "", _TOLERANCES.get(_numpy_type(x), (0.0, 0.0)))
     rtol = default_rtol if rtol is None else rtol
     atol = default_atol if atol is None else atol

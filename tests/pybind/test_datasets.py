@@ -11,7 +11,8 @@ from harness import corpus_dir, run, skip, test  # noqa: E402
 import hlox  # noqa: E402
 from hlox import datasets  # noqa: E402
 
-SOURCE = os.path.realpath(os.environ.get("HLOX_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..")))
+SOURCE = os.path.realpath(os.environ.get("HLOX_SOURCE_DIR",
+                                         os.path.join(os.path.dirname(__file__), "..", "..")))
 
 
 @test

@@ -23,7 +23,7 @@ def run_example(*args, prelude=""):
 @test
 def short_study_beats_or_matches_default():
     try:
-        import optuna  # noqa: F401
+        import optuna  # noqa: F401  (only whether it imports)
     except ImportError:
         skip("python3-optuna is not installed")
     out = run_example("examples/mlp_train_small", "--trials", "8", "--objective", "roofline")

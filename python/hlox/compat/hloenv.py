@@ -31,8 +31,9 @@ module maps one onto the other:
   get_hlo_module_hash()              Module.text, Module.clone(), Module.hash (hlox's content hash)
 
 An alternative is a decision site; its choices are hlox's (0 = keep, 1 = apply, more for some
-passes; as in HloEnv, an alternative node's operand count is its number of choices). apply_alternatives takes HloEnv's rows [node index, choice] or one
-choice per alternative in alternative_indices order; a site left out takes its pass's default.
+passes; as in HloEnv, an alternative node's operand count is its number of choices).
+apply_alternatives takes HloEnv's rows [alternative node, choice] or one choice per alternative
+in alternative_indices order; a site left out takes its pass's default.
 A dry run decides one pass invocation per apply_alternatives call, so HloEnv's loop "dry run,
 graph, apply, until no alternatives" walks fusion, sibling-fusion, fusion-merger and codegen in
 turn; after the last, fusion_dry_run reports no alternatives until the module changes another way.
@@ -48,9 +49,12 @@ import numpy as np
 from .. import _hlox as native
 from ..compare import equal_outputs
 from ..env import as_module
-from .hloenv_passes import (XLA_PASS_NAMES, AltPipeline, HloPass, Pass, Pipeline,  # noqa: F401
+from .hloenv_passes import (XLA_PASS_NAMES, AltPipeline, HloPass, Pass, Pipeline,
                             UnsupportedPassError, label_of, supported_names)
-from .hloenv_types import EvaluationResult, HloGraph, HloModule, graph_of  # noqa: F401
+from .hloenv_types import EvaluationResult, HloGraph, HloModule, graph_of
+
+__all__ = ["HloEnv", "HloPass", "Pass", "Pipeline", "AltPipeline", "HloModule", "HloGraph",
+           "EvaluationResult", "UnsupportedPassError", "XLA_PASS_NAMES", "supported_names"]
 
 PLATFORMS = ("cpu", "gpu")
 FUSION_PIPELINE = "fusion-only"
