@@ -7,6 +7,7 @@ optimizations, evaluate, has_equal_output, export); only its import line differs
 script. The other tests check each mapped method against hlox's own functions and the error paths."""
 import os
 import sys
+import warnings
 
 import numpy as np
 
@@ -47,6 +48,58 @@ def hloenv_style_script(hlo_path, seed):
     return rounds, eval_result, equal, hlo_env.export_hlo_to_str()
 
 
+def pipeline_style_script(hlo_path, seed):
+    """HloEnv's pipeline-object example (pre passes, an AltPipeline dry pass, post passes), with
+    its TensorFlow ragged tensors written in NumPy; returns (rounds, best duration, equal)."""
+    rng = np.random.default_rng(seed)
+    hlo_env = hloenv.HloEnv(hlo_path, "gpu")
+    original = hlo_env.clone_hlo()
+    pre = hloenv.Pipeline("pre-fusion-optimizations")
+    pre.add_pass(hloenv.HloPass.CallInliner())
+    simplification = hloenv.Pipeline("simplification", loop_count=-1)
+    simplification.add_pass(hloenv.HloPass.AlgebraicSimplifier(options={"minmax_propagate_nan": True}))
+    simplification.add_pass(hloenv.HloPass.TupleSimplifier())
+    simplification.add_pass(hloenv.HloPass.HloConstantFolding())
+    simplification.add_pass(hloenv.HloPass.HloCSE(is_layout_sensitive=False))
+    simplification.add_pass(hloenv.HloPass.HloDCE())
+    pre.add_pass(simplification)
+    fusion_dry_pass = hloenv.AltPipeline(hloenv.Pass(hloenv.HloPass.GpuInstructionFusion(True)))
+    post_dry = hloenv.Pipeline("fusion-post")
+    post_dry.add_pass(hloenv.HloPass.FusionMerger())
+    post_dry.add_pass(hloenv.HloPass.GpuMultiOutputFusion())
+    post_dry.add_pass(hloenv.HloPass.HloCSE(True, True))
+    post_dry.add_pass(hloenv.HloPass.HloDCE())
+
+    hlo_env.run(pre)
+    num_alts, rounds = 1, 0
+    while num_alts > 0:
+        hlo_env.run(hloenv.Pipeline("fusion-pre"))
+        hlo_env.run(fusion_dry_pass)
+        hlo_graph = hlo_env.get_hlo_graph(do_hash_verification=False)
+        num_alts = len(hlo_graph.alternative_indices)
+        if num_alts > 0:
+            offsets, srcs = hlo_graph.in_edge_offsets, hlo_graph.in_edge_features.srcs
+            decisions = []
+            for alt in hlo_graph.alternative_indices:
+                operands = srcs[offsets[alt]:offsets[alt + 1]]
+                decisions.append([alt, int(np.argmax(rng.uniform(size=len(operands))))])
+            hlo_env.apply_alternatives(np.asarray(decisions))
+            hlo_env.run(post_dry)
+            rounds += 1
+        assert rounds < 100, "the dry-run loop does not end"
+    results = hlo_env.evaluate(100)
+    return rounds, min(results.durations), hlo_env.has_equal_output_as(original)
+
+
+@test
+def pipeline_style_script_runs_unchanged():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rounds, best, equal = pipeline_style_script(EXAMPLE, 0)
+    assert rounds >= 1 and best > 0 and equal, (rounds, best, equal)
+    assert any("CPU runtime" in str(w.message) for w in caught), "platform 'gpu' gave no warning"
+
+
 @test
 def hloenv_style_script_runs_unchanged():
     texts = []
@@ -75,7 +128,7 @@ def default_choices_equal_native_pipelines():
     assert env.export_hlo_to_str() == want.text
     env2 = hloenv.HloEnv(open(EXAMPLE).read())
     env2.optimize_hlo_module()
-    assert env2.get_hlo_module_hash() == hlox.apply_decisions(m, "default", {}).hash
+    assert env2.get_hlo_module_hash() == int(hlox.apply_decisions(m, "default", {}).hash[:16], 16)
 
 
 @test
@@ -115,7 +168,7 @@ def run_maps_names_and_rejects_unknown_passes():
         assert env.export_hlo_to_str() == hlox.apply_decisions(m, "only:" + label, {}).text
     env = hloenv.HloEnv(EXAMPLE)
     env.run(hloenv.HloPass.HloDCE())
-    assert env.get_hlo_module_hash() == hlox.apply_decisions(m, "only:dce", {}).hash
+    assert env.get_hlo_module().to_string() == hlox.apply_decisions(m, "only:dce", {}).text
     for bad in ("GpuLayoutAssignment", "ReshapeMover"):
         try:
             env.run(bad)
@@ -146,6 +199,29 @@ def alt_pipeline_dry_run_over_composed_passes():
         keys.append(len(g.alternative_indices))
         env.apply_alternatives(np.zeros(len(g.alternative_indices), np.int64))  # keep everything
     assert keys and env.export_hlo_to_str() == hlox.load_module(EXAMPLE).text  # keep = unchanged
+
+
+@test
+def constructors_modules_and_hashes():
+    text = open(EXAMPLE).read()
+    by_path = hloenv.HloEnv(EXAMPLE, "cpu")
+    by_text = hloenv.HloEnv(text, "txt", "cpu")
+    module = hloenv.HloModule(EXAMPLE)
+    by_module = hloenv.HloEnv(module, "cpu")
+    hashes = {e.get_hlo_module_hash() for e in (by_path, by_text, by_module)}
+    assert len(hashes) == 1 and module.hash() in hashes and isinstance(module.hash(), int)
+    assert 0 <= module.hash() < 2 ** 64 and module.hash() == by_path.get_hlo_graph().hash()
+    assert hloenv.HloModule(text, "txt").to_string() == module.to_string()
+    assert module.instruction_count == 163 and module.computation_count == 2
+    costs = module.cost_analysis()
+    assert costs["flops"] > 0 and costs["bytes accessed"] > 0 and costs["optimal_seconds"] > 0
+    by_path.verify_module()
+    by_path.run("all-fuse")
+    assert by_path.get_hlo_module_hash() != module.hash() and by_path.has_equal_output_as(module)
+    by_path.load_hlo(text, "txt")
+    assert by_path.get_hlo_module_hash() == module.hash()
+    pass_loop = hloenv.Pipeline("p").add_pass(hloenv.Pass(hloenv.HloPass.AlgebraicSimplifier(), -1))
+    assert pass_loop.steps() == [([("simplify", 25)], 1)]
 
 
 @test
@@ -225,6 +301,45 @@ def compose_pipeline_step_by_step():
         assert "'fold'" in str(err) and "constant-fold" in str(err)
     else:
         raise AssertionError("unknown pass accepted")
+
+
+def decision_keys(module, next_point):
+    """Invocation keys with sites, walking every decision point with the default choices."""
+    decisions, keys = {}, []
+    while True:
+        point = next_point(module, decisions)
+        if point is None:
+            return keys, decisions
+        keys.append(point["key"])
+        decisions[point["key"]] = [s["default"] for s in point["sites"]]
+
+
+@test
+def composed_stages_rebuild_the_default_pipeline():
+    # docs/DECISIONS.md's "default", written as a composition: the same decision points and
+    # the same op count. (Text may differ in the names of new instructions: each composed pass
+    # runs as its own native pipeline, which numbers fresh names from scratch.)
+    cleanup = ["simplify", "cse", "constant-fold", "tuple-simplify", "dce"]
+    default = hlox.compose_pipeline(["inline", (cleanup, 8), "fusion", "sibling-fusion", "fusion-merger",
+                                     "codegen", "dce"])
+    for name in ("mlp_train_small", "gpt2_block_small"):
+        m = hlox.load_module(os.path.join(SOURCE, "examples", name + ".hlo"))
+        want, _ = decision_keys(m, lambda mod, d: hlox.next_decision_point(mod, "default", d))
+        got, decisions = decision_keys(m, default.next_decision_point)
+        assert got == want, (name, got, want)
+        ours, native = default.apply(m, decisions), hlox.apply_decisions(m, "default", {})
+        assert ours.op_count == native.op_count and hlox.equal_outputs(ours, native), name
+
+
+@test
+def composed_stage_errors():
+    for steps, words in (([(["cse"], 0)], "at least 1"), ([(["cse", ("fold", 2)], 3)], "'fold'")):
+        try:
+            hlox.compose_pipeline(steps)
+        except ValueError as err:
+            assert words in str(err), str(err)
+        else:
+            raise AssertionError("bad steps %r accepted" % (steps,))
 
 
 if __name__ == "__main__":

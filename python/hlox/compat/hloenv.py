@@ -7,7 +7,8 @@ make into an alternative the agent picks. hlox's passes expose decision sites in
 module maps one onto the other:
 
   HloEnv                             hlox
-  HloEnv(path_or_text, platform)     load_module / parse_module; platform "cpu" or "gpu" accepted,
+  HloEnv(path, platform),
+  HloEnv(text, "txt", platform)      load_module / parse_module; platform "cpu" or "gpu" accepted,
                                      every time is measured by hlox's CPU runtime
   pre_fusion_optimizations()         the "no-fuse" pipeline (inline; fixpoint of simplify, cse,
                                      constant-fold, tuple-simplify, dce) with default decisions
@@ -26,9 +27,13 @@ module maps one onto the other:
                                      (composed with hlox.compose_pipeline), AltPipeline (dry run);
                                      returns True when alternatives are pending
   evaluate(times)                    hlox.evaluate(module, "none", measure=True): durations in ns
-  has_equal_output(a, b, times)      hlox.equal_outputs on seeds 0..times-1
-  export_hlo_to_str(), get_hlo_module(), clone_hlo(), save_hlo(), load_hlo(),
-  get_hlo_module_hash()              Module.text, Module.clone(), Module.hash (hlox's content hash)
+  has_equal_output(a, b, times),
+  has_equal_output_as(other, times)  hlox.equal_outputs on seeds 0..times-1
+  export_hlo_to_str(), get_hlo_module(), clone_hlo(), save_hlo(), load_hlo(), verify_module(),
+  get_hlo_module_hash()              Module.text, Module.clone(), Module.verify(), Module.hash
+                                     (HloEnv's hash is a uint64: the first 64 bits of hlox's)
+  HloModule(...).cost_analysis()     the analytical costs (flops, bytes, roofline seconds)
+  prepare_for_eval()                 nothing to do (hlox runs the module as it is)
 
 An alternative is a decision site; its choices are hlox's (0 = keep, 1 = apply, more for some
 passes; as in HloEnv, an alternative node's operand count is its number of choices).
@@ -39,8 +44,9 @@ graph, apply, until no alternatives" walks fusion, sibling-fusion, fusion-merger
 turn; after the last, fusion_dry_run reports no alternatives until the module changes another way.
 A pass hlox does not have raises UnsupportedPassError (a NotImplementedError) naming it and every
 supported name. Not provided: GPU execution and GPU-specific passes (layout assignment, convolution
-rewriting, ...), per-opcode attribute vectors in the graph (opcode_attrs), and HloEnv's integer
-module hash (hlox's hash is a 32-hex-digit string).
+rewriting, ...), per-opcode attribute vectors in the graph (opcode_attrs), RewritePipeline and the
+rewrite graph (get_hlo_rewrite_graph, apply_rewrites), GpuBackend, module config / debug options,
+and the extract_* submodule tools.
 """
 import warnings
 
@@ -51,7 +57,7 @@ from ..compare import equal_outputs
 from ..env import as_module
 from .hloenv_passes import (XLA_PASS_NAMES, AltPipeline, HloPass, Pass, Pipeline,
                             UnsupportedPassError, label_of, supported_names)
-from .hloenv_types import EvaluationResult, HloGraph, HloModule, graph_of
+from .hloenv_types import EvaluationResult, HloGraph, HloModule, graph_of, module_hash
 
 __all__ = ["HloEnv", "HloPass", "Pass", "Pipeline", "AltPipeline", "HloModule", "HloGraph",
            "EvaluationResult", "UnsupportedPassError", "XLA_PASS_NAMES", "supported_names"]
@@ -93,14 +99,21 @@ class _DryRun:
 class HloEnv:
     """One module being optimized, with HloEnv's methods (see the module docstring)."""
 
-    def __init__(self, hlo_input, platform="cpu", format=None):  # noqa: A002 - HloEnv's name
+    def __init__(self, hlo_input, format_or_platform="cpu", platform=None):
+        """HloEnv(path, platform), HloEnv(text, format, platform) with format "path" or "txt",
+        or HloEnv(HloModule, platform), as HloEnv's three constructors."""
+        fmt = None
+        if platform is None:
+            platform = format_or_platform
+        else:
+            fmt = format_or_platform
         if platform not in PLATFORMS:
             raise ValueError("platform must be one of %s, got %r" % (PLATFORMS, platform))
         if platform == "gpu":
             warnings.warn("hlox.compat.hloenv: times are measured on hlox's CPU runtime, not a GPU",
                           stacklevel=2)
         self.platform = platform
-        self._load(hlo_input)
+        self._load(hlo_input, fmt)
 
     # -- module state ----------------------------------------------------------------------------
     def get_hlo_module(self):
@@ -112,19 +125,28 @@ class HloEnv:
     def save_hlo(self):
         return self.clone_hlo()
 
-    def load_hlo(self, hlo_input, format="txt"):  # noqa: A002 - HloEnv's name
-        """Replaces the module (HloModule, hlox Module, path or text); drops a pending dry run."""
-        self._load(hlo_input)
+    def load_hlo(self, hlo_data, format="path"):  # noqa: A002 - HloEnv's name
+        """Replaces the module (HloModule, or a path / text per `format`); drops a pending dry run."""
+        self._load(hlo_data, format)
 
     def export_hlo_to_str(self):
         return self._module.text
 
     def get_hlo_module_hash(self):
-        return self._module.hash
+        return module_hash(self._module)
 
-    def get_hlo_graph(self, do_hash_verification=False, inline_fused_comp=False, **ignored):
+    def verify_module(self):
+        """Raises ValueError when the current module does not verify."""
+        self._module.verify()
+
+    def get_hlo_graph(self, debug=False, inline_fused_comp=False, do_hash_verification=False):
         """HloGraph of the current module; during a dry run, with the pending alternatives."""
         return graph_of(self._module, self._dry.point if self._dry else None)
+
+    def prepare_for_eval(self):
+        """Nothing to do: hlox's runtime executes the module as it is."""
+
+    prepare_hlo_module_for_ir_emitting = prepare_for_eval
 
     # -- passes ----------------------------------------------------------------------------------
     def pre_fusion_optimizations(self):
@@ -182,7 +204,7 @@ class HloEnv:
             self._module = self._dry.point["module"]
 
     # -- running ---------------------------------------------------------------------------------
-    def evaluate(self, times=20, seed=0, time_cap_seconds=10.0):
+    def evaluate(self, times=20, do_not_prep_for_eval=False, seed=0, time_cap_seconds=10.0):
         """Measures the current module: at most `times` samples (fewer once their spread is
         small), in ns. RuntimeError when it does not run."""
         record = native.evaluate(self._module, "none", {}, seed=seed, validate=False, measure=True,
@@ -192,20 +214,23 @@ class HloEnv:
         output = native.run(self._module, native.seeded_inputs(self._module, seed), seed=seed)
         return EvaluationResult(record, output)
 
-    def has_equal_output(self, first, second=None, times=1, rtol=None, atol=None):
-        """True when `first` and `second` (default: the current module) agree on seeded inputs
-        0..times-1. HloModule, hlox Module, path or text."""
-        a = _module_of(first)
-        b = self._module if second is None else _module_of(second)
+    def has_equal_output(self, first_module, second_module, times=1, rtol=None, atol=None):
+        """True when the two modules agree on seeded inputs 0..times-1 (HloModule, hlox Module,
+        path or text; hlox.equal_outputs's tolerances unless rtol / atol are given)."""
+        a, b = _module_of(first_module), _module_of(second_module)
         return all(equal_outputs(a, b, seed=s, rtol=rtol, atol=atol) for s in range(max(int(times), 1)))
 
-    def has_equal_output_hlo_string(self, first, second=None, times=1, rtol=None, atol=None):
-        return self.has_equal_output(first, second, times, rtol, atol)
+    def has_equal_output_as(self, other_module, times=1, rtol=None, atol=None):
+        """has_equal_output(other_module, the current module)."""
+        return self.has_equal_output(other_module, self._module, times, rtol, atol)
 
     # -- internals -------------------------------------------------------------------------------
-    def _load(self, hlo_input):
+    def _load(self, hlo_input, fmt=None):
         self._dry = None
-        self._set_module(_module_of(hlo_input))
+        if fmt is not None and not isinstance(hlo_input, (HloModule, native.Module)):
+            self._set_module(HloModule(hlo_input, fmt).module)
+        else:
+            self._set_module(_module_of(hlo_input))
 
     def _set_module(self, module):
         self._module = module

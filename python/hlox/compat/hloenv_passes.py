@@ -71,15 +71,29 @@ class _HloPassFactory:
 HloPass = _HloPassFactory()
 
 
+# HloEnv's loop_count -1: "until no further changes, up to a maximum of 25 times".
+UNTIL_UNCHANGED_CAP = 25
+
+
+def _runs(loop_count):
+    return UNTIL_UNCHANGED_CAP if int(loop_count) == -1 else max(int(loop_count), 1)
+
+
 class Pass:
-    """HloEnv's Pass(hlo_pass, loop_count): a pass run up to loop_count times (until unchanged)."""
+    """HloEnv's Pass(hlo_pass, loop_count): a pass run up to loop_count times, stopping early
+    once it changes nothing (-1: up to 25 times)."""
 
     def __init__(self, hlo_pass, loop_count=1):
         self.hlo_pass, self.loop_count = _as_pass_spec(hlo_pass), int(loop_count)
+        self.name = self.hlo_pass.name
+
+    def steps(self):
+        return [(self.hlo_pass.label, _runs(self.loop_count))]
 
 
 class Pipeline:
-    """HloEnv's Pipeline(name): passes and nested pipelines in order."""
+    """HloEnv's Pipeline(name, loop_count): passes and nested pipelines in order, the whole
+    repeated up to loop_count times until a round changes nothing (a fixpoint stage)."""
 
     def __init__(self, name="pipeline", loop_count=1):
         self.name, self.loop_count = name, int(loop_count)
@@ -90,35 +104,39 @@ class Pipeline:
         self.items.append((item, int(loop_count)))
         return self
 
+    def add_invariant_checker(self, item):
+        """Accepted and ignored: hlox's passes keep the module verifiable by construction."""
+        return self
+
     def steps(self):
-        """The hlox steps [(label, max runs)], nested pipelines flattened. A nested pipeline with
-        loop_count n is repeated n times without an early stop (hlox fixes fixpoints per pass)."""
-        out = []
+        """This pipeline as ComposedPipeline steps: [(list of steps, max rounds)]."""
+        inner = []
         for item, loop_count in self.items:
-            if isinstance(item, (Pipeline, AltPipeline)):
-                inner = item if isinstance(item, Pipeline) else item.pipeline
-                out += inner.steps() * max(loop_count, inner.loop_count)
-            elif isinstance(item, Pass):
-                out.append((item.hlo_pass.label, max(loop_count, item.loop_count)))
+            if isinstance(item, (Pipeline, AltPipeline, Pass)):
+                inner += item.steps()
             else:
-                out.append((_as_pass_spec(item).label, loop_count))
-        return out * self.loop_count
+                inner.append((_as_pass_spec(item).label, _runs(loop_count)))
+        return [(inner, _runs(self.loop_count))]
 
     def composed(self):
         return ComposedPipeline(self.steps())
 
 
 class AltPipeline:
-    """HloEnv's AltPipeline(pipeline): the same passes run "dry": their sites become
+    """HloEnv's AltPipeline(pass, loop_count): the same passes run "dry": their sites become
     alternatives for get_hlo_graph() and apply_alternatives()."""
 
     def __init__(self, pipeline, loop_count=1):
-        if not isinstance(pipeline, Pipeline):
-            pipeline = Pipeline("alt").add_pass(pipeline)
         self.pipeline, self.loop_count = pipeline, int(loop_count)
+        self.name = getattr(pipeline, "name", str(pipeline))
+
+    def steps(self):
+        inner = self.pipeline.steps() if hasattr(self.pipeline, "steps") else \
+            [(_as_pass_spec(self.pipeline).label, 1)]
+        return [(inner, _runs(self.loop_count))]
 
     def composed(self):
-        return ComposedPipeline(self.pipeline.steps() * self.loop_count)
+        return ComposedPipeline(self.steps())
 
 
 def _as_pass_spec(item):

@@ -19,18 +19,31 @@ _NOT_PROVIDED = {
 }
 
 
-class HloModule:
-    """A snapshot of a module (hlox modules are immutable): to_string(), hash(), clone()."""
+def module_hash(module):
+    """HloEnv's module hash, an unsigned 64-bit integer: the first 64 bits of hlox's content hash
+    (Module.hash), so equal modules get equal hashes as in HloEnv."""
+    return int(module.hash[:16], 16)
 
-    def __init__(self, module):
-        self.module = module
+
+class HloModule:
+    """HloEnv's HloModule(input, format="path"|"txt") over an hlox Module (a snapshot: hlox
+    modules are immutable): to_string(), hash(), clone(), counts, cost_analysis()."""
+
+    def __init__(self, input, format="path"):  # noqa: A002 - HloEnv's names
+        if isinstance(input, native.Module):
+            self.module = input
+        elif format == "path":
+            self.module = native.load_module(input)
+        elif format == "txt":
+            self.module = native.parse_module(input)
+        else:
+            raise ValueError("format must be 'path' or 'txt', got %r" % (format,))
 
     def to_string(self):
         return self.module.text
 
     def hash(self):
-        """hlox's module content hash (32 hex characters; HloEnv's is an integer)."""
-        return self.module.hash
+        return module_hash(self.module)
 
     def clone(self):
         return HloModule(self.module.clone())
@@ -38,6 +51,18 @@ class HloModule:
     @property
     def instruction_count(self):
         return self.module.instruction_count
+
+    @property
+    def computation_count(self):
+        return len(self.module.computations)
+
+    def cost_analysis(self):
+        """hlox's analytical costs under XLA's cost-analysis names: flops, "bytes accessed",
+        optimal_seconds (the roofline time on this machine's calibrated peaks). XLA's
+        transcendentals count has no hlox counterpart and is absent."""
+        a = native.evaluate(self.module, "none", {}, validate=False, measure=False)["analytical"]
+        return {"flops": a["flops"], "bytes accessed": a["bytes_moved"],
+                "optimal_seconds": a["roofline_seconds"]}
 
     def __str__(self):
         return self.module.text
@@ -112,10 +137,10 @@ class HloGraph:
         self.out_edge_features = _Columns(edge_feats[out_order], edge_columns)
         self.out_edge_features.srcs, self.out_edge_features.dsts = src[out_order], dst[out_order]
         self.operand_idxs = self.in_edge_features.operand_idxs
-        self._hash = module.hash
+        self._hash = module_hash(module)
 
     def hash(self):
-        """The content hash of the module this graph describes."""
+        """The hash of the module this graph describes (HloModule.hash())."""
         return self._hash
 
     def __getattr__(self, name):
