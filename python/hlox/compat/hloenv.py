@@ -1,8 +1,9 @@
 """HloEnv's Python API over hlox: a script written for HloEnv ports with an import change.
 
+    import hlox.compat.hloenv as hloenv     # was: import hloenv
     from hlox.compat.hloenv import HloEnv   # was: from hloenv import HloEnv
 
-HloEnv (Sail's HloEnv) drives XLA's passes in "dry" mode, which turns each rewrite it could
+HloEnv (github.com/sail-sg/hloenv) drives XLA's passes in "dry" mode, which turns each rewrite it could
 make into an alternative the agent picks. hlox's passes expose decision sites instead; this
 module maps one onto the other:
 
