@@ -22,7 +22,7 @@ except ImportError:
     optuna = None
 
 import hlox
-from hlox.gym import load_module
+from hlox.datasets import module_from
 
 
 def fusion_point(module, pipeline):
@@ -61,7 +61,7 @@ def main():
         print("optuna_decisions: optuna is not installed (Debian: apt-get install python3-optuna); "
               "nothing to do")
         return 0
-    module = load_module(args.module)
+    module = module_from(args.module)
     before, point = fusion_point(module, args.pipeline)
     key, sites = point["key"], point["sites"]
     print("%s: %s has %d sites" % (module.name, key, len(sites)))

@@ -9,6 +9,7 @@ and results can refer to modules by name instead of by path.
     hlox.datasets.examples()   -> Listing of Entry(name, path, source, family, description)
     hlox.datasets.corpus()     -> Listing; empty with `.reason` when the corpus is missing
     hlox.datasets.load(name)   -> native Module (a bare stem works when it is unambiguous)
+    hlox.datasets.module_from(x) -> Module from a Module, a path, HLO text or an entry name
 
 Listing never raises for a missing folder: a listing that finds nothing says why in `.reason`.
 The source tree is found through $HLOX_SOURCE_DIR, then the path CMake recorded in the built
@@ -118,6 +119,17 @@ def load(name):
     """The native Module of the entry called `name` (see find())."""
     from . import _hlox
     return _hlox.load_module(find(name).path)
+
+
+def module_from(module):
+    """A native Module from a Module, an .hlo path, HLO text or an entry name."""
+    from .env import as_module
+    if isinstance(module, str) and "\n" not in module and not os.path.exists(module):
+        try:
+            return load(module)
+        except KeyError:
+            pass  # not an entry name either: as_module reports the missing path
+    return as_module(module)
 
 
 def _stem(path):

@@ -65,16 +65,6 @@ DEFAULT_MODULE = "examples/mlp_train_small"
 _INT_MAX = np.iinfo(np.int32).max
 
 
-def load_module(module):
-    """A native Module from a Module, a path, HLO text or a hlox.datasets name."""
-    if isinstance(module, str) and "\n" not in module and not module.endswith(".hlo"):
-        try:
-            return datasets.load(module)
-        except KeyError:
-            pass  # not a dataset name: let as_module report the path
-    return legacy.as_module(module)
-
-
 def observation_space_for(obs):
     """A Dict of Box holding exactly arrays of `obs`'s shapes (see the module docstring)."""
     nodes = int(obs["node_features"].shape[0])
@@ -114,7 +104,7 @@ class DecisionGym(_EnvBase):
 
     def __init__(self, module=DEFAULT_MODULE, pipeline="default", reward="speedup", **env_options):
         self._env = legacy.DecisionEnv(pipeline=pipeline, reward=reward, **env_options)
-        self._module = load_module(module)
+        self._module = datasets.module_from(module)
         self.last_record = self.last_baseline = None
         self._started = False
         # Spaces exist before the first reset (Gymnasium checks them first): the first decision
@@ -144,7 +134,7 @@ class DecisionGym(_EnvBase):
         super().reset(seed=seed)
         options = _check_options(options, ("module", "pipeline"))
         if "module" in options:
-            self._module = load_module(options["module"])
+            self._module = datasets.module_from(options["module"])
         if "pipeline" in options:
             self._env.pipeline = options["pipeline"]
         obs = self._env.reset(self._module)
@@ -184,7 +174,7 @@ class PassOrderGym(_EnvBase):
 
     def __init__(self, module=DEFAULT_MODULE, max_steps=32):
         self._env = legacy.PassOrderEnv(max_steps=max_steps)
-        self._module = load_module(module)
+        self._module = datasets.module_from(module)
         self.menu = list(self._env.menu)
         self.action_space = spaces.Discrete(len(self.menu))
         self._started = False
@@ -204,7 +194,7 @@ class PassOrderGym(_EnvBase):
         super().reset(seed=seed)
         options = _check_options(options, ("module", "max_steps"))
         if "module" in options:
-            self._module = load_module(options["module"])
+            self._module = datasets.module_from(options["module"])
         if "max_steps" in options:
             self._env.max_steps = int(options["max_steps"])
         obs = self._env.reset(self._module)

@@ -28,6 +28,20 @@ def examples_are_listed_by_stable_name():
 
 
 @test
+def module_from_accepts_names_paths_text_and_modules():
+    path = os.path.join(SOURCE, "examples", "gpt2_block_small.hlo")
+    m = hlox.load_module(path)
+    for given in ("examples/gpt2_block_small", "gpt2_block_small", path, m.text, m):
+        assert datasets.module_from(given).hash == m.hash, given if isinstance(given, str) else m
+    try:
+        datasets.module_from("examples/no_such_module")
+    except ValueError as err:
+        assert "no_such_module" in str(err), str(err)
+    else:
+        raise AssertionError("a missing module loaded")
+
+
+@test
 def unknown_name_is_a_key_error_with_hints():
     try:
         datasets.find("examples/mlp")

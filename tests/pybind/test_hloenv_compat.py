@@ -270,6 +270,31 @@ def equal_outputs_compares_any_two_modules():
         raise AssertionError("modules with different parameters compared")
 
 
+SCALED = """HloModule scaled
+
+ENTRY main {
+  x = f32[64] parameter(0)
+  %s
+  ROOT y = TYPE[64] convert(m)
+}
+"""
+
+
+@test
+def equal_outputs_tolerance_follows_the_output_type():
+    # A 0.3% change: within bf16's tolerance (bf16 leaves reach Python as float32, so their
+    # type comes from the entry's root shape), outside f32's.
+    def module(scale, dtype):
+        body = "m = f32[64] multiply(x, x)" if scale is None else (
+            "c = f32[] constant(%s)\n  b = f32[64] broadcast(c), dimensions={}\n"
+            "  m = f32[64] multiply(x, b)" % scale)
+        return hlox.parse_module(SCALED.replace("TYPE", dtype) % body)
+    assert hlox.equal_outputs(module(1.0, "bf16"), module(1.003, "bf16"))
+    assert not hlox.equal_outputs(module(1.0, "bf16"), module(1.003, "bf16"), rtol=1e-4, atol=1e-5)
+    assert not hlox.equal_outputs(module(1.0, "f32"), module(1.003, "f32"))
+    assert not hlox.equal_outputs(module(1.0, "bf16"), module(None, "bf16"))
+
+
 @test
 def compose_pipeline_step_by_step():
     m = hlox.load_module(EXAMPLE)
