@@ -135,7 +135,7 @@ bool IsPointwise(const ConvGeometry& g) {
 }
 
 template <typename T>
-void GemmConv(const ConvIndex& ix, const T* in, const T* k, T* out, ThreadPool* pool) {
+void GemmConv(const ConvIndex& ix, const T* in, const T* k, T* out, ThreadPool* pool, ConvAlgorithm algorithm) {
   const ConvGeometry& g = *ix.g;
   const int64_t S = g.spatial, P = ix.P, nout = ix.nout;
   const int64_t total_groups = g.groups * g.batch_groups;
@@ -146,13 +146,13 @@ void GemmConv(const ConvIndex& ix, const T* in, const T* k, T* out, ThreadPool* 
     std::fill_n(out, nout * P * g.o, T(0));
     return;
   }
-  if (IsPointwise(g)) {
+  if (algorithm == ConvAlgorithm::kAuto && IsPointwise(g)) {
     for (int64_t grp = 0; grp < g.groups; ++grp) {
       Gemm(nout * P, og, g.ck, in + grp * g.ck, g.c, k + grp * og, g.o, out + grp * og, g.o, pool);
     }
     return;
   }
-  if (PreferWideK(ix)) {
+  if (algorithm == ConvAlgorithm::kWideK || (algorithm == ConvAlgorithm::kAuto && PreferWideK(ix))) {
     WideKConv(ix, in, k, out, pool);
     return;
   }
@@ -193,7 +193,7 @@ void GemmConv(const ConvIndex& ix, const T* in, const T* k, T* out, ThreadPool* 
   else body(0, tasks);
 }
 
-template void GemmConv<float>(const ConvIndex&, const float*, const float*, float*, ThreadPool*);
-template void GemmConv<double>(const ConvIndex&, const double*, const double*, double*, ThreadPool*);
+template void GemmConv<float>(const ConvIndex&, const float*, const float*, float*, ThreadPool*, ConvAlgorithm);
+template void GemmConv<double>(const ConvIndex&, const double*, const double*, double*, ThreadPool*, ConvAlgorithm);
 
 }  // namespace hlox::rt

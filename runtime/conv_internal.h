@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ir/attributes.h"
+#include "runtime/conv.h"
 #include "runtime/thread_pool.h"
 
 namespace hlox::rt {
@@ -55,8 +56,10 @@ void DepthwiseConv(const ConvIndex& ix, const T* in, const T* k, T* out, ThreadP
 // Everything else: per (group, image, tile of output positions) an im2col patch (contiguous
 // row copies) times the group's kernel columns; pointwise convolutions skip the patch and run
 // one GEMM per group over all images. Writes every output element.
+// `algorithm` kTiles or kWideK forces that path (conv.h); kAuto picks as above.
 template <typename T>
-void GemmConv(const ConvIndex& ix, const T* in, const T* k, T* out, ThreadPool* pool);
+void GemmConv(const ConvIndex& ix, const T* in, const T* k, T* out, ThreadPool* pool,
+              ConvAlgorithm algorithm = ConvAlgorithm::kAuto);
 
 // True when the output has few rows (images x positions) and the reduction (taps x features)
 // is long, e.g. a weight gradient: then WideKConv beats the tile path.
@@ -67,9 +70,11 @@ bool PreferWideK(const ConvIndex& ix);
 template <typename T>
 void WideKConv(const ConvIndex& ix, const T* in, const T* k, T* out, ThreadPool* pool);
 
-// True when PlaneConv handles the convolution: 2 spatial dims that are the last two dims of
+// True when PlaneConv can run the convolution: 2 spatial dims that are the last two dims of
 // input and output, output extents equal to the input's, stride 1, no base dilation, no groups
-// (any dilation, padding and reversal of the window); AVX-512 builds only.
+// (any dilation, padding and reversal of the window). Independent of the instruction-set level.
+bool PlaneConvPossible(const ConvDimensionNumbers& dn, const ConvGeometry& g, int64_t rank);
+// PlaneConvPossible, the level has the packed GEMM, and the shapes make it the default choice.
 bool PlaneConvApplies(const ConvDimensionNumbers& dn, const ConvGeometry& g, int64_t rank);
 
 // f32 convolution straight on the operands' layouts (conv_planes.cc): one GEMM per image with
@@ -78,9 +83,11 @@ void PlaneConv(const ConvDimensionNumbers& dn, const ConvGeometry& g, const floa
                const std::vector<int64_t>& lhs_dims, const float* rhs, const std::vector<int64_t>& rhs_dims,
                float* out, const std::vector<int64_t>& out_dims, ThreadPool* pool);
 
-// True when PlaneFilterConv handles the convolution: the weight-gradient form of PlaneConv (2
+// True when PlaneFilterConv can run the convolution: the weight-gradient form of PlaneConv (2
 // spatial dims last in input and kernel, window extents equal to the input's, stride 1, no
-// dilation or reversal, no groups; any output layout); AVX-512 builds only.
+// dilation or reversal, no groups; any output layout). Independent of the level.
+bool PlaneFilterConvPossible(const ConvDimensionNumbers& dn, const ConvGeometry& g, int64_t rank);
+// PlaneFilterConvPossible, the level has the packed GEMM, and the shapes make it the default.
 bool PlaneFilterConvApplies(const ConvDimensionNumbers& dn, const ConvGeometry& g, int64_t rank);
 
 // f32 weight-gradient-form convolution straight on the operands' layouts

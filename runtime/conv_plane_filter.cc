@@ -94,8 +94,7 @@ class FilterSource : public gemm::PanelSource {
 
 }  // namespace
 
-bool PlaneFilterConvApplies(const ConvDimensionNumbers& dn, const ConvGeometry& g, int64_t rank) {
-  if (Kernels().gemm == nullptr) return false;  // the level has no packed GEMM
+bool PlaneFilterConvPossible(const ConvDimensionNumbers& dn, const ConvGeometry& g, int64_t rank) {
   if (g.spatial != 2 || g.groups != 1 || g.batch_groups != 1 || rank != 4) return false;
   if (dn.input_spatial != std::vector<int64_t>{2, 3} || dn.kernel_spatial != std::vector<int64_t>{2, 3}) return false;
   for (int64_t d = 0; d < 2; ++d) {
@@ -104,6 +103,11 @@ bool PlaneFilterConvApplies(const ConvDimensionNumbers& dn, const ConvGeometry& 
       return false;
     }
   }
+  return true;
+}
+
+bool PlaneFilterConvApplies(const ConvDimensionNumbers& dn, const ConvGeometry& g, int64_t rank) {
+  if (Kernels().gemm == nullptr || !PlaneFilterConvPossible(dn, g, rank)) return false;  // no packed GEMM
   // A long reduction over planes, and enough output columns to fill the micro-tiles.
   return g.in[0] * g.in[1] >= 256 && g.o >= 16;
 }
@@ -111,7 +115,7 @@ bool PlaneFilterConvApplies(const ConvDimensionNumbers& dn, const ConvGeometry& 
 void PlaneFilterConv(const ConvDimensionNumbers& dn, const ConvGeometry& g, const float* lhs,
                      const std::vector<int64_t>& lhs_dims, const float* rhs, const std::vector<int64_t>& rhs_dims,
                      float* out, const std::vector<int64_t>& out_dims, ThreadPool* pool) {
-  const gemm::MicroKernels& mk = *Kernels().gemm;  // PlaneFilterConvApplies checked it exists
+  const gemm::MicroKernels& mk = *Kernels().gemm;  // the caller checked the level has one
   const std::vector<int64_t> ls = RowMajorStrides(lhs_dims), ks = RowMajorStrides(rhs_dims),
                              os = RowMajorStrides(out_dims);
   const int64_t oh = g.out[0], ow = g.out[1], rows = g.n * oh * ow, k = g.c * g.in[0] * g.in[1];

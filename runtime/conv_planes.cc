@@ -61,14 +61,18 @@ class PlaneSource : public gemm::PanelSource {
 
 }  // namespace
 
-bool PlaneConvApplies(const ConvDimensionNumbers& dn, const ConvGeometry& g, int64_t rank) {
-  if (Kernels().gemm == nullptr) return false;  // the level has no packed GEMM
+bool PlaneConvPossible(const ConvDimensionNumbers& dn, const ConvGeometry& g, int64_t rank) {
   if (g.spatial != 2 || g.groups != 1 || g.batch_groups != 1 || rank != 4) return false;
   if (dn.input_spatial != std::vector<int64_t>{2, 3} || dn.output_spatial != std::vector<int64_t>{2, 3}) return false;
   for (int64_t d = 0; d < 2; ++d) {
     const WindowDimension& w = g.win[d];
     if (w.stride != 1 || w.base_dilation != 1 || g.out[d] != g.in[d]) return false;
   }
+  return true;
+}
+
+bool PlaneConvApplies(const ConvDimensionNumbers& dn, const ConvGeometry& g, int64_t rank) {
+  if (Kernels().gemm == nullptr || !PlaneConvPossible(dn, g, rank)) return false;  // no packed GEMM
   // Worth it only with enough positions for the column panels and enough output rows.
   return g.in[0] * g.in[1] >= 128 && g.o >= 8 && g.c >= 1;
 }
@@ -76,7 +80,7 @@ bool PlaneConvApplies(const ConvDimensionNumbers& dn, const ConvGeometry& g, int
 void PlaneConv(const ConvDimensionNumbers& dn, const ConvGeometry& g, const float* lhs,
                const std::vector<int64_t>& lhs_dims, const float* rhs, const std::vector<int64_t>& rhs_dims,
                float* out, const std::vector<int64_t>& out_dims, ThreadPool* pool) {
-  const gemm::MicroKernels& mk = *Kernels().gemm;  // PlaneConvApplies checked it exists
+  const gemm::MicroKernels& mk = *Kernels().gemm;  // the caller checked the level has one
   const std::vector<int64_t> ls = RowMajorStrides(lhs_dims), ks = RowMajorStrides(rhs_dims),
                              os = RowMajorStrides(out_dims);
   const int64_t kh = g.k[0], kw = g.k[1], kk = kh * kw, kc_total = g.c * kk;

@@ -12,7 +12,9 @@
 #include <algorithm>
 #include <vector>
 
+#include "runtime/conv.h"
 #include "runtime/conv_internal.h"
+#include "runtime/isa_kernels.h"
 #include "runtime/kernels_family_util.h"
 #include "runtime/strided_copy.h"
 
@@ -32,6 +34,8 @@ std::vector<T> Load(const Buffer& b) {
     return ToDoubles(b);
   }
 }
+
+bool IsDepthwise(const ConvGeometry& g) { return g.ck == 1 && g.groups == g.c && g.groups > 1 && g.batch_groups == 1; }
 
 bool IsIdentity(const std::vector<int64_t>& p) {
   for (size_t i = 0; i < p.size(); ++i) {
@@ -61,21 +65,30 @@ const T* Canonical(const Buffer& b, const std::vector<int64_t>& perm, BufferPtr&
 
 template <typename T>
 absl::StatusOr<Value> Convolve(const Instruction& instr, const Buffer& lhs, const Buffer& rhs,
-                               const ConvGeometry& g, KernelContext& ctx) {
+                               const ConvGeometry& g, KernelContext& ctx, const ConvTuning& tuning) {
   const ConvDimensionNumbers& dn = *instr.attrs().conv;
   const int64_t S = g.spatial;
-  ThreadPool* pool = ctx.pool;
+  ThreadPool* pool = tuning.threads == 1 ? nullptr : ctx.pool;
+  const ConvAlgorithm algo = tuning.algorithm;
   if constexpr (std::is_same_v<T, float>) {
     const Shape& os = instr.shape();
+    // A tuned plane algorithm runs when it can (the level has the packed GEMM); the default
+    // path otherwise. A tuned tiles/wide-k choice skips the plane paths.
+    const bool has_gemm = Kernels().gemm != nullptr;
+    const bool planes = algo == ConvAlgorithm::kAuto ? PlaneConvApplies(dn, g, os.rank())
+                        : algo == ConvAlgorithm::kPlanes && has_gemm && PlaneConvPossible(dn, g, os.rank());
+    const bool plane_filter = algo == ConvAlgorithm::kAuto ? PlaneFilterConvApplies(dn, g, os.rank())
+                              : algo == ConvAlgorithm::kPlaneFilter && has_gemm &&
+                                    PlaneFilterConvPossible(dn, g, os.rank());
     if (lhs.shape().element_type() == PrimitiveType::kF32 && rhs.shape().element_type() == PrimitiveType::kF32 &&
         os.element_type() == PrimitiveType::kF32) {
-      if (PlaneConvApplies(dn, g, os.rank())) {
+      if (planes) {
         Value out = NewArray(os);
         PlaneConv(dn, g, lhs.template as<float>(), lhs.shape().dims(), rhs.template as<float>(), rhs.shape().dims(),
                   out.array->template as<float>(), os.dims(), pool);
         return out;
       }
-      if (PlaneFilterConvApplies(dn, g, os.rank())) {
+      if (plane_filter) {
         Value out = NewArray(os);
         PlaneFilterConv(dn, g, lhs.template as<float>(), lhs.shape().dims(), rhs.template as<float>(),
                         rhs.shape().dims(), out.array->template as<float>(), os.dims(), pool);
@@ -106,10 +119,11 @@ absl::StatusOr<Value> Convolve(const Instruction& instr, const Buffer& lhs, cons
   BufferPtr out_scratch;
   if (!out_direct) out_scratch = ScratchBuffer(static_cast<int64_t>(sizeof(T)) * ix.nout * ix.P * g.o);
   T* out_data = out_direct ? out.array->template as<T>() : out_scratch->template as<T>();
-  if (g.ck == 1 && g.groups == g.c && g.groups > 1 && g.batch_groups == 1) {
+  if (IsDepthwise(g)) {
     DepthwiseConv(ix, in_data, k_data, out_data, pool);
   } else {
-    GemmConv(ix, in_data, k_data, out_data, pool);
+    const bool forced = algo == ConvAlgorithm::kTiles || algo == ConvAlgorithm::kWideK;
+    GemmConv(ix, in_data, k_data, out_data, pool, forced ? algo : ConvAlgorithm::kAuto);
   }
   if (out_direct) return out;
   std::vector<int64_t> cdims{ix.nout};
@@ -130,22 +144,20 @@ absl::StatusOr<Value> Convolve(const Instruction& instr, const Buffer& lhs, cons
 
 }  // namespace
 
-absl::StatusOr<Value> ConvolutionKernel(const Instruction& instr,
-                                        const std::vector<const Value*>& operands,
-                                        KernelContext& ctx) {
-  HLOX_ASSIGN_OR_RETURN(const Buffer* lhs, ArrayOperand(instr, operands, 0));
-  HLOX_ASSIGN_OR_RETURN(const Buffer* rhs, ArrayOperand(instr, operands, 1));
+namespace {
+
+// The kernel's view of a convolution: its geometry from the instruction's attributes and the
+// operand shapes, checked (the errors name what is inconsistent).
+absl::StatusOr<ConvGeometry> MakeConvGeometry(const Instruction& instr, const Shape& ls, const Shape& ks) {
   if (!instr.attrs().conv.has_value()) return KernelError(instr, "missing dim_labels");
   const ConvDimensionNumbers& dn = *instr.attrs().conv;
-  const Shape& ls = lhs->shape();
-  const Shape& ks = rhs->shape();
   const Shape& os = instr.shape();
   ConvGeometry g;
   g.spatial = static_cast<int64_t>(dn.input_spatial.size());
   const int64_t S = g.spatial;
   auto in_range = [](int64_t d, const Shape& s) { return d >= 0 && d < s.rank(); };
-  if (!os.IsArray() || ls.rank() != S + 2 || ks.rank() != S + 2 || os.rank() != S + 2 ||
-      static_cast<int64_t>(dn.kernel_spatial.size()) != S ||
+  if (!os.IsArray() || !ls.IsArray() || !ks.IsArray() || ls.rank() != S + 2 || ks.rank() != S + 2 ||
+      os.rank() != S + 2 || static_cast<int64_t>(dn.kernel_spatial.size()) != S ||
       static_cast<int64_t>(dn.output_spatial.size()) != S || !in_range(dn.input_batch, ls) ||
       !in_range(dn.input_feature, ls) || !in_range(dn.kernel_input_feature, ks) ||
       !in_range(dn.kernel_output_feature, ks) || !in_range(dn.output_batch, os) ||
@@ -187,16 +199,62 @@ absl::StatusOr<Value> ConvolutionKernel(const Instruction& instr,
   if (g.groups > 1 && g.batch_groups > 1) {
     return KernelError(instr, "feature_group_count and batch_group_count both > 1");
   }
+  return g;
+}
+
+}  // namespace
+
+ConvTuning ParseConvTuning(const std::string& config) {
+  ConvTuning t;
+  int64_t v = 0;
+  if (ReadConfigInt(config, "hlox_conv_algo", &v) && v >= 1 && v <= static_cast<int64_t>(ConvAlgorithm::kPlaneFilter)) {
+    t.algorithm = static_cast<ConvAlgorithm>(v);
+  }
+  if (ReadConfigInt(config, "hlox_threads", &v) && v == 1) t.threads = 1;
+  return t;
+}
+
+std::vector<ConvAlgorithm> ConvAlgorithmsFor(const Instruction& conv) {
+  std::vector<ConvAlgorithm> out;
+  if (conv.opcode() != Opcode::kConvolution || conv.operand_count() != 2) return out;
+  const Shape& ls = conv.operand(0)->shape();
+  const Shape& ks = conv.operand(1)->shape();
+  absl::StatusOr<ConvGeometry> g = MakeConvGeometry(conv, ls, ks);
+  if (!g.ok() || IsDepthwise(*g)) return out;
+  if (!IsPointwise(*g)) {
+    out.push_back(ConvAlgorithm::kTiles);
+    out.push_back(ConvAlgorithm::kWideK);
+  }
+  const bool f32 = ls.element_type() == PrimitiveType::kF32 && ks.element_type() == PrimitiveType::kF32 &&
+                   conv.shape().element_type() == PrimitiveType::kF32;
+  const int64_t rank = conv.shape().rank();
+  if (f32 && PlaneConvPossible(*conv.attrs().conv, *g, rank)) out.push_back(ConvAlgorithm::kPlanes);
+  if (f32 && PlaneFilterConvPossible(*conv.attrs().conv, *g, rank)) out.push_back(ConvAlgorithm::kPlaneFilter);
+  return out;
+}
+
+absl::StatusOr<Value> ConvolutionKernel(const Instruction& instr,
+                                        const std::vector<const Value*>& operands,
+                                        KernelContext& ctx) {
+  HLOX_ASSIGN_OR_RETURN(const Buffer* lhs, ArrayOperand(instr, operands, 0));
+  HLOX_ASSIGN_OR_RETURN(const Buffer* rhs, ArrayOperand(instr, operands, 1));
+  const Shape& ls = lhs->shape();
+  const Shape& ks = rhs->shape();
+  const Shape& os = instr.shape();
+  HLOX_ASSIGN_OR_RETURN(ConvGeometry g, MakeConvGeometry(instr, ls, ks));
   PrimitiveType lt = ls.element_type(), ot = os.element_type();
   if (!IsRealType(lt) || !IsRealType(ks.element_type()) || !IsRealType(ot)) {
     return absl::UnimplementedError(absl::StrCat("convolution ", instr.name(),
                                                  ": complex or sub-byte element types"));
   }
+  // Codegen decisions (passes/fusion/codegen_tuning.cc) ride in the backend_config.
+  const ConvTuning tuning =
+      instr.attrs().has_backend_config ? ParseConvTuning(instr.attrs().backend_config) : ConvTuning{};
   const bool use_float = (lt == PrimitiveType::kF32 || lt == PrimitiveType::kF16 ||
                           lt == PrimitiveType::kBF16) &&
                          ot != PrimitiveType::kF64;
-  if (use_float) return Convolve<float>(instr, *lhs, *rhs, g, ctx);
-  return Convolve<double>(instr, *lhs, *rhs, g, ctx);
+  if (use_float) return Convolve<float>(instr, *lhs, *rhs, g, ctx, tuning);
+  return Convolve<double>(instr, *lhs, *rhs, g, ctx, tuning);
 }
 
 }  // namespace hlox::rt

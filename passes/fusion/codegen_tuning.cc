@@ -10,7 +10,11 @@
 //   batches or each GEMM. Only knobs that can change this dot's run are offered (e.g. no thread
 //   choices for a dot too small to split). None changes results beyond the rounding of a
 //   regrouped k-sum (the k-block choices).
-// Sites never overlap; fused loops and dots are listed in post order.
+// - "conv:<convolution>" (convolutions of at least kMinDotMnk multiply-adds): the algorithm
+//   (runtime/conv.h: tiles, wide_k, planes, plane_filter, where the convolution has that form)
+//   and a single thread: hlox_conv_algo / hlox_threads, read by the convolution kernel.
+//   Algorithms change results by rounding only (each sums the same products in its own order).
+// Sites never overlap; fused loops, dots and convolutions are listed in post order.
 #include <optional>
 #include <unordered_map>
 
@@ -18,6 +22,7 @@
 #include "common/status_macros.h"
 #include "passes/fusion/fusion_util.h"
 #include "passes/passes.h"
+#include "runtime/conv.h"
 
 namespace hlox {
 namespace {
@@ -43,7 +48,7 @@ constexpr GemmChoice kPackedChoices[] = {
     {"nc4", "\"hlox_gemm_nc\":4"},        {"nc16", "\"hlox_gemm_nc\":16"}};
 constexpr GemmChoice kBatchChoices[] = {{"split_batches", "\"hlox_gemm_batches\":1"},
                                          {"split_each", "\"hlox_gemm_batches\":2"}};
-constexpr const char* kHloxKeys[] = {"\"hlox_block\":", "\"hlox_threads\":", "\"hlox_gemm_kc\":",
+constexpr const char* kHloxKeys[] = {"\"hlox_block\":", "\"hlox_threads\":", "\"hlox_conv_algo\":", "\"hlox_gemm_kc\":",
                                      "\"hlox_gemm_mc\":", "\"hlox_gemm_nc\":", "\"hlox_gemm_schedule\":",
                                      "\"hlox_gemm_batches\":"};
 
@@ -91,6 +96,37 @@ std::vector<GemmChoice> GemmChoicesFor(const Instruction& dot, const DotGeometry
   }
   if (g.batch > 1 && g.mnk() >= kParallelMnk) {
     for (const GemmChoice& c : kBatchChoices) out.push_back(c);
+  }
+  return out;
+}
+
+// Multiply-adds of a convolution: output elements times taps x input features per group.
+int64_t ConvMacs(const Instruction& conv) {
+  if (!conv.attrs().conv.has_value() || conv.operand_count() != 2) return 0;
+  const Shape& ks = conv.operand(1)->shape();
+  const int64_t o_dim = conv.attrs().conv->kernel_output_feature;
+  if (!ks.IsArray() || o_dim < 0 || o_dim >= ks.rank() || ks.dim(o_dim) == 0) return 0;
+  return conv.shape().ElementCount() * (ks.ElementCount() / ks.dim(o_dim));
+}
+
+const char* ConvAlgorithmName(rt::ConvAlgorithm a) {
+  switch (a) {
+    case rt::ConvAlgorithm::kTiles: return "tiles";
+    case rt::ConvAlgorithm::kWideK: return "wide_k";
+    case rt::ConvAlgorithm::kPlanes: return "planes";
+    case rt::ConvAlgorithm::kPlaneFilter: return "plane_filter";
+    default: return "auto";
+  }
+}
+
+// The convolution knobs that can change this convolution's run: (name, backend_config keys).
+std::vector<std::pair<std::string, std::string>> ConvChoicesFor(const Instruction& conv) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const int64_t macs = ConvMacs(conv);
+  if (macs < kMinDotMnk) return out;
+  if (macs >= kParallelMnk) out.emplace_back("t1", "\"hlox_threads\":1");
+  for (rt::ConvAlgorithm a : rt::ConvAlgorithmsFor(conv)) {
+    out.emplace_back(ConvAlgorithmName(a), absl::StrCat("\"hlox_conv_algo\":", static_cast<int>(a)));
   }
   return out;
 }
@@ -158,6 +194,23 @@ class CodegenTuning : public Pass {
           sites.push_back(std::move(s));
           continue;
         }
+        if (i->opcode() == Opcode::kConvolution) {
+          std::vector<std::pair<std::string, std::string>> knobs = ConvChoicesFor(*i);
+          if (knobs.empty()) continue;
+          DecisionSite s;
+          s.id = absl::StrCat("conv:", i->name());
+          s.rule = "conv_params";
+          s.instructions = {i->name()};
+          s.computation = comp->name();
+          s.choices = {"keep"};
+          for (const auto& [name, keys] : knobs) s.choices.push_back(name);
+          s.default_choice = 0;
+          s.features = {static_cast<float>(i->shape().ElementCount()), static_cast<float>(ConvMacs(*i)),
+                        static_cast<float>(i->operand(0)->shape().ElementCount()),
+                        static_cast<float>(i->operand(1)->shape().ElementCount())};
+          sites.push_back(std::move(s));
+          continue;
+        }
         std::optional<DotGeometry> g = GeometryOf(*i);
         if (!g || g->mnk() < kMinDotMnk) continue;
         std::vector<GemmChoice> knobs = GemmChoicesFor(*i, *g);
@@ -195,6 +248,10 @@ class CodegenTuning : public Pass {
         std::optional<DotGeometry> g = GeometryOf(*instr);
         for (const GemmChoice& c : g ? GemmChoicesFor(*instr, *g) : std::vector<GemmChoice>{}) {
           if (choice == c.name) keys = c.keys;
+        }
+      } else if (sites[s].rule == "conv_params" && instr != nullptr && instr->opcode() == Opcode::kConvolution) {
+        for (const auto& [name, k] : ConvChoicesFor(*instr)) {
+          if (choice == name) keys = k;
         }
       } else if (sites[s].rule == "codegen_params" && instr != nullptr && instr->opcode() == Opcode::kFusion) {
         int c = decisions[s] - 1;

@@ -9,6 +9,7 @@
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "passes/passes.h"
+#include "runtime/conv.h"
 #include "runtime/dot.h"
 #include "runtime/fused_program.h"
 #include "tests/fusion/fusion_test_util.h"
@@ -335,6 +336,36 @@ TEST(CodegenTuning, DotSiteWhoseKnobNoLongerAppliesIsStale) {
   ASSERT_TRUE(report.ok());
   EXPECT_EQ(report->stale, (std::vector<std::string>{"gemm:big"}));
   EXPECT_FALSE(other->entry()->root()->operand(0)->attrs().has_backend_config);
+}
+
+// Convolutions get "conv:" sites listing the algorithms their form allows (runtime/conv.h);
+// each choice keeps the outputs and writes the key the convolution kernel reads.
+TEST(CodegenTuning, ConvolutionSitesOfferTheAlgorithmsOfTheirForm) {
+  auto m = Parse(R"(HloModule convs
+ENTRY main {
+  x = f32[2,16,16,16] parameter(0)
+  w = f32[16,16,3,3] parameter(1)
+  fwd = f32[2,16,16,16] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01
+  d = f32[2,16,16,16] parameter(2)
+  small = f32[2,2,4,4] parameter(3)
+  k = f32[2,2,1,1] parameter(4)
+  tiny = f32[2,2,4,4] convolution(small, k), window={size=1x1}, dim_labels=bf01_oi01->bf01
+  ROOT t = (f32[2,16,16,16], f32[2,2,4,4]) tuple(fwd, tiny)
+}
+)");
+  ASSERT_TRUE(m);
+  auto pass = CreateCodegenTuning();
+  auto sites = pass->FindSites(*m);
+  ASSERT_TRUE(sites.ok());
+  ASSERT_EQ(Ids(*sites), (std::vector<std::string>{"conv:fwd"}));  // 8192 outputs x 144 terms: 2^20+
+  EXPECT_EQ((*sites)[0].choices, (std::vector<std::string>{"keep", "t1", "tiles", "wide_k", "planes"}));
+  for (int32_t choice = 1; choice < 5; ++choice) {
+    auto copy = m->Clone();
+    ApplyAndCheck(*pass, *copy, {choice});
+    const Instruction* fwd = copy->entry()->root()->operand(0);
+    rt::ConvTuning t = rt::ParseConvTuning(fwd->attrs().backend_config);
+    EXPECT_EQ(choice == 1 ? t.threads : static_cast<int>(t.algorithm), choice == 1 ? 1 : choice - 1);
+  }
 }
 
 TEST(FusionKernel, FallbackRunsUnsupportedBodiesUnfused) {

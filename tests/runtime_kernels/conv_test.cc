@@ -4,7 +4,10 @@
 #include <algorithm>
 #include <numeric>
 
+#include "absl/strings/str_cat.h"
 #include "kernel_test_util.h"
+#include "runtime/conv.h"
+#include "runtime/isa_kernels.h"
 
 namespace hlox::rt::testing {
 namespace {
@@ -254,18 +257,26 @@ ConvCase Canonical2D(int64_t n, int64_t c, int64_t o, int64_t groups, int64_t ba
   return cc;
 }
 
-// Runs `cc` in f32 with 1 and 2 threads: identical bits, and close to the reference.
-void CheckFastPath(const ConvCase& cc, uint64_t seed) {
+// Runs `cc` in f32 with 1 and 2 threads: identical bits, and close to the reference. A
+// backend_config picks the algorithm (runtime/conv.h).
+// `result`, when given, receives the 1-thread result.
+void CheckFastPath(const ConvCase& cc, uint64_t seed, const std::string& backend_config = "", double tol = 1e-4,
+                   Value* result = nullptr) {
   std::mt19937_64 rng(seed);
   BufferPtr lhs = RandomBuffer(Shape(PrimitiveType::kF32, cc.lhs_dims), rng);
   BufferPtr rhs = RandomBuffer(Shape(PrimitiveType::kF32, cc.rhs_dims), rng);
   auto instr = ConvInstr(cc, PrimitiveType::kF32);
+  if (!backend_config.empty()) {
+    instr->attrs().backend_config = backend_config;
+    instr->attrs().has_backend_config = true;
+  }
   Value a = RunKernel(&ConvolutionKernel, *instr, {lhs, rhs}, 1);
   Value b = RunKernel(&ConvolutionKernel, *instr, {lhs, rhs}, 2);
   ASSERT_TRUE(a.is_array() && b.is_array());
   ASSERT_EQ(a.array->byte_size(), b.array->byte_size());
   EXPECT_EQ(std::memcmp(a.array->data(), b.array->data(), a.array->byte_size()), 0);
-  EXPECT_ALL_CLOSE(Doubles(*a.array), Reference(cc, Doubles(*lhs), Doubles(*rhs)), 1e-4, 1e-4);
+  EXPECT_ALL_CLOSE(Doubles(*a.array), Reference(cc, Doubles(*lhs), Doubles(*rhs)), tol, tol);
+  if (result != nullptr) *result = a;
 }
 
 WindowDimension Win(int64_t size, int64_t stride, int64_t lo, int64_t hi, int64_t base_dil = 1,
@@ -371,6 +382,100 @@ TEST(ConvolutionPlanePaths, ResNetBlockShapesForwardAndGradients) {
   CheckFastPath(Planes2D(2, 32, 32, {20, 20}, {Win(3, 1, 1, 1, 1, 1, true), Win(3, 1, 1, 1, 1, 1, true)}, false,
                          true, false), 82);
   CheckFastPath(Planes2D(32, 2, 32, {20, 20}, {Win(20, 1, 1, 1), Win(20, 1, 1, 1)}, true, true, true), 83);
+}
+
+}  // namespace
+}  // namespace hlox::rt::testing
+
+// --- Algorithm choices (runtime/conv.h, the codegen pass's "conv:" sites): which algorithms a
+// convolution offers, and every offered one (forced through backend_config) computes the same
+// convolution, with the same bits on 1 and 2 threads.
+namespace hlox::rt::testing {
+namespace {
+
+// The convolution of `cc` with f32 parameters as operands (what the codegen pass sees).
+struct ConvWithOperands {
+  std::unique_ptr<Instruction> lhs, rhs, conv;
+};
+
+ConvWithOperands WithOperands(const ConvCase& cc) {
+  ConvWithOperands c;
+  c.lhs = Instruction::CreateParameter(0, Shape(PrimitiveType::kF32, cc.lhs_dims));
+  c.rhs = Instruction::CreateParameter(1, Shape(PrimitiveType::kF32, cc.rhs_dims));
+  c.conv = Instruction::Create(Opcode::kConvolution, Shape(PrimitiveType::kF32, cc.out_dims), {c.lhs.get(), c.rhs.get()});
+  c.conv->attrs().conv = cc.dn;
+  c.conv->attrs().window = cc.win;
+  c.conv->attrs().feature_group_count = cc.groups;
+  c.conv->attrs().batch_group_count = cc.batch_groups;
+  return c;
+}
+
+std::vector<ConvAlgorithm> Algorithms(const ConvCase& cc) { return ConvAlgorithmsFor(*WithOperands(cc).conv); }
+
+using A = ConvAlgorithm;
+
+TEST(ConvolutionAlgorithms, OfferedByForm) {
+  const ConvCase fwd = Planes2D(2, 5, 17, {13, 11}, {Win(3, 1, 1, 1), Win(3, 1, 1, 1)}, false, false, false);
+  EXPECT_EQ(Algorithms(fwd), (std::vector<A>{A::kTiles, A::kWideK, A::kPlanes}));
+  const ConvCase wgrad = Planes2D(6, 3, 20, {17, 19}, {Win(17, 1, 1, 1), Win(19, 1, 1, 1)}, true, true, true);
+  EXPECT_EQ(Algorithms(wgrad), (std::vector<A>{A::kTiles, A::kWideK, A::kPlaneFilter}));
+  // NHWC strided: only the canonical-layout paths. Pointwise NHWC: one GEMM, nothing to choose.
+  EXPECT_EQ(Algorithms(Canonical2D(2, 24, 40, 1, 1, {9, 10}, {Win(3, 2, 1, 1), Win(3, 2, 1, 1)})),
+            (std::vector<A>{A::kTiles, A::kWideK}));
+  EXPECT_TRUE(Algorithms(Canonical2D(3, 40, 33, 1, 1, {9, 7}, {Win(1, 1, 0, 0), Win(1, 1, 0, 0)})).empty());
+  // Pointwise NCHW keeps its plane form; depthwise has a single path.
+  EXPECT_EQ(Algorithms(Planes2D(2, 6, 16, {9, 16}, {Win(1, 1, 0, 0), Win(1, 1, 0, 0)}, false, false, false)),
+            (std::vector<A>{A::kPlanes}));
+  EXPECT_TRUE(Algorithms(Canonical2D(2, 70, 140, 70, 1, {9, 8}, {Win(3, 2, 1, 1), Win(3, 1, 1, 1)})).empty());
+}
+
+TEST(ConvolutionAlgorithms, EveryOfferedAlgorithmComputesTheConvolution) {
+  const ConvCase cases[] = {
+      Planes2D(2, 5, 17, {13, 11}, {Win(3, 1, 1, 1), Win(3, 1, 1, 1)}, false, false, false),
+      Planes2D(2, 7, 33, {16, 9}, {Win(5, 1, 2, 2, 1, 1, true), Win(3, 1, 0, 2, 1, 1, true)}, true, true, false),
+      Planes2D(4, 2, 37, {16, 18}, {Win(16, 1, 2, 1), Win(18, 1, 0, 1)}, false, false, false),
+      Planes2D(2, 6, 16, {9, 16}, {Win(1, 1, 0, 0), Win(1, 1, 0, 0)}, false, false, false),
+      Canonical2D(2, 20, 36, 1, 1, {12, 13}, {Win(3, 1, 2, 2, 1, 2), Win(3, 2, 1, 1)}),
+      Canonical2D(2, 32, 16, 4, 1, {10, 9}, {Win(3, 1, 1, 1), Win(3, 1, 1, 1)}),
+      Canonical2D(4, 8, 6, 1, 2, {40, 40}, {Win(3, 1, 1, 1), Win(3, 1, 1, 1)}),
+      Canonical2D(6, 24, 10, 1, 1, {17, 19}, {Win(15, 1, 1, 1), Win(17, 1, 1, 1)})};
+  int runs = 0;
+  for (size_t i = 0; i < std::size(cases); ++i) {
+    // f32 rounding grows with the reduction (taps x input features): 1e-4 up to 2048 terms.
+    const ConvCase& cc = cases[i];
+    const double terms = static_cast<double>(cc.k[0] * cc.k[1] * (cc.c / cc.groups));
+    const double tol = 1e-4 * std::max(1.0, terms / 2048);
+    Value base;
+    CheckFastPath(cc, 90 + i, "", tol, &base);
+    int differ = 0;
+    for (A a : Algorithms(cc)) {
+      SCOPED_TRACE(::testing::Message() << "case " << i << " algorithm " << static_cast<int>(a));
+      Value v;
+      CheckFastPath(cc, 90 + i, absl::StrCat("{\"hlox_conv_algo\":", static_cast<int>(a), "}"), tol, &v);
+      differ += v.is_array() && base.is_array() &&
+                std::memcmp(v.array->data(), base.array->data(), base.array->byte_size()) != 0;
+      ++runs;
+    }
+    // The plane algorithms sum in another order than the canonical-layout paths (tiles and
+    // wide-k share theirs), so forcing one moves bits: the choice reaches the kernel. The
+    // generic level has no packed GEMM and falls back to the default path.
+    const std::vector<A> offered = Algorithms(cc);
+    const bool plane = std::find(offered.begin(), offered.end(), A::kPlanes) != offered.end() ||
+                       std::find(offered.begin(), offered.end(), A::kPlaneFilter) != offered.end();
+    if (plane && offered.size() >= 2 && Kernels().gemm != nullptr) {
+      EXPECT_GE(differ, 1) << "case " << i;
+    }
+    CheckFastPath(cc, 90 + i, "{\"hlox_threads\":1}", tol);
+  }
+  EXPECT_GE(runs, 18);
+}
+
+TEST(ConvolutionAlgorithms, ParsesBackendConfig) {
+  EXPECT_EQ(ParseConvTuning(R"({"hlox_conv_algo":3,"hlox_threads":1})").algorithm, A::kPlanes);
+  EXPECT_EQ(ParseConvTuning(R"({"hlox_conv_algo":3,"hlox_threads":1})").threads, 1);
+  for (const char* bad : {"", "{}", R"({"hlox_conv_algo":0})", R"({"hlox_conv_algo":5})", R"({"hlox_conv_algo":"x"})"}) {
+    EXPECT_EQ(ParseConvTuning(bad).algorithm, A::kAuto) << bad;
+  }
 }
 
 }  // namespace
