@@ -13,7 +13,8 @@ and results can refer to modules by name instead of by path.
 
 Listing never raises for a missing folder: a listing that finds nothing says why in `.reason`.
 The source tree is found through $HLOX_SOURCE_DIR, then the path CMake recorded in the built
-package (_build_info.py), then the package's own place in the source tree (python/hlox).
+package (_build_info.py), then the package's own place in the source tree (python/hlox), then
+an installed tree (P/share/hlox next to P/lib/python3.X/dist-packages).
 """
 import collections
 import csv
@@ -41,7 +42,11 @@ def source_dir():
         candidates.append(_build_info.SOURCE_DIR)
     except ImportError:
         pass
-    candidates.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+    here = os.path.dirname(os.path.abspath(__file__))
+    candidates.append(os.path.join(here, "..", ".."))
+    # Installed (cmake --install, the .deb): P/lib/python3.X/dist-packages/hlox next to
+    # P/share/hlox/examples.
+    candidates.append(os.path.join(here, "..", "..", "..", "..", "share", "hlox"))
     for c in candidates:
         if c and os.path.isdir(os.path.join(c, "examples")):
             return os.path.realpath(c)
