@@ -1,12 +1,16 @@
 """Pure-Python client of the hlox wire protocol (docs/PROTOCOL.md), for machines without the
 compiled extension: only python3-zmq and python3-msgpack. It submits jobs, collects results,
 resubmits unfinished jobs when the broker restarts, and sends control ops (status, drain,
-cancel, shutdown).
+cancel, shutdown). A secured broker (CURVE) takes this client's secret key file and the
+broker's public key file, as `hlox keygen` writes them.
 
-    c = Client("tcp://127.0.0.1:5555")
+    c = Client("tcp://10.0.0.5:5555", curve_key="agent.key", broker_key="broker.pub")
     ids = [c.submit(text, "default", {"fusion#0": [1, 0, 1]}) for _ in range(3)]
     results = c.gather(ids, timeout=60)          # {job_id: {"record": {...}, ...}}
     print(c.status()["workers"])
+
+The native client (hlox.Client, the compiled extension) has the same constructor, methods and
+units: times in seconds, `unfinished` a property, `submit` taking HLO text or a Module.
 
 A result is {"job_id", "attempts", "cached", "record"} where record is the RECORD map of the
 protocol ("status", "cost", "analytical", ...). A job the broker refuses for good (bad module,
@@ -19,6 +23,9 @@ import uuid
 
 import msgpack
 import zmq
+from zmq.utils import z85
+
+from ._addresses import control_address_for  # noqa: F401 (part of this module's API)
 
 VERSION = 1
 _MASK = (1 << 64) - 1
@@ -65,31 +72,59 @@ def encode_decisions(decisions):
     return out
 
 
-def control_address_for(address):
-    """The broker's default control address: TCP port + 1, or the ipc path + ".ctl"."""
-    if address.startswith("ipc://"):
-        return address + ".ctl"
-    host, _, port = address.rpartition(":")
-    return "%s:%d" % (host, int(port) + 1)
-
-
 def _error_record(code, message):
     return {"status": "RUN_ERROR", "message": "%s: %s" % (code, message), "cost": {}, "analytical": {}}
+
+
+def read_z85_key(path):
+    """The Z85 key in a key file written by `hlox keygen` (its first 40 non-space characters)."""
+    with open(path, "rb") as f:
+        text = b"".join(f.read().split())
+    key = text[:40]
+    if len(key) != 40:
+        raise ValueError("%s does not hold a 40-character Z85 CURVE key" % path)
+    try:
+        z85.decode(key)
+    except Exception as e:  # noqa: BLE001 (pyzmq raises several kinds)
+        raise ValueError("%s does not hold a Z85 CURVE key: %s" % (path, e))
+    return key
+
+
+def curve_keys(curve_key, broker_key):
+    """(secret, public, server) Z85 keys from the two key files, or None when both are empty;
+    one without the other is an error, as in the C++ client."""
+    if not curve_key and not broker_key:
+        return None
+    if not curve_key or not broker_key:
+        raise ValueError("a secured broker needs both curve_key (own secret key file) and "
+                         "broker_key (the broker's .pub)")
+    if not zmq.has("curve"):
+        raise RuntimeError("this libzmq has no CURVE support")
+    secret = read_z85_key(curve_key)
+    return secret, zmq.curve_public(secret), read_z85_key(broker_key)
+
+
+def _secure(sock, keys):
+    if keys is not None:
+        sock.curve_secretkey, sock.curve_publickey, sock.curve_serverkey = keys
 
 
 class Client:
     """A DEALER connection to a broker's main socket; single-threaded (call next/gather to
     make progress)."""
 
-    def __init__(self, address, identity=None, control_address=None, heartbeat_s=0.25):
+    def __init__(self, address, identity=None, control_address=None, curve_key=None, broker_key=None,
+                 heartbeat=0.25):
         self.address = address
         self.control = control_address or control_address_for(address)
         self.identity = identity or "pyagent-" + uuid.uuid4().hex[:12]
-        self.heartbeat_s = heartbeat_s
+        self.heartbeat = heartbeat
+        self._keys = curve_keys(curve_key, broker_key)
         self._ctx = zmq.Context.instance()
         self._sock = self._ctx.socket(zmq.DEALER)
         self._sock.setsockopt(zmq.LINGER, 0)
         self._sock.setsockopt(zmq.ROUTING_ID, self.identity.encode())
+        _secure(self._sock, self._keys)
         self._sock.connect(address)
         self._pending = {}       # job id -> SUBMIT body without the module text
         self._texts = {}         # module hash -> text (resent on UNKNOWN_MODULE)
@@ -97,13 +132,15 @@ class Client:
         self._hash_cache = {}
         self._instance = None
         self._ready = []
+        self._outbox = []        # frames not yet accepted by the socket (see _flush)
         self._last_beat = 0.0
 
     # -- jobs ---------------------------------------------------------------------------
-    def submit(self, module_text, pipeline="default", decisions=None, campaign="", job_id=None,
-               cache=True, hardware_class="", run_timeout_ms=0, queue_timeout_ms=0):
-        """Queues one job; returns its id. module_text: HLO text (sent once per broker)."""
-        text = str(module_text)
+    def submit(self, module, pipeline="default", decisions=None, campaign="", job_id=None,
+               cache=True, hardware_class="", run_timeout=0.0, queue_timeout=0.0):
+        """Queues one job; returns its id. module: HLO text or a Module (its text is sent once
+        per broker). run_timeout / queue_timeout: seconds, 0 = the broker's default."""
+        text = str(module)
         digest = self._hash_cache.get(text)
         if digest is None:
             digest = self._hash_cache[text] = hash_text(text)
@@ -115,8 +152,8 @@ class Client:
             "pipeline": pipeline,
             "decisions": encode_decisions(decisions),
             "class": hardware_class,
-            "run_timeout_ms": int(run_timeout_ms),
-            "queue_timeout_ms": int(queue_timeout_ms),
+            "run_timeout_ms": int(round(run_timeout * 1000)),
+            "queue_timeout_ms": int(round(queue_timeout * 1000)),
             "cache": bool(cache),
         }
         self._pending[body["id"]] = body
@@ -124,19 +161,33 @@ class Client:
         self._sent_hashes.add(digest)
         return body["id"]
 
+    @property
     def unfinished(self):
         """Jobs submitted whose result has not been handed out."""
         return len(self._pending) + len(self._ready)
+
+    def poll(self):
+        """Every result available now (never waits)."""
+        out = []
+        while True:
+            r = self.next(0)
+            if r is None:
+                return out
+            out.append(r)
 
     def next(self, timeout=1.0):
         """The next result dict, or None when none arrived within `timeout` seconds."""
         deadline = time.monotonic() + timeout
         while not self._ready:
+            self._beat()
+            while self._sock.poll(0, zmq.POLLIN):  # drain what has arrived
+                self._handle(self._sock.recv_multipart())
+            if self._ready:
+                break
             left = deadline - time.monotonic()
             if left <= 0:
                 return None
-            self._beat()
-            if self._sock.poll(int(min(left, self.heartbeat_s) * 1000) + 1, zmq.POLLIN):
+            if self._sock.poll(int(min(left, self.heartbeat) * 1000) + 1, zmq.POLLIN):
                 self._handle(self._sock.recv_multipart())
         return self._ready.pop(0)
 
@@ -152,26 +203,33 @@ class Client:
 
     # -- control ------------------------------------------------------------------------
     def control_op(self, op, target="", timeout=3.0):
-        """Sends CONTROL to the control socket; returns the reply map (ok, message, json)."""
+        """Sends CONTROL (status, drain, cancel, shutdown) to the control socket; returns the
+        reply text (the status JSON for "status", else the broker's message). Raises
+        RuntimeError when the broker refuses, TimeoutError when it does not answer."""
         sock = self._ctx.socket(zmq.DEALER)
         sock.setsockopt(zmq.LINGER, 0)
+        _secure(sock, self._keys)
         try:
             sock.connect(self.control)
-            sock.send_multipart([header(b"C"), msgpack.packb({"op": op, "target": target})])
+            # Never block on a broker that is down or refuses the handshake: wait for room.
+            if not sock.poll(int(timeout * 1000), zmq.POLLOUT):
+                raise TimeoutError("no connection to %s" % self.control)
+            sock.send_multipart([header(b"C"), msgpack.packb({"op": op, "target": target})], flags=zmq.NOBLOCK)
             if not sock.poll(int(timeout * 1000), zmq.POLLIN):
                 raise TimeoutError("no control reply from %s" % self.control)
             frames = sock.recv_multipart()
             body = msgpack.unpackb(frames[1], raw=False) if len(frames) > 1 and frames[1] else {}
             if frames[0][3:4] == b"E":
                 raise RuntimeError("broker error %s: %s" % (body.get("code"), body.get("message")))
-            return body
+            if not body.get("ok", False):
+                raise RuntimeError("broker refused %s: %s" % (op, body.get("message", "")))
+            return (body.get("json") or "{}") if op == "status" else body.get("message", "")
         finally:
             sock.close()
 
     def status(self, timeout=3.0):
         """The broker's status JSON as a dict (workers, queues, totals, latency)."""
-        reply = self.control_op("status", timeout=timeout)
-        return json.loads(reply.get("json") or "{}")
+        return json.loads(self.control_op("status", timeout=timeout))
 
     def close(self):
         self._sock.close()
@@ -181,12 +239,27 @@ class Client:
         msg = dict(body)
         if with_module:
             msg["module"] = self._texts[body["module_hash"]]
-        self._sock.send_multipart([header(b"S"), msgpack.packb(msg, use_bin_type=True)])
+        self._outbox.append([header(b"S"), msgpack.packb(msg, use_bin_type=True)])
+        self._flush()
+
+    def _flush(self):
+        """Sends what the outbox holds without ever blocking: a socket with no connection yet
+        (a broker that is down, or refuses this client's key) keeps it for the next call."""
+        while self._outbox:
+            try:
+                self._sock.send_multipart(self._outbox[0], flags=zmq.NOBLOCK)
+            except zmq.Again:
+                return
+            self._outbox.pop(0)
 
     def _beat(self):
         now = time.monotonic()
-        if now - self._last_beat >= self.heartbeat_s:
-            self._sock.send_multipart([header(b"H"), msgpack.packb({})])
+        self._flush()
+        if now - self._last_beat >= self.heartbeat:
+            try:
+                self._sock.send_multipart([header(b"H"), msgpack.packb({})], flags=zmq.NOBLOCK)
+            except zmq.Again:
+                pass  # not connected: the next beat tries again
             self._last_beat = now
 
     def _handle(self, frames):

@@ -27,6 +27,7 @@ import time
 import numpy as np
 
 from . import _hlox as native
+from .native_client import Client
 
 REWARDS = ("speedup", "ops", "roofline")
 
@@ -216,16 +217,17 @@ class PassOrderEnv:
         return obs
 
 
-def broker_evaluator(address, campaign="python-env", timeout=120.0):
+def broker_evaluator(address, campaign="python-env", timeout=120.0, curve_key=None, broker_key=None):
     """An evaluator for DecisionEnv(evaluator=...) that sends each candidate to the broker at
-    `address` and waits for its record (TIMEOUT record after `timeout` seconds)."""
-    client = native.Client(address)
+    `address` (CURVE key files for a secured one) and waits for its record (TIMEOUT record after
+    `timeout` seconds)."""
+    client = Client(address, curve_key=curve_key, broker_key=broker_key)
 
     def evaluate(module, pipeline, decisions):
         job = client.submit(module, pipeline, decisions, campaign=campaign)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            r = client.next(500)
+            r = client.next(0.5)
             if r is not None and r["job_id"] == job:
                 return r["record"]
         return {"status": "TIMEOUT", "message": "no result within %.0f s" % timeout}
@@ -234,7 +236,7 @@ def broker_evaluator(address, campaign="python-env", timeout=120.0):
 
 
 def evaluate_batch(module, decisions_list, pipeline="default", address=None, fleet=None,
-                   campaign="python-batch", timeout=300.0, **local_options):
+                   campaign="python-batch", timeout=300.0, curve_key=None, broker_key=None, **local_options):
     """Evaluates every decisions dict in `decisions_list`; returns their records in order.
     Through the broker at `address` (or an EmbeddedFleet `fleet`) when given, else in this
     process. Jobs that do not finish within `timeout` seconds get a TIMEOUT record."""
@@ -243,13 +245,8 @@ def evaluate_batch(module, decisions_list, pipeline="default", address=None, fle
         address = fleet.address
     if address is None:
         return [native.evaluate(module, pipeline, d, **local_options) for d in decisions_list]
-    client = native.Client(address)
+    client = Client(address, curve_key=curve_key, broker_key=broker_key)
     ids = [client.submit(module, pipeline, d, campaign=campaign) for d in decisions_list]
-    results, want = {}, set(ids)
-    deadline = time.monotonic() + timeout
-    while want - results.keys() and time.monotonic() < deadline:
-        r = client.next(500)
-        if r is not None:
-            results[r["job_id"]] = r["record"]
+    results = {i: r["record"] for i, r in client.gather(ids, timeout).items()}
     timeout_record = {"status": "TIMEOUT", "message": "no result within %.0f s" % timeout}
     return [results.get(i, timeout_record) for i in ids]

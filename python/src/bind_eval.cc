@@ -7,6 +7,7 @@
 
 #include "agent/client.h"
 #include "agent/embedded.h"
+#include "broker/curve.h"
 #include "cost/evaluate.h"
 #include "cost/result_json.h"
 #include "ir/printer.h"
@@ -49,7 +50,7 @@ class PyClient {
 
   std::string Submit(const ModulePtr& module, const std::string& pipeline, const Decisions& decisions,
                      const std::string& campaign, const std::string& id, bool use_cache,
-                     uint32_t run_timeout_ms) {
+                     uint32_t run_timeout_ms, const std::string& hardware_class, uint32_t queue_timeout_ms) {
     agent::JobSpec job;
     job.id = id;
     job.campaign = campaign;
@@ -58,6 +59,8 @@ class PyClient {
     job.decisions = PipelineDecisions(decisions.begin(), decisions.end());
     job.use_cache = use_cache;
     job.run_timeout_ms = run_timeout_ms;
+    job.hardware_class = hardware_class;
+    job.queue_timeout_ms = queue_timeout_ms;
     absl::StatusOr<std::string> out;
     {
       pyb::gil_scoped_release release;
@@ -138,16 +141,23 @@ void BindEval(pyb::module_& m) {
         "Evaluates one candidate in this process; never raises for a bad candidate: the "
         "record's 'status' says what happened.");
 
-  pyb::class_<PyClient>(m, "Client", "Agent client of an hlox broker (C++ agent::Client).")
-      .def(pyb::init([](const std::string& address, const std::string& identity) {
+  // The raw native client (milliseconds); hlox.Client (python/hlox/native_client.py) wraps it
+  // with the API the pure-Python client shares.
+  pyb::class_<PyClient>(m, "NativeClient", "Agent client of an hlox broker (C++ agent::Client).")
+      .def(pyb::init([](const std::string& address, const std::string& identity, const std::string& curve_key,
+                        const std::string& broker_key) {
              agent::ClientOptions options;
              options.identity = identity;
+             options.curve = Unwrap(proto::LoadCurveClientKeys(curve_key, broker_key));
              return std::make_unique<PyClient>(Unwrap(agent::Client::Connect(address, options)));
            }),
-           pyb::arg("address"), pyb::arg("identity") = "")
+           pyb::arg("address"), pyb::arg("identity") = "", pyb::arg("curve_key") = "",
+           pyb::arg("broker_key") = "",
+           "curve_key: own CURVE secret key file, broker_key: the broker's .pub (both or neither).")
       .def("submit", &PyClient::Submit, pyb::arg("module"), pyb::arg("pipeline") = "default",
            pyb::arg("decisions") = Decisions{}, pyb::arg("campaign") = "", pyb::arg("id") = "",
-           pyb::arg("use_cache") = true, pyb::arg("run_timeout_ms") = 0, "Queues a job; returns its id.")
+           pyb::arg("use_cache") = true, pyb::arg("run_timeout_ms") = 0, pyb::arg("hardware_class") = "",
+           pyb::arg("queue_timeout_ms") = 0, "Queues a job; returns its id.")
       .def("next", &PyClient::Next, pyb::arg("timeout_ms") = 1000,
            "The next result dict, or None after timeout_ms.")
       .def("poll", &PyClient::Poll, "Every result available now.")
@@ -169,15 +179,26 @@ void BindEval(pyb::module_& m) {
       .def("close", &PyFleet::Close, "Stops the broker and the workers.");
 
   m.def("control", [](const std::string& address, const std::string& op, const std::string& target,
-                      int timeout_ms) {
+                      int timeout_ms, const std::string& curve_key, const std::string& broker_key) {
+        proto::CurveClientKeys curve = Unwrap(proto::LoadCurveClientKeys(curve_key, broker_key));
         absl::StatusOr<std::string> out;
         {
           pyb::gil_scoped_release release;
-          out = agent::ControlRequest(address, op, target, std::chrono::milliseconds(timeout_ms));
+          out = agent::ControlRequest(address, op, target, std::chrono::milliseconds(timeout_ms), curve);
+        }
+        // No answer and a refusal raise what the pure-Python client raises for them.
+        if (out.status().code() == absl::StatusCode::kDeadlineExceeded) {
+          PyErr_SetString(PyExc_TimeoutError, std::string(out.status().message()).c_str());
+          throw pyb::error_already_set();
+        }
+        if (out.status().code() == absl::StatusCode::kFailedPrecondition ||
+            out.status().code() == absl::StatusCode::kUnavailable) {
+          throw std::runtime_error(std::string(out.status().message()));
         }
         return Unwrap(std::move(out));
       }, pyb::arg("control_address"), pyb::arg("op"), pyb::arg("target") = "",
-      pyb::arg("timeout_ms") = 3000, "status/drain/cancel/shutdown; returns the reply text.");
+      pyb::arg("timeout_ms") = 3000, pyb::arg("curve_key") = "", pyb::arg("broker_key") = "",
+      "status/drain/cancel/shutdown; returns the reply text.");
 }
 
 }  // namespace hlox::py

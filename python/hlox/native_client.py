@@ -1,0 +1,69 @@
+"""hlox.Client: the compiled agent client (C++ agent::Client, through the extension) with the
+API of the pure-Python client (hlox.client.Client): the same constructor arguments, method names
+and units (seconds), so code moves between the two by changing one import.
+
+    c = hlox.Client("tcp://10.0.0.5:5555", curve_key="agent.key", broker_key="broker.pub")
+    job = c.submit(module, "default", {"fusion#0": [1, 0, 1]})
+    result = c.next(timeout=30.0)        # {"job_id", "attempts", "cached", "record"} or None
+
+The native client keeps its own I/O thread (heartbeats and resubmission after a broker restart
+happen without calls into it); the pure-Python one makes progress inside next/gather.
+"""
+import json
+import time
+
+from . import _hlox
+from ._addresses import control_address_for
+
+
+class Client:
+    """Agent client of an hlox broker; see the module docstring."""
+
+    def __init__(self, address, identity=None, control_address=None, curve_key=None, broker_key=None):
+        self.address = address
+        self.control = control_address or control_address_for(address)
+        self._keys = (curve_key or "", broker_key or "")
+        self._native = _hlox.NativeClient(address, identity or "", *self._keys)
+
+    def submit(self, module, pipeline="default", decisions=None, campaign="", job_id=None, cache=True,
+               hardware_class="", run_timeout=0.0, queue_timeout=0.0):
+        """Queues one job; returns its id. module: a Module or HLO text; run_timeout /
+        queue_timeout: seconds, 0 = the broker's default."""
+        if not isinstance(module, _hlox.Module):
+            module = _hlox.parse_module(str(module))
+        return self._native.submit(module, pipeline, decisions or {}, campaign, job_id or "", bool(cache),
+                                   int(round(run_timeout * 1000)), hardware_class, int(round(queue_timeout * 1000)))
+
+    def next(self, timeout=1.0):
+        """The next result dict, or None when none arrived within `timeout` seconds."""
+        return self._native.next(max(0, int(round(timeout * 1000))))
+
+    def poll(self):
+        """Every result available now (never waits)."""
+        return self._native.poll()
+
+    def gather(self, ids, timeout=120.0):
+        """Waits for every id in `ids`; returns {id: result} (ids that timed out are absent)."""
+        want, got = set(ids), {}
+        deadline = time.monotonic() + timeout
+        while want - set(got) and time.monotonic() < deadline:
+            r = self.next(min(1.0, max(deadline - time.monotonic(), 0.01)))
+            if r is not None:
+                got[r["job_id"]] = r
+        return got
+
+    @property
+    def unfinished(self):
+        """Jobs submitted whose result has not been handed out."""
+        return self._native.unfinished
+
+    def control_op(self, op, target="", timeout=3.0):
+        """CONTROL (status, drain, cancel, shutdown) on the control socket; the reply text."""
+        return _hlox.control(self.control, op, target, int(round(timeout * 1000)), *self._keys)
+
+    def status(self, timeout=3.0):
+        """The broker's status JSON as a dict (workers, queues, totals, latency)."""
+        return json.loads(self.control_op("status", timeout=timeout))
+
+    def close(self):
+        self._native = None
