@@ -19,6 +19,17 @@ std::unique_ptr<Pass> CreateAlgebraicSimplifier(); // passes/simplify/
 std::unique_ptr<Pass> CreateInstructionFusion();   // passes/fusion/: producer->consumer
 std::unique_ptr<Pass> CreateSiblingFusion();       // passes/fusion/: multi-output
 std::unique_ptr<Pass> CreateFusionMerger();        // passes/fusion/
-std::unique_ptr<Pass> CreateCodegenTuning();       // passes/fusion/: block size / threads per fusion
+std::unique_ptr<Pass> CreateCodegenTuning();       // passes/fusion/: fused loops, dots, convolutions
+
+// XLA's target-independent passes (passes/xla/, one file each, named after XLA's).
+std::unique_ptr<Pass> CreateZeroSizedElimination();   // zero-sized-elim
+std::unique_ptr<Pass> CreateOptBarrierExpander();     // opt-barrier-expander
+std::unique_ptr<Pass> CreateLogisticExpander();       // logistic-expander
+std::unique_ptr<Pass> CreateBroadcastCanonicalizer(); // broadcast-canonicalizer
+std::unique_ptr<Pass> CreateOperandUpcaster();        // operand-upcaster
+std::unique_ptr<Pass> CreateDotDimensionSorter();     // dot-dimension-sorter
+std::unique_ptr<Pass> CreateConditionalSimplifier();  // conditional-simplifier
+std::unique_ptr<Pass> CreateWhileLoopSimplifier();    // while-loop-simplifier
+std::unique_ptr<Pass> CreateMapInliner();             // map-inliner
 
 }  // namespace hlox

@@ -29,7 +29,10 @@ std::vector<std::string> PipelineNames() {
 
 std::vector<std::string> PassLabels() {
   return {"inline", "simplify", "cse", "constant-fold", "tuple-simplify", "dce",
-          "fusion", "sibling-fusion", "fusion-merger", "codegen"};
+          "fusion", "sibling-fusion", "fusion-merger", "codegen",
+          "zero-sized-elim", "opt-barrier-expander", "logistic-expander", "broadcast-canonicalizer",
+          "operand-upcaster", "dot-dimension-sorter", "conditional-simplifier", "while-loop-simplifier",
+          "map-inliner"};
 }
 
 absl::StatusOr<std::unique_ptr<Pass>> CreatePassByLabel(const std::string& label) {
@@ -43,6 +46,15 @@ absl::StatusOr<std::unique_ptr<Pass>> CreatePassByLabel(const std::string& label
   if (label == "sibling-fusion") return CreateSiblingFusion();
   if (label == "fusion-merger") return CreateFusionMerger();
   if (label == "codegen") return CreateCodegenTuning();
+  if (label == "zero-sized-elim") return CreateZeroSizedElimination();
+  if (label == "opt-barrier-expander") return CreateOptBarrierExpander();
+  if (label == "logistic-expander") return CreateLogisticExpander();
+  if (label == "broadcast-canonicalizer") return CreateBroadcastCanonicalizer();
+  if (label == "operand-upcaster") return CreateOperandUpcaster();
+  if (label == "dot-dimension-sorter") return CreateDotDimensionSorter();
+  if (label == "conditional-simplifier") return CreateConditionalSimplifier();
+  if (label == "while-loop-simplifier") return CreateWhileLoopSimplifier();
+  if (label == "map-inliner") return CreateMapInliner();
   return absl::InvalidArgumentError(
       absl::StrCat("unknown pass '", label, "'; known: ", absl::StrJoin(PassLabels(), ", ")));
 }

@@ -209,4 +209,15 @@ int64_t RemoveDeadChain(Instruction* instr, InstructionIndex* index) {
 
 void SortComputation(Computation& computation) { computation.SortToPostOrder(); }
 
+bool HasControlDeps(const Instruction& instr) {
+  if (!instr.control_predecessors().empty()) return true;
+  if (!instr.parent()) return false;
+  for (const auto& other : instr.parent()->instructions()) {
+    for (const Instruction* p : other->control_predecessors()) {
+      if (p == &instr) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace hlox

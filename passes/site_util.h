@@ -73,6 +73,9 @@ absl::StatusOr<ApplyReport> ApplySitesInOrder(Module& module, const std::vector<
 bool HasSideEffectNoRecurse(const Instruction& instr);
 // Also true when a called computation (transitively) holds a side-effecting op.
 bool HasSideEffect(const Instruction& instr);
+// True when `instr` has control predecessors or is one (a rewrite that replaces it would drop
+// the ordering edge).
+bool HasControlDeps(const Instruction& instr);
 // Ops that must not be duplicated or merged: side effects plus random number generation.
 bool IsNondeterministicOrEffectful(const Instruction& instr);
 

@@ -7,23 +7,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "passes/site_util.h"
 
 namespace hlox::fusion {
 namespace {
-
-bool IsControlPredecessor(const Instruction& instr) {
-  if (!instr.parent()) return false;
-  for (const auto& other : instr.parent()->instructions()) {
-    for (const Instruction* p : other->control_predecessors()) {
-      if (p == &instr) return true;
-    }
-  }
-  return false;
-}
-
-bool HasControlDeps(const Instruction& instr) {
-  return !instr.control_predecessors().empty() || IsControlPredecessor(instr);
-}
 
 bool InFusionBody(const Instruction& instr) {
   return instr.parent() && instr.parent()->is_fusion_computation();

@@ -1,0 +1,235 @@
+// XLA's target-independent passes (passes/xla/): for each, HLO text in, the sites it offers,
+// HLO text out after applying every site, and the same outputs as before on seeded inputs (the
+// fusion tests' independent comparison); plus the cases each must leave alone.
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "ir/verifier.h"
+#include "passes/pipeline.h"
+#include "tests/fusion/fusion_test_util.h"
+
+namespace hlox {
+namespace {
+
+struct Outcome {
+  std::vector<std::string> rules;  // the sites' rules, in order
+  std::string after;               // printed module after applying every site (then DCE)
+};
+
+// Lists `label`'s sites on `text`, applies all of them, checks the result verifies, round-trips
+// and computes what the input computed.
+Outcome ApplyAll(const std::string& label, const std::string& text) {
+  Outcome out;
+  auto m = ParseModule(text);
+  EXPECT_TRUE(m.ok()) << m.status();
+  if (!m.ok()) return out;
+  auto point = NextDecisionPoint(**m, "only:" + label, {});
+  EXPECT_TRUE(point.ok()) << point.status();
+  if (!point.ok() || !point->has_value()) return out;
+  DecisionVector all;
+  for (const DecisionSite& s : (*point)->sites) {
+    out.rules.push_back(s.rule);
+    all.push_back(1);
+  }
+  auto after = RunPipeline(**m, "only:" + label, {{(*point)->key, all}});
+  EXPECT_TRUE(after.ok()) << after.status();
+  if (!after.ok()) return out;
+  auto dce = RunPipeline(**after, "only:dce", {});
+  EXPECT_TRUE(dce.ok());
+  const Module& result = dce.ok() ? **dce : **after;
+  EXPECT_TRUE(VerifyModule(result).ok()) << VerifyModule(result) << PrintModule(result);
+  out.after = PrintModule(result);
+  auto reparsed = ParseModule(out.after);
+  EXPECT_TRUE(reparsed.ok()) << reparsed.status() << out.after;
+  auto before_v = testing::RunSeeded(**m, 5);
+  auto after_v = testing::RunSeeded(result, 5);
+  EXPECT_TRUE(before_v.ok() && after_v.ok()) << before_v.status() << after_v.status() << out.after;
+  if (before_v.ok() && after_v.ok()) {
+    EXPECT_EQ(testing::CompareValues(*before_v, *after_v), "") << out.after;
+  }
+  return out;
+}
+
+bool Has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+TEST(XlaPasses, ZeroSizedElimination) {
+  Outcome o = ApplyAll("zero-sized-elim", R"(HloModule z
+ENTRY main {
+  a = f32[0,4] parameter(0)
+  b = f32[3] parameter(1)
+  n = f32[0,4] negate(a)
+  e = f32[0,4] exponential(n)
+  c = f32[3] negate(b)
+  ROOT t = (f32[0,4], f32[3]) tuple(e, c)
+}
+)");
+  EXPECT_EQ(o.rules, (std::vector<std::string>{"zero_sized", "zero_sized"}));
+  EXPECT_FALSE(Has(o.after, "exponential"));
+  EXPECT_TRUE(Has(o.after, "negate(%b)")) << o.after;  // the non-empty value stays
+}
+
+TEST(XlaPasses, OptBarrierExpander) {
+  Outcome o = ApplyAll("opt-barrier-expander", R"(HloModule b
+ENTRY main {
+  a = f32[4] parameter(0)
+  t = (f32[4]) tuple(a)
+  o = (f32[4]) opt-barrier(t)
+  g = f32[4] get-tuple-element(o), index=0
+  ROOT n = f32[4] negate(g)
+}
+)");
+  EXPECT_EQ(o.rules, (std::vector<std::string>{"opt_barrier"}));
+  EXPECT_FALSE(Has(o.after, "opt-barrier")) << o.after;
+}
+
+TEST(XlaPasses, LogisticExpanderKeepsByDefaultAndExpandsWhenAsked) {
+  const std::string text = R"(HloModule l
+ENTRY main {
+  a = f32[16] parameter(0)
+  ROOT l = f32[16] logistic(a)
+}
+)";
+  Outcome o = ApplyAll("logistic-expander", text);
+  EXPECT_EQ(o.rules, (std::vector<std::string>{"logistic"}));
+  EXPECT_FALSE(Has(o.after, "logistic("));
+  EXPECT_TRUE(Has(o.after, "exponential(") && Has(o.after, "divide("));
+  auto m = ParseModule(text);
+  ASSERT_TRUE(m.ok());
+  auto def = RunPipeline(**m, "only:logistic-expander", {});  // default policy: keep
+  ASSERT_TRUE(def.ok());
+  EXPECT_TRUE(Has(PrintModule(**def), "logistic("));
+}
+
+TEST(XlaPasses, BroadcastCanonicalizer) {
+  Outcome o = ApplyAll("broadcast-canonicalizer", R"(HloModule b
+ENTRY main {
+  a = f32[3,5] parameter(0)
+  b = f32[5,2,3] broadcast(a), dimensions={2,0}
+  s = f32[4] parameter(1)
+  sorted = f32[4,6] broadcast(s), dimensions={0}
+  ROOT t = (f32[5,2,3], f32[4,6]) tuple(b, sorted)
+}
+)");
+  EXPECT_EQ(o.rules, (std::vector<std::string>{"unsorted_broadcast"}));
+  EXPECT_TRUE(Has(o.after, "transpose(")) << o.after;
+  EXPECT_TRUE(Has(o.after, "dimensions={0,2}")) << o.after;
+}
+
+TEST(XlaPasses, OperandUpcaster) {
+  Outcome o = ApplyAll("operand-upcaster", R"(HloModule u
+ENTRY main {
+  a = bf16[4,8] parameter(0)
+  b = f32[8,3] parameter(1)
+  ROOT d = f32[4,3] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)");
+  EXPECT_EQ(o.rules, (std::vector<std::string>{"narrow_operand"}));
+  EXPECT_TRUE(Has(o.after, "f32[4,8]{1,0} convert(") || Has(o.after, "f32[4,8] convert(")) << o.after;
+}
+
+TEST(XlaPasses, DotDimensionSorter) {
+  Outcome o = ApplyAll("dot-dimension-sorter", R"(HloModule s
+ENTRY main {
+  a = f32[3,4,5] parameter(0)
+  b = f32[5,4,6] parameter(1)
+  ROOT d = f32[3,6] dot(a, b), lhs_contracting_dims={2,1}, rhs_contracting_dims={0,1}
+}
+)");
+  EXPECT_EQ(o.rules, (std::vector<std::string>{"unsorted_contracting"}));
+  EXPECT_TRUE(Has(o.after, "lhs_contracting_dims={1,2}, rhs_contracting_dims={1,0}")) << o.after;
+}
+
+constexpr char kConditionals[] = R"(HloModule c
+t_branch {
+  p = f32[4] parameter(0)
+  ROOT n = f32[4] negate(p)
+}
+f_branch {
+  p = f32[4] parameter(0)
+  ROOT e = f32[4] exponential(p)
+}
+b2 {
+  p = f32[4] parameter(0)
+  ROOT a = f32[4] abs(p)
+}
+ENTRY main {
+  x = f32[4] parameter(0)
+  yes = pred[] constant(false)
+  c1 = f32[4] conditional(yes, x, x), true_computation=t_branch, false_computation=f_branch
+  i = s32[] constant(7)
+  c2 = f32[4] conditional(i, x, x, x), branch_computations={t_branch, f_branch, b2}
+  live = pred[] parameter(1)
+  c3 = f32[4] conditional(live, x, x), true_computation=t_branch, false_computation=f_branch
+  ROOT t = (f32[4], f32[4], f32[4]) tuple(c1, c2, c3)
+}
+)";
+
+TEST(XlaPasses, ConditionalSimplifierRunsTheFixedBranch) {
+  Outcome o = ApplyAll("conditional-simplifier", kConditionals);
+  EXPECT_EQ(o.rules, (std::vector<std::string>{"fixed_branch", "fixed_branch"}));  // not c3
+  EXPECT_TRUE(Has(o.after, "to_apply=%f_branch")) << o.after;  // false -> the false branch
+  EXPECT_TRUE(Has(o.after, "to_apply=%b2")) << o.after;        // index 7 of 3 -> the last
+  EXPECT_EQ(o.after.find("conditional(%yes"), std::string::npos);
+  EXPECT_TRUE(Has(o.after, "conditional(%live")) << o.after;
+}
+
+TEST(XlaPasses, WhileLoopSimplifierDropsZeroTripLoops) {
+  Outcome o = ApplyAll("while-loop-simplifier", R"(HloModule w
+never {
+  p = (f32[4], s32[]) parameter(0)
+  ROOT f = pred[] constant(false)
+}
+body {
+  p = (f32[4], s32[]) parameter(0)
+  v = f32[4] get-tuple-element(p), index=0
+  n = f32[4] negate(v)
+  k = s32[] get-tuple-element(p), index=1
+  ROOT t = (f32[4], s32[]) tuple(n, k)
+}
+ENTRY main {
+  x = f32[4] parameter(0)
+  z = s32[] constant(0)
+  init = (f32[4], s32[]) tuple(x, z)
+  w = (f32[4], s32[]) while(init), condition=never, body=body
+  ROOT r = f32[4] get-tuple-element(w), index=0
+}
+)");
+  EXPECT_EQ(o.rules, (std::vector<std::string>{"zero_trip"}));
+  EXPECT_FALSE(Has(o.after, "while(")) << o.after;
+}
+
+TEST(XlaPasses, MapInliner) {
+  Outcome o = ApplyAll("map-inliner", R"(HloModule m
+add_f {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(y, x)
+}
+two {
+  x = f32[] parameter(0)
+  ROOT c = f32[] constant(2)
+}
+complex_f {
+  x = f32[] parameter(0)
+  e = f32[] exponential(x)
+  ROOT n = f32[] negate(e)
+}
+ENTRY main {
+  a = f32[8] parameter(0)
+  b = f32[8] parameter(1)
+  m1 = f32[8] map(a, b), dimensions={0}, to_apply=add_f
+  m2 = f32[8] map(a), dimensions={0}, to_apply=two
+  m3 = f32[8] map(a), dimensions={0}, to_apply=complex_f
+  ROOT t = (f32[8], f32[8], f32[8]) tuple(m1, m2, m3)
+}
+)");
+  EXPECT_EQ(o.rules, (std::vector<std::string>{"inline_map", "inline_map"}));  // not the two-op body
+  EXPECT_TRUE(Has(o.after, "add(%b, %a)")) << o.after;  // operands in the body's order
+  EXPECT_TRUE(Has(o.after, "map(%a), dimensions={0}, to_apply=%complex_f")) << o.after;
+}
+
+}  // namespace
+}  // namespace hlox
