@@ -111,7 +111,7 @@ std::string Broker::StatusJson() const {
   json j = {{"broker", {{"instance", instance_}, {"uptime_s", double(now - started_ms_) / 1000.0},
                         {"version", HLOX_VERSION}, {"protocol", proto::kVersion},
                         {"durable", store_->durable()}, {"start_time_s", start_time_unix_s_},
-                        {"isa", std::string(IsaName(ActiveIsa()))}}},
+                        {"isa", std::string(IsaName(CpuIsa()))}}},
             {"workers", workers},
             {"queues", {{"pending", pending_count_}, {"in_flight", running_count_},
                         {"campaigns", campaigns}}},
