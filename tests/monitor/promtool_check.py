@@ -39,18 +39,21 @@ def check(cond, what, detail=""):
         print("       " + detail.replace("\n", "\n       "))
 
 
-def free_port():
-    # Below the kernel's ephemeral range (see dashboard_test.py).
+def free_port(span=1):
+    """A loopback port P with P..P+span-1 free, below the kernel's ephemeral range (see
+    dashboard_test.py); span 2 for a broker, whose control channel takes the next port."""
     for _ in range(200):
         port = random.randrange(20000, 32700)
-        s = socket.socket()
+        socks = [socket.socket() for _ in range(span)]
         try:
-            s.bind(("127.0.0.1", port))
+            for i, s in enumerate(socks):
+                s.bind(("127.0.0.1", port + i))
             return port
         except OSError:
             pass
         finally:
-            s.close()
+            for s in socks:
+                s.close()
     raise RuntimeError("no free port")
 
 
@@ -107,16 +110,18 @@ def run_jobs(addr, budget):
     check(ok, f"a search of {budget} evaluations ran through the broker", r.stderr[-2000:])
 
 
-def start_broker(addr, control, metrics, db):
-    return subprocess.Popen([HLOX, "broker", "--bind", addr, "--control", control, "--db", db,
-                             "--metrics", f"127.0.0.1:{metrics}"], stderr=subprocess.DEVNULL)
+def start_broker(addr, metrics, db):
+    return subprocess.Popen([HLOX, "broker", "--bind", addr, "--db", db, "--metrics", f"127.0.0.1:{metrics}"],
+                            stderr=subprocess.DEVNULL)
 
 
 def check_live_broker(tmp):
-    jobs, control, metrics = free_port(), free_port(), free_port()
-    addr, ctl = f"tcp://127.0.0.1:{jobs}", f"tcp://127.0.0.1:{control}"
+    jobs, metrics = free_port(2), free_port()
+    while metrics in (jobs, jobs + 1):
+        metrics = free_port()
+    addr = f"tcp://127.0.0.1:{jobs}"
     db = os.path.join(tmp, "broker.db")
-    procs = [start_broker(addr, ctl, metrics, db)]
+    procs = [start_broker(addr, metrics, db)]
     try:
         idle = scrape(metrics)
         lint(idle, "idle broker, no workers")
@@ -145,7 +150,7 @@ def check_live_broker(tmp):
         # Restart on the same store: finished-job counts continue from the stored results.
         procs[0].terminate()
         procs[0].wait(timeout=30)
-        procs[0] = start_broker(addr, ctl, metrics, db)
+        procs[0] = start_broker(addr, metrics, db)
         restarted = scrape(metrics)
         lint(restarted, "restarted broker on the same store")
         again = {s: v for s, v in parse(restarted)[1].items() if s.startswith("hlox_jobs_total{")}
