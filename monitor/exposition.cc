@@ -26,9 +26,13 @@ std::string EscapeLabelValue(std::string_view v) {
 std::string FormatDouble(double v) {
   if (std::isnan(v)) return "NaN";
   if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  // Shortest round-trip digits; plain decimals where they are short ("0.0005", not the "5e-04"
+  // to_chars picks by length), so bucket bounds read as client libraries spell them.
+  const double a = std::fabs(v);
+  const auto format = a == 0 || (a >= 1e-4 && a < 1e15) ? std::chars_format::fixed : std::chars_format::scientific;
   char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);  // shortest round-trip form
-  if (ec != std::errc()) return "NaN";                        // cannot happen with 64 chars
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, format);
+  if (ec != std::errc()) return "NaN";  // cannot happen: at most 17 digits and a short exponent
   return std::string(buf, end);
 }
 

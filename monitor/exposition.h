@@ -18,7 +18,8 @@ using Labels = std::vector<std::pair<std::string, std::string>>;
 
 // A label value with backslash, double quote and newline escaped as the format requires.
 std::string EscapeLabelValue(std::string_view v);
-// `v` as the format spells it: shortest round-trip decimal, "+Inf", "-Inf" or "NaN".
+// `v` as the format spells it: the shortest digits that read back to `v` (plain decimal for
+// 1e-4 <= |v| < 1e15, else with an exponent), "+Inf", "-Inf" or "NaN".
 std::string FormatDouble(double v);
 // A JSON number as a sample value: integers exactly, floats by FormatDouble; anything else
 // (missing, null, text) as 0.

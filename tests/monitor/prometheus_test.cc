@@ -107,6 +107,10 @@ TEST(PrometheusText, IntegersExactAndFloatsInFullPrecision) {
   EXPECT_EQ(ValueOf(text, R"(hlox_jobs_total{status="TIMEOUT"})"), "2");
   EXPECT_EQ(FormatDouble(1.0 / 3.0), "0.3333333333333333");
   EXPECT_EQ(FormatDouble(-std::numeric_limits<double>::infinity()), "-Inf");
+  EXPECT_EQ(FormatDouble(0.0005), "0.0005");
+  EXPECT_EQ(FormatDouble(600), "600");
+  EXPECT_EQ(FormatDouble(1e300), "1e+300");
+  EXPECT_EQ(FormatDouble(-2.5e-7), "-2.5e-07");
 }
 
 TEST(PrometheusText, CumulativeHistogramsPerClass) {
