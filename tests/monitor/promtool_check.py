@@ -219,7 +219,8 @@ def check_deploy_files(tmp):
 
 def main():
     if not shutil.which("promtool"):
-        print("SKIPPED: promtool not found: install Debian's prometheus package (scripts/setup.sh does)")
+        why = "promtool not found: install Debian's prometheus package (scripts/setup.sh does)"
+        print(f"FAILED (CI=true): {why}" if CI else f"SKIPPED: {why}")
         return 1 if CI else 77
     tmp = tempfile.mkdtemp()
     try:
