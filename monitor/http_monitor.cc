@@ -52,7 +52,7 @@ absl::StatusOr<std::unique_ptr<HttpMonitor>> HttpMonitor::Start(const MonitorOpt
                       "text/plain");
       return;
     }
-    res.set_content(PrometheusText(j), "text/plain; version=0.0.4");
+    res.set_content(PrometheusText(j), "text/plain; version=0.0.4; charset=utf-8");
   });
   raw->server.Get("/status.json", [status_json](const httplib::Request&, httplib::Response& res) {
     absl::StatusOr<std::string> s = status_json();
