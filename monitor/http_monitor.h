@@ -20,7 +20,7 @@ namespace hlox::monitor {
 inline constexpr int kDefaultMetricsPort = 7557;
 
 struct MonitorOptions {
-  std::string listen = "127.0.0.1:7557";  // HOST:PORT (kDefaultMetricsPort on loopback)
+  std::string listen = "127.0.0.1:" + std::to_string(kDefaultMetricsPort);  // HOST:PORT
   std::string control_address;            // the broker's control address
   proto::CurveClientKeys curve;            // keys for a CURVE-secured broker (default: off)
 };

@@ -27,10 +27,13 @@ std::string Text(const json& j, const char* key) {
 
 void BrokerIdentity(Exposition& e, const json& s) {
   const json& b = Field(s, "broker");
-  e.Family("hlox_build_info", "gauge", "Constant 1 labelled with the broker's version, protocol and instruction-set level.");
+  e.Family("hlox_build_info", "gauge",
+           "Constant 1 labelled with the broker's version, protocol and instruction-set level.");
   const json& proto = Field(b, "protocol");
   e.Sample("hlox_build_info",
-           {{"version", Text(b, "version")}, {"protocol", proto.is_null() ? "" : proto.dump()}, {"isa", Text(b, "isa")}},
+           {{"version", Text(b, "version")},
+            {"protocol", proto.is_null() ? "" : proto.dump()},
+            {"isa", Text(b, "isa")}},
            1);
   e.Family("hlox_process_start_time_seconds", "gauge", "Start time of the broker since the Unix epoch in seconds.");
   e.Sample("hlox_process_start_time_seconds", {}, Field(b, "start_time_s"));
@@ -61,12 +64,15 @@ void Totals(Exposition& e, const json& s) {
   };
   static constexpr Counter kCounters[] = {
       {"completed", "hlox_completed_total", "Jobs finished (any final status) since the broker started."},
-      {"cache_hits", "hlox_cache_hits_total", "Jobs answered from the result cache or coalesced with an identical job in flight."},
+      {"cache_hits", "hlox_cache_hits_total",
+       "Jobs answered from the result cache or coalesced with an identical job in flight."},
       {"requeued", "hlox_requeued_total", "Leases re-queued after a worker died, went silent or crashed."},
       {"lost_workers", "hlox_lost_workers_total", "Workers declared lost."},
-      {"lease_expiries", "hlox_lease_expiries_total", "Job leases that ended without a result (lost worker or run timeout)."},
+      {"lease_expiries", "hlox_lease_expiries_total",
+       "Job leases that ended without a result (lost worker or run timeout)."},
       {"rejected_messages", "hlox_rejected_messages_total", "Malformed or hostile messages refused."},
-      {"store_reads", "hlox_store_reads_total", "Result records read back from the store after being dropped from memory."},
+      {"store_reads", "hlox_store_reads_total",
+       "Result records read back from the store after being dropped from memory."},
   };
   for (const Counter& c : kCounters) {
     e.Family(c.name, "counter", c.help);
@@ -74,10 +80,13 @@ void Totals(Exposition& e, const json& s) {
   }
   // Cumulative and seeded from the store at start-up (status "metrics"), unlike totals.by_status,
   // which counts the stored results and may drop when one is re-run.
-  e.Family("hlox_jobs_total", "counter", "Jobs finished, by final status (continues across restarts with a durable store).");
+  e.Family("hlox_jobs_total", "counter",
+           "Jobs finished, by final status (continues across restarts with a durable store).");
   const json& by_status = Field(Field(s, "metrics"), "jobs_by_status");
   if (by_status.is_object()) {
-    for (auto it = by_status.begin(); it != by_status.end(); ++it) e.Sample("hlox_jobs_total", {{"status", it.key()}}, *it);
+    for (auto it = by_status.begin(); it != by_status.end(); ++it) {
+      e.Sample("hlox_jobs_total", {{"status", it.key()}}, *it);
+    }
   }
   e.Family("hlox_stored_results", "gauge", "Finished jobs in the result store (in memory without --db).");
   e.Sample("hlox_stored_results", {}, Field(t, "stored_results"));
@@ -105,7 +114,9 @@ void JobHistograms(Exposition& e, const json& s) {
     e.Family(name, "histogram", help);
     const json& by_class = Field(m, key);
     if (!by_class.is_object()) continue;
-    for (auto it = by_class.begin(); it != by_class.end(); ++it) e.Histogram(name, {{"class", it.key()}}, *it, bounds);
+    for (auto it = by_class.begin(); it != by_class.end(); ++it) {
+      e.Histogram(name, {{"class", it.key()}}, *it, bounds);
+    }
   }
 }
 
