@@ -2,6 +2,7 @@
 // in broker_jobs.cc, control and status in broker_status.cc.
 #include "broker/broker.h"
 
+#include <chrono>
 #include <random>
 #include <thread>
 
@@ -19,6 +20,8 @@ absl::StatusOr<std::unique_ptr<Broker>> Broker::Create(const BrokerOptions& opti
   std::unique_ptr<Broker> b(new Broker(options));
   b->instance_ = std::random_device{}() | (uint64_t(std::random_device{}()) << 32) | 1;
   b->started_ms_ = proto::NowMs();
+  b->start_time_unix_s_ = std::chrono::duration<double>(
+      std::chrono::system_clock::now().time_since_epoch()).count();
   auto store = ResultStore::Open(options.db_path);
   if (!store.ok()) return store.status();
   b->store_ = std::move(*store);
@@ -31,6 +34,8 @@ absl::StatusOr<std::unique_ptr<Broker>> Broker::Create(const BrokerOptions& opti
     if (b->done_.size() > before) b->KeepResident(it->first, bytes);
   });
   if (!st.ok()) return st;
+  // Finished-job counters continue from the store, so a restart does not reset them.
+  b->job_metrics_.SeedFinished({b->done_by_status_.begin(), b->done_by_status_.end()});
   st = b->store_->ForEachModule(
       [&](std::string&& h, std::string&& t) { b->modules_.emplace(std::move(h), std::move(t)); });
   if (!st.ok()) return st;

@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "broker/job_metrics.h"
 #include "broker/protocol.h"
 #include "broker/record_scan.h"
 #include "broker/result_store.h"
@@ -102,6 +103,7 @@ class Broker {
     std::set<std::string> crashed_on;
     std::string worker;
     int64_t lease_deadline_ms = 0, enqueued_ms = 0, submitted_us = 0;
+    int64_t enqueued_us = 0, dispatched_us = 0;  // last queued / leased (monitoring)
     std::vector<std::string> followers;  // coalesced identical jobs
   };
   struct Worker {
@@ -174,7 +176,8 @@ class Broker {
 
   // Control (broker_status.cc).
   void OnControl(const std::string& identity, std::string_view body, bool control_socket);
-  void RecordLatency(double seconds);
+  // Counts a finished job (status wire name, seconds since its SUBMIT) for status and metrics.
+  void RecordFinished(const std::string& status, double seconds);
   // Remembers the relative spread (MAD/median) of a measured OK record for the metrics.
   void RecordSpread(const proto::RecordSummary& record);
 
@@ -182,7 +185,8 @@ class Broker {
   std::atomic<bool> stop_{false};
   bool shutdown_ = false;
   uint64_t instance_ = 0;
-  int64_t started_ms_ = 0;
+  int64_t started_ms_ = 0;           // steady clock, for uptime
+  double start_time_unix_s_ = 0;     // wall clock, for hlox_process_start_time_seconds
   std::string control_addr_;
   std::shared_ptr<zmq::context_t> ctx_;
   std::unique_ptr<ZapHandler> zap_;
@@ -214,11 +218,12 @@ class Broker {
   int64_t next_expiry_ms_ = 0;
 
   // Statistics for status.
+  JobMetrics job_metrics_;  // cumulative (job_metrics.h)
   int64_t completed_total_ = 0, cache_hits_ = 0, rejected_ = 0, requeued_ = 0, lost_workers_ = 0;
   int64_t store_reads_ = 0;     // dropped records read back from the store
   int64_t lease_expiries_ = 0;  // leases ended by a lost worker or a run timeout
   int64_t rejected_logged_at_ = 0;
-  std::vector<double> latencies_;  // ring of recent submit->result seconds
+  std::vector<double> latencies_;  // ring of recent submit->result seconds (status percentiles)
   std::vector<double> spreads_;    // ring of recent MAD/median of measured costs
   size_t spread_next_ = 0;
   // Workers lost recently (shown as state "lost" in status until they rejoin or 10 minutes pass).

@@ -131,7 +131,8 @@ void Broker::Enqueue(Job& job, bool front) {
   job.running = false;
   job.queued = true;
   job.worker.clear();
-  job.enqueued_ms = proto::NowMs();
+  job.enqueued_us = proto::NowUs();
+  job.enqueued_ms = job.enqueued_us / 1000;
   auto& q = queues_[job.job_class];
   if (front) q.push_front(job.spec.job_id); else q.push_back(job.spec.job_id);
   ++pending_count_;
@@ -212,6 +213,8 @@ bool Broker::Assign(Job& job, Worker& w) {
   job.worker = w.identity;
   ++job.attempts;
   ++running_count_;
+  job.dispatched_us = proto::NowUs();
+  job_metrics_.OnDispatched(w.caps.hardware_class, double(job.dispatched_us - job.enqueued_us) * 1e-6);
   uint32_t run_ms = job.spec.run_timeout_ms ? job.spec.run_timeout_ms : opts_.default_run_timeout_ms;
   job.lease_deadline_ms = proto::NowMs() + run_ms + kLeaseGraceMs;
   next_expiry_ms_ = std::min(next_expiry_ms_, job.lease_deadline_ms + 1);
@@ -238,10 +241,10 @@ void Broker::Complete(const std::string& job_id, std::string record, JobStatus s
   jobs_.erase(it);
   if (job->running) --running_count_;
   if (job->queued) --pending_count_;  // its queue entry is skipped lazily
-  ++completed_total_;
-  RecordLatency(double(proto::NowUs() - job->submitted_us) * 1e-6);
-  if (status == JobStatus::kOk && measured) RecordSpread(*measured);
   std::string status_name(proto::StatusWireName(status));
+  ++completed_total_;
+  RecordFinished(status_name, double(proto::NowUs() - job->submitted_us) * 1e-6);
+  if (status == JobStatus::kOk && measured) RecordSpread(*measured);
   std::string key = job->cache_key;
   if (auto k = inflight_keys_.find(job->class_key); k != inflight_keys_.end() && k->second == job_id) {
     inflight_keys_.erase(k);
@@ -271,7 +274,7 @@ void Broker::Complete(const std::string& job_id, std::string record, JobStatus s
     if (fit == jobs_.end()) continue;
     Job& fj = *fit->second;
     ++completed_total_;
-    RecordLatency(double(proto::NowUs() - fj.submitted_us) * 1e-6);
+    RecordFinished(status_name, double(proto::NowUs() - fj.submitted_us) * 1e-6);
     if (durable) to_commit_.push_back({f, fj.spec.campaign, "", status_name, record, 0});
     acks_.push_back({fj.agent, {f, 0, true, record}});
     AddDone(f, DoneJob{record, fj.spec.campaign, status_name, 0, false});
@@ -374,6 +377,8 @@ void Broker::OnDone(const std::string& identity, std::string_view body) {
   bool current = jit != jobs_.end() && jit->second->running && jit->second->worker == identity &&
                  jit->second->attempts == m->attempt;
   if (current) {
+    job_metrics_.OnRunEnded(w.caps.hardware_class,
+                            double(proto::NowUs() - jit->second->dispatched_us) * 1e-6);
     absl::StatusOr<proto::RecordSummary> rec = SummarizeRecord(m->record);
     if (m->crashed) {
       ++w.failed;

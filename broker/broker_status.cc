@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "broker/broker.h"
+#include "common/cpu_isa.h"
 #include "common/logging.h"
 #include "nlohmann/json.hpp"
 
@@ -13,7 +14,8 @@ namespace hlox::broker {
 
 using proto::Command;
 
-void Broker::RecordLatency(double seconds) {
+void Broker::RecordFinished(const std::string& status, double seconds) {
+  job_metrics_.OnFinished(status, seconds);
   if (latencies_.size() < 4096) {
     latencies_.push_back(seconds);
   } else {
@@ -90,7 +92,7 @@ std::string Broker::StatusJson() const {
     std::nth_element(lat.begin(), lat.begin() + static_cast<std::ptrdiff_t>(k), lat.end());
     return lat[k];
   };
-  // Latency histogram over the recent window (Prometheus-style cumulative buckets).
+  // Latency histogram over the recent window only (the cumulative one is in "metrics").
   json buckets = json::array();
   double lat_sum = 0;
   for (double v : lat) lat_sum += v;
@@ -108,7 +110,8 @@ std::string Broker::StatusJson() const {
   }
   json j = {{"broker", {{"instance", instance_}, {"uptime_s", double(now - started_ms_) / 1000.0},
                         {"version", HLOX_VERSION}, {"protocol", proto::kVersion},
-                        {"durable", store_->durable()}}},
+                        {"durable", store_->durable()}, {"start_time_s", start_time_unix_s_},
+                        {"isa", std::string(IsaName(CpuIsa()))}}},
             {"workers", workers},
             {"queues", {{"pending", pending_count_}, {"in_flight", running_count_},
                         {"campaigns", campaigns}}},
@@ -121,7 +124,8 @@ std::string Broker::StatusJson() const {
             {"cost_spread", spread},
             {"throughput_jobs_per_s", double(recent) / 10.0},
             {"latency_s", {{"p50", pct(0.50)}, {"p99", pct(0.99)}, {"samples", lat.size()},
-                           {"sum", lat_sum}, {"buckets", buckets}}}};
+                           {"sum", lat_sum}, {"buckets", buckets}}},
+            {"metrics", job_metrics_.ToJson()}};
   return j.dump();
 }
 

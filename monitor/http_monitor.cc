@@ -5,9 +5,11 @@
 
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "agent/client.h"
+#include "common/logging.h"
 
 namespace hlox::monitor {
 
@@ -50,7 +52,7 @@ absl::StatusOr<std::unique_ptr<HttpMonitor>> HttpMonitor::Start(const MonitorOpt
                       "text/plain");
       return;
     }
-    res.set_content(PrometheusText(j), "text/plain; version=0.0.4");
+    res.set_content(PrometheusText(j), "text/plain; version=0.0.4; charset=utf-8");
   });
   raw->server.Get("/status.json", [status_json](const httplib::Request&, httplib::Response& res) {
     absl::StatusOr<std::string> s = status_json();
@@ -71,6 +73,13 @@ absl::StatusOr<std::unique_ptr<HttpMonitor>> HttpMonitor::Start(const MonitorOpt
     raw->port = raw->server.bind_to_port(host.c_str(), port) ? port : -1;
   }
   if (raw->port <= 0) return absl::UnavailableError(absl::StrCat("cannot listen on ", o.listen));
+  const bool loopback = host == "localhost" || host == "::1" || host == "[::1]" || absl::StartsWith(host, "127.");
+  if (!loopback) {
+    // Allowed (a Prometheus in another container or pod must reach it), but said out loud: the
+    // endpoint has no authentication and shows worker ids, hosts and campaign names.
+    log::broker().warn("metrics on {}: /metrics and /status.json are readable by anyone who can reach it",
+                       o.listen);
+  }
   raw->thread = std::thread([raw] { raw->server.listen_after_bind(); });
   return std::unique_ptr<HttpMonitor>(new HttpMonitor(std::move(impl)));
 }

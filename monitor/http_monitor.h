@@ -13,8 +13,14 @@
 
 namespace hlox::monitor {
 
+// The documented metrics port. Prometheus' exporter registry allocates 9100-9999 (9100 is
+// node_exporter) and a scrape target on one of those ports collides with an exporter on the same
+// host; 7557 is outside it and clear of Prometheus (9090), Alertmanager (9093), Grafana (3000),
+// the usual HTTP alternates (8000, 8080, 8443) and the broker's own 5555/5556.
+inline constexpr int kDefaultMetricsPort = 7557;
+
 struct MonitorOptions {
-  std::string listen = "127.0.0.1:9100";  // HOST:PORT
+  std::string listen = "127.0.0.1:" + std::to_string(kDefaultMetricsPort);  // HOST:PORT
   std::string control_address;            // the broker's control address
   proto::CurveClientKeys curve;            // keys for a CURVE-secured broker (default: off)
 };

@@ -1,117 +1,176 @@
-// Broker status JSON -> Prometheus exposition text.
+// Broker status JSON -> Prometheus exposition text. Every family is written on every scrape with
+// the same type (an idle broker shows empty histograms, not a different kind of metric), counters
+// end in _total and never go down while the broker runs, and the job-time histograms are the
+// broker's cumulative ones (status "metrics", broker/job_metrics.h). docs/PROTOCOL.md lists them.
 #include <map>
+#include <set>
+#include <vector>
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
+#include "broker/job_metrics.h"
+#include "monitor/exposition.h"
 #include "monitor/http_monitor.h"
 
 namespace hlox::monitor {
 namespace {
 
-std::string Escape(const std::string& v) {
-  std::string out;
-  for (char c : v) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
+using nlohmann::json;
+
+const json& Field(const json& j, const char* key) {
+  static const json kNull;
+  return j.is_object() && j.contains(key) ? j[key] : kNull;
+}
+
+std::string Text(const json& j, const char* key) {
+  const json& v = Field(j, key);
+  return v.is_string() ? v.get<std::string>() : std::string();
+}
+
+void BrokerIdentity(Exposition& e, const json& s) {
+  const json& b = Field(s, "broker");
+  e.Family("hlox_build_info", "gauge",
+           "Constant 1 labelled with the broker's version, protocol and instruction-set level.");
+  const json& proto = Field(b, "protocol");
+  e.Sample("hlox_build_info",
+           {{"version", Text(b, "version")},
+            {"protocol", proto.is_null() ? "" : proto.dump()},
+            {"isa", Text(b, "isa")}},
+           1);
+  e.Family("hlox_process_start_time_seconds", "gauge", "Start time of the broker since the Unix epoch in seconds.");
+  e.Sample("hlox_process_start_time_seconds", {}, Field(b, "start_time_s"));
+}
+
+void Queues(Exposition& e, const json& s) {
+  const json& q = Field(s, "queues");
+  e.Family("hlox_queue_pending", "gauge", "Jobs waiting for a worker.");
+  e.Sample("hlox_queue_pending", {}, Field(q, "pending"));
+  e.Family("hlox_queue_in_flight", "gauge", "Jobs leased to workers.");
+  e.Sample("hlox_queue_in_flight", {}, Field(q, "in_flight"));
+  e.Family("hlox_campaign_jobs", "gauge", "Jobs per campaign and state (pending, in_flight, done = stored).");
+  const json& campaigns = Field(q, "campaigns");
+  if (!campaigns.is_object()) return;
+  for (auto it = campaigns.begin(); it != campaigns.end(); ++it) {
+    for (const char* k : {"pending", "in_flight", "done"}) {
+      e.Sample("hlox_campaign_jobs", {{"campaign", it.key()}, {"state", k}}, Field(*it, k));
     }
-    out += c;
   }
-  return out;
 }
 
-double Num(const nlohmann::json& j, const char* key) {
-  return j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0;
+void Totals(Exposition& e, const json& s) {
+  const json& t = Field(s, "totals");
+  struct Counter {
+    const char* key;
+    const char* name;
+    const char* help;
+  };
+  static constexpr Counter kCounters[] = {
+      {"completed", "hlox_completed_total", "Jobs finished (any final status) since the broker started."},
+      {"cache_hits", "hlox_cache_hits_total",
+       "Jobs answered from the result cache or coalesced with an identical job in flight."},
+      {"requeued", "hlox_requeued_total", "Leases re-queued after a worker died, went silent or crashed."},
+      {"lost_workers", "hlox_lost_workers_total", "Workers declared lost."},
+      {"lease_expiries", "hlox_lease_expiries_total",
+       "Job leases that ended without a result (lost worker or run timeout)."},
+      {"rejected_messages", "hlox_rejected_messages_total", "Malformed or hostile messages refused."},
+      {"store_reads", "hlox_store_reads_total",
+       "Result records read back from the store after being dropped from memory."},
+  };
+  for (const Counter& c : kCounters) {
+    e.Family(c.name, "counter", c.help);
+    e.Sample(c.name, {}, Field(t, c.key));
+  }
+  // Cumulative and seeded from the store at start-up (status "metrics"), unlike totals.by_status,
+  // which counts the stored results and may drop when one is re-run.
+  e.Family("hlox_jobs_total", "counter",
+           "Jobs finished, by final status (continues across restarts with a durable store).");
+  const json& by_status = Field(Field(s, "metrics"), "jobs_by_status");
+  if (by_status.is_object()) {
+    for (auto it = by_status.begin(); it != by_status.end(); ++it) {
+      e.Sample("hlox_jobs_total", {{"status", it.key()}}, *it);
+    }
+  }
+  e.Family("hlox_stored_results", "gauge", "Finished jobs in the result store (in memory without --db).");
+  e.Sample("hlox_stored_results", {}, Field(t, "stored_results"));
+  e.Family("hlox_stored_modules", "gauge", "Distinct HLO modules the broker knows (stored with --db).");
+  e.Sample("hlox_stored_modules", {}, Field(t, "modules"));
+  e.Family("hlox_resident_result_bytes", "gauge", "Bytes of finished result records held in memory.");
+  e.Sample("hlox_resident_result_bytes", {}, Field(t, "resident_result_bytes"));
+  e.Family("hlox_throughput_jobs_per_second", "gauge", "Jobs finished per second over the last 10 s.");
+  e.Sample("hlox_throughput_jobs_per_second", {}, Field(s, "throughput_jobs_per_s"));
+  e.Family("hlox_cost_relative_spread", "gauge", "Median relative spread (MAD/median) of recently measured costs.");
+  e.Sample("hlox_cost_relative_spread", {}, Field(s, "cost_spread"));
 }
 
-void Metric(std::string& out, const std::string& name, const std::string& type, const std::string& help) {
-  absl::StrAppend(&out, "# HELP ", name, " ", help, "\n# TYPE ", name, " ", type, "\n");
+void JobHistograms(Exposition& e, const json& s) {
+  const json& m = Field(s, "metrics");
+  const std::vector<double> bounds(broker::kJobSecondsBounds.begin(), broker::kJobSecondsBounds.end());
+  e.Family("hlox_job_latency_seconds", "histogram", "Submit-to-result latency of finished jobs.");
+  e.Histogram("hlox_job_latency_seconds", {}, Field(m, "job_latency_seconds"), bounds);
+  const std::pair<const char*, const char*> per_class[] = {
+      {"job_queue_wait_seconds", "Time jobs waited in the queue before a worker of the class took them."},
+      {"job_run_seconds", "Time from lease to the worker's answer, by the worker's hardware class."},
+  };
+  for (const auto& [key, help] : per_class) {
+    const std::string name = std::string("hlox_") + key;
+    e.Family(name, "histogram", help);
+    const json& by_class = Field(m, key);
+    if (!by_class.is_object()) continue;
+    for (auto it = by_class.begin(); it != by_class.end(); ++it) {
+      e.Histogram(name, {{"class", it.key()}}, *it, bounds);
+    }
+  }
+}
+
+void Workers(Exposition& e, const json& s) {
+  // One entry per worker id: a status with two live workers of one id must not produce two
+  // series with the same labels (Prometheus rejects the whole scrape then).
+  std::vector<const json*> workers;
+  std::set<std::string> seen;
+  const json& all = Field(s, "workers");
+  if (all.is_array()) {
+    for (const json& w : all) {
+      if (seen.insert(Text(w, "id")).second) workers.push_back(&w);
+    }
+  }
+  std::map<std::string, int> by_state{{"idle", 0}, {"busy", 0}, {"draining", 0}, {"lost", 0}};
+  for (const json* w : workers) by_state[w->value("state", "idle")]++;
+  e.Family("hlox_workers", "gauge", "Workers by state (lost: listed for 10 minutes after being lost).");
+  for (const auto& [state, n] : by_state) e.Sample("hlox_workers", {{"state", state}}, n);
+  // Identity as an info metric (the Prometheus convention: constant 1, joined on `worker`), so
+  // the ISA level and CPU model are not extra labels on every per-worker series.
+  e.Family("hlox_worker_info", "gauge", "Worker identity: class, instruction-set level, CPU model.");
+  for (const json* w : workers) {
+    e.Sample("hlox_worker_info",
+             {{"worker", Text(*w, "id")}, {"class", Text(*w, "hardware_class")}, {"isa", Text(*w, "isa")},
+              {"cpu", Text(*w, "cpu")}},
+             1);
+  }
+  const std::pair<const char*, const char*> counters[] = {
+      {"jobs_done", "Jobs a worker finished with status ok since it registered."},
+      {"jobs_failed", "Jobs a worker finished with another status, or crashed on, since it registered."},
+  };
+  for (const auto& [key, help] : counters) {
+    const std::string name = std::string("hlox_worker_") + key + "_total";
+    e.Family(name, "counter", help);
+    for (const json* w : workers) {
+      e.Sample(name, {{"worker", Text(*w, "id")}, {"class", Text(*w, "hardware_class")}}, Field(*w, key));
+    }
+  }
+  e.Family("hlox_worker_heartbeat_age_seconds", "gauge", "Seconds since each worker was last heard.");
+  for (const json* w : workers) {
+    e.Sample("hlox_worker_heartbeat_age_seconds", {{"worker", Text(*w, "id")}}, Field(*w, "last_heartbeat_age_s"));
+  }
 }
 
 }  // namespace
 
-std::string PrometheusText(const nlohmann::json& s) {
-  std::string out;
-  std::map<std::string, int> by_state{{"idle", 0}, {"busy", 0}, {"draining", 0}, {"lost", 0}};
-  for (const auto& w : s.value("workers", nlohmann::json::array())) by_state[w.value("state", "idle")]++;
-  Metric(out, "hlox_workers", "gauge", "Workers by state.");
-  for (const auto& [state, n] : by_state) absl::StrAppendFormat(&out, "hlox_workers{state=\"%s\"} %d\n", state, n);
-  const nlohmann::json q = s.value("queues", nlohmann::json::object());
-  Metric(out, "hlox_queue_pending", "gauge", "Jobs waiting for a worker.");
-  absl::StrAppendFormat(&out, "hlox_queue_pending %g\n", Num(q, "pending"));
-  Metric(out, "hlox_queue_in_flight", "gauge", "Jobs leased to workers.");
-  absl::StrAppendFormat(&out, "hlox_queue_in_flight %g\n", Num(q, "in_flight"));
-  Metric(out, "hlox_campaign_jobs", "gauge", "Jobs per campaign and state.");
-  const nlohmann::json campaigns = q.value("campaigns", nlohmann::json::object());
-  for (auto it = campaigns.begin(); it != campaigns.end(); ++it) {
-    for (const char* k : {"pending", "in_flight", "done"}) {
-      absl::StrAppendFormat(&out, "hlox_campaign_jobs{campaign=\"%s\",state=\"%s\"} %g\n", Escape(it.key()), k,
-                            Num(*it, k));
-    }
-  }
-  const nlohmann::json t = s.value("totals", nlohmann::json::object());
-  const std::pair<const char*, const char*> counters[] = {
-      {"completed", "Jobs finished (any final status)."},
-      {"cache_hits", "Jobs answered from the result cache."},
-      {"requeued", "Leases re-queued after a worker died, went silent or crashed."},
-      {"lost_workers", "Workers declared lost."},
-      {"lease_expiries", "Job leases that ended without a result (lost worker or run timeout)."},
-      {"rejected_messages", "Malformed or hostile messages refused."},
-  };
-  for (const auto& [key, help] : counters) {
-    std::string name = absl::StrCat("hlox_", key, "_total");
-    Metric(out, name, "counter", help);
-    absl::StrAppendFormat(&out, "%s %g\n", name, Num(t, key));
-  }
-  if (t.contains("by_status")) {
-    Metric(out, "hlox_jobs_total", "counter", "Jobs by final status.");
-    for (auto it = t["by_status"].begin(); it != t["by_status"].end(); ++it) {
-      absl::StrAppendFormat(&out, "hlox_jobs_total{status=\"%s\"} %g\n", Escape(it.key()), it->get<double>());
-    }
-  }
-  Metric(out, "hlox_stored_results", "gauge", "Results in the durable store.");
-  absl::StrAppendFormat(&out, "hlox_stored_results %g\n", Num(t, "stored_results"));
-  Metric(out, "hlox_throughput_jobs_per_second", "gauge", "Jobs finished per second over the last 10 s.");
-  absl::StrAppendFormat(&out, "hlox_throughput_jobs_per_second %g\n", Num(s, "throughput_jobs_per_s"));
-  const nlohmann::json lat = s.value("latency_s", nlohmann::json::object());
-  if (lat.contains("buckets")) {
-    Metric(out, "hlox_job_latency_seconds", "histogram", "Submit-to-result latency.");
-    for (const auto& b : lat["buckets"]) {
-      absl::StrAppendFormat(&out, "hlox_job_latency_seconds_bucket{le=\"%s\"} %g\n",
-                            b[0].is_number() ? absl::StrFormat("%g", b[0].get<double>()) : "+Inf", b[1].get<double>());
-    }
-    absl::StrAppendFormat(&out, "hlox_job_latency_seconds_sum %g\nhlox_job_latency_seconds_count %g\n",
-                          Num(lat, "sum"), Num(lat, "samples"));
-  } else {
-    Metric(out, "hlox_job_latency_seconds", "summary", "Submit-to-result latency.");
-    absl::StrAppendFormat(&out, "hlox_job_latency_seconds{quantile=\"0.5\"} %g\n", Num(lat, "p50"));
-    absl::StrAppendFormat(&out, "hlox_job_latency_seconds{quantile=\"0.99\"} %g\n", Num(lat, "p99"));
-    absl::StrAppendFormat(&out, "hlox_job_latency_seconds_count %g\n", Num(lat, "samples"));
-  }
-  if (s.contains("cost_spread")) {
-    Metric(out, "hlox_cost_relative_spread", "gauge", "Median relative spread (MAD/median) of measured costs.");
-    absl::StrAppendFormat(&out, "hlox_cost_relative_spread %g\n", Num(s, "cost_spread"));
-  }
-  // Identity as an info metric (the Prometheus convention: constant 1, joined on `worker`), so
-  // the ISA level and CPU model are not extra labels on every per-worker series.
-  Metric(out, "hlox_worker_info", "gauge", "Worker identity: class, instruction-set level, CPU model.");
-  for (const auto& w : s.value("workers", nlohmann::json::array())) {
-    absl::StrAppendFormat(&out, "hlox_worker_info{worker=\"%s\",class=\"%s\",isa=\"%s\",cpu=\"%s\"} 1\n",
-                          Escape(w.value("id", "")), Escape(w.value("hardware_class", "")),
-                          Escape(w.value("isa", "")), Escape(w.value("cpu", "")));
-  }
-  Metric(out, "hlox_worker_jobs_done", "counter", "Jobs completed per worker.");
-  for (const auto& w : s.value("workers", nlohmann::json::array())) {
-    absl::StrAppendFormat(&out, "hlox_worker_jobs_done{worker=\"%s\",class=\"%s\"} %g\n",
-                          Escape(w.value("id", "")), Escape(w.value("hardware_class", "")), Num(w, "jobs_done"));
-  }
-  Metric(out, "hlox_worker_heartbeat_age_seconds", "gauge", "Seconds since each worker was last heard.");
-  for (const auto& w : s.value("workers", nlohmann::json::array())) {
-    absl::StrAppendFormat(&out, "hlox_worker_heartbeat_age_seconds{worker=\"%s\"} %g\n", Escape(w.value("id", "")),
-                          Num(w, "last_heartbeat_age_s"));
-  }
-  return out;
+std::string PrometheusText(const nlohmann::json& status) {
+  Exposition e;
+  BrokerIdentity(e, status);
+  Queues(e, status);
+  Totals(e, status);
+  JobHistograms(e, status);
+  Workers(e, status);
+  return e.text();
 }
 
 }  // namespace hlox::monitor

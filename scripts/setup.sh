@@ -13,6 +13,7 @@ PACKAGES=(
   python3-torch python3-torchvision python3-optuna
   clang libclang-rt-14-dev
   iproute2 chromium python3-yaml
+  prometheus  # promtool: tests/monitor/promtool_check.py lints /metrics and deploy/monitoring
 )
 
 missing=()
@@ -24,6 +25,11 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  # Debian's prometheus package (wanted here for promtool) enables and starts a Prometheus
+  # server on :9090. A machine that did not have it before needs none running: stop it.
+  if [[ " ${missing[*]} " == *" prometheus "* ]] && [ -d /run/systemd/system ]; then
+    systemctl disable --now prometheus >/dev/null 2>&1 || true
+  fi
 fi
 
 # The portable build (x86-64-v2, kernels picked at run time per instruction-set level) unless

@@ -40,7 +40,9 @@ void RegisterBroker(CLI::App& app) {
   cmd->add_option("--allow", opts->allow_dir, "folder of *.pub keys of the workers and agents let in");
   cmd->add_flag("--insecure", opts->insecure, "allow a non-loopback --bind without CURVE keys");
   auto metrics = std::make_shared<std::string>();
-  cmd->add_option("--metrics", *metrics, "serve /metrics (Prometheus), /status.json and a dashboard on HOST:PORT");
+  cmd->add_option("--metrics", *metrics,
+                  "serve /metrics (Prometheus), /status.json and a dashboard on HOST:PORT, e.g. "
+                  "127.0.0.1:7557 (no authentication: loopback or a private network)");
   cmd->callback([opts, metrics, result_mb] {
     opts->result_memory_bytes = *result_mb << 20;
     auto b = broker::Broker::Create(*opts);

@@ -39,6 +39,12 @@ std::string Table(const nlohmann::json& s) {
                         s["throughput_jobs_per_s"].get<double>(),
                         s["latency_s"]["p50"].is_number() ? s["latency_s"]["p50"].get<double>() : 0.0,
                         s["latency_s"]["p99"].is_number() ? s["latency_s"]["p99"].get<double>() : 0.0);
+  // "totals" and its counts come from the broker; an older broker may lack some of them.
+  const nlohmann::json totals = s.value("totals", nlohmann::json::object());
+  absl::StrAppendFormat(&t, "store: %d results, %d modules   completed %d since start, %d cache hits, %d requeued\n",
+                        totals.value("stored_results", int64_t{0}), totals.value("modules", int64_t{0}),
+                        totals.value("completed", int64_t{0}), totals.value("cache_hits", int64_t{0}),
+                        totals.value("requeued", int64_t{0}));
   if (!q["campaigns"].empty()) {
     absl::StrAppendFormat(&t, "\n%-36s %8s %9s %8s\n", "CAMPAIGN", "PENDING", "IN FLIGHT", "DONE");
     for (auto it = q["campaigns"].begin(); it != q["campaigns"].end(); ++it) {

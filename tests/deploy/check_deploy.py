@@ -84,6 +84,32 @@ check({"broker", "worker"} <= set(compose["services"]), "compose has broker and 
 for name, svc in compose["services"].items():
     check_args(svc.get("command", []), f"compose:{name}")
 
+# Monitoring (promtool checks the same files in tests/monitor/promtool_check.sh): the files the
+# compose Prometheus mounts exist, the scrape target's port is the one the broker's --metrics
+# binds in compose and Kubernetes, and the Grafana dashboard is JSON whose queries read hlox_*.
+import json  # noqa: E402
+MON = os.path.join(DEPLOY, "monitoring")
+for svc in compose["services"].values():
+    for vol in svc.get("volumes", []):
+        src = vol.split(":")[0]
+        if src.startswith("./"):
+            check(os.path.exists(os.path.join(DEPLOY, src)), f"compose mounts {src}, which exists")
+with open(os.path.join(MON, "prometheus.yml")) as f:
+    prom = yaml.safe_load(f)
+targets = [t for sc in prom["scrape_configs"] for c in sc.get("static_configs", []) for t in c["targets"]]
+metrics_binds = [a[a.index("--metrics") + 1] for a in [compose["services"]["broker"]["command"]] +
+                 [c.get("args", []) for _, d in docs if d["kind"] == "Deployment"
+                  for c in d["spec"]["template"]["spec"]["containers"]] if "--metrics" in a]
+check(len(metrics_binds) == 2, f"compose and the k8s broker pass --metrics ({metrics_binds})")
+check(targets and all(t.rsplit(":", 1)[1] == b.rsplit(":", 1)[1] for t in targets for b in metrics_binds),
+      f"scrape targets {targets} use the --metrics port {metrics_binds}")
+for rules in prom.get("rule_files", []):
+    check(os.path.exists(os.path.join(MON, rules)), f"rule file {rules} exists next to prometheus.yml")
+with open(os.path.join(MON, "grafana-dashboard.json")) as f:
+    dash = json.load(f)
+exprs = [t["expr"] for p in dash["panels"] for t in p.get("targets", [])]
+check(exprs and all("hlox_" in e for e in exprs), f"dashboard has {len(exprs)} queries over hlox_* metrics")
+
 # systemd units.
 for unit in glob.glob(os.path.join(DEPLOY, "systemd", "*.service")):
     cp = configparser.ConfigParser(strict=False, interpolation=None)
