@@ -48,6 +48,14 @@ std::vector<std::string> PipelineNames();
 absl::StatusOr<PipelineSpec> GetPipeline(const std::string& name);
 // Labels of every pass a pipeline step can name ("inline", "simplify", "cse", ...).
 std::vector<std::string> PassLabels();
+// What a pass label does, for `hlox passes` and the docs: a one-line description and the rules
+// (site kinds) its sites carry. Every label in PassLabels() has one.
+struct PassInfo {
+  std::string label;
+  std::string description;
+  std::vector<std::string> site_kinds;
+};
+std::vector<PassInfo> PassInfos();
 // A fresh pass for `label`; InvalidArgument when unknown.
 absl::StatusOr<std::unique_ptr<Pass>> CreatePassByLabel(const std::string& label);
 

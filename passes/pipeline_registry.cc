@@ -35,6 +35,36 @@ std::vector<std::string> PassLabels() {
           "map-inliner"};
 }
 
+std::vector<PassInfo> PassInfos() {
+  return {
+      {"inline", "inline call instructions (callees before callers)", {"inline_call"}},
+      {"simplify", "algebraic simplifier: rule table of XLA-style identities (passes/simplify/)",
+       {"simp:<rule> (one kind per rule, `hlox sites --pipeline only:simplify` lists them)"}},
+      {"cse", "common subexpression elimination within a computation", {"identical"}},
+      {"constant-fold", "evaluate instructions whose operands are all constants", {"fold"}},
+      {"tuple-simplify", "get-tuple-element of tuple, tuple of get-tuple-elements", {"gte_of_tuple", "tuple_of_gtes"}},
+      {"dce", "remove dead instructions (and unreachable computations)", {"dead"}},
+      {"fusion", "producer-consumer fusion into loop and input fusions", {"fuse_producer"}},
+      {"sibling-fusion", "multi-output fusion of consumers of a shared operand", {"sibling_fusion"}},
+      {"fusion-merger", "merge a producer fusion into its consumer fusions", {"merge_fusion"}},
+      {"codegen", "how the runtime runs each fused loop, dot and convolution",
+       {"codegen_params", "gemm_params", "conv_params"}},
+      {"zero-sized-elim", "replace computations of zero-element arrays by empty constants", {"zero_sized"}},
+      {"opt-barrier-expander", "remove optimization barriers", {"opt_barrier"}},
+      {"logistic-expander", "logistic(x) -> 1/(1+exp(-x)) (default: keep the runtime's kernel)", {"logistic"}},
+      {"broadcast-canonicalizer", "broadcasts with unsorted dimensions -> transpose + sorted broadcast",
+       {"unsorted_broadcast"}},
+      {"operand-upcaster", "explicit converts of dot/convolution operands narrower than the result",
+       {"narrow_operand"}},
+      {"dot-dimension-sorter", "sort a dot's contracting dimensions", {"unsorted_contracting"}},
+      {"conditional-simplifier", "a conditional with a constant selector (or one branch) -> call of that branch",
+       {"fixed_branch"}},
+      {"while-loop-simplifier", "a while loop whose condition is constant false -> its initial value",
+       {"zero_trip"}},
+      {"map-inliner", "map of a one-instruction elementwise computation -> that instruction", {"inline_map"}},
+  };
+}
+
 absl::StatusOr<std::unique_ptr<Pass>> CreatePassByLabel(const std::string& label) {
   if (label == "inline") return CreateCallInliner();
   if (label == "simplify") return CreateAlgebraicSimplifier();

@@ -23,6 +23,7 @@ void RegisterDataset(CLI::App& app);    // hlox dataset FILE ... (submodules, fu
 void RegisterStatus(CLI::App& app);     // hlox status --broker ADDR
 void RegisterKeygen(CLI::App& app);     // hlox keygen
 void RegisterCpu(CLI::App& app);        // hlox cpu
+void RegisterPasses(CLI::App& app);     // hlox passes
 
 // Exit status a subcommand callback stores; main returns it.
 int& ExitCode();

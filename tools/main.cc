@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
   for (auto reg : {RegisterCheck, RegisterPrint, RegisterRun, RegisterSites, RegisterOpt,
                    RegisterEval, RegisterCalibrate, RegisterCalibrateVerdict, RegisterBroker, RegisterWorker,
                    RegisterSearch, RegisterCampaign, RegisterTrainAdvantage, RegisterDataset,
-                   RegisterStatus, RegisterKeygen, RegisterCpu}) {
+                   RegisterStatus, RegisterKeygen, RegisterCpu, RegisterPasses}) {
     reg(app);
   }
   try {

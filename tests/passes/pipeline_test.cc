@@ -234,3 +234,21 @@ TEST(DatasetTest, ExtractedModulesVerifyAndKeepTheirOps) {
 
 }  // namespace
 }  // namespace hlox
+
+namespace hlox {
+namespace {
+
+// `hlox passes` describes exactly the passes a pipeline step can name, each creatable.
+TEST(PassInfos, DescribeEveryLabelOnce) {
+  std::vector<std::string> described;
+  for (const PassInfo& p : PassInfos()) {
+    described.push_back(p.label);
+    EXPECT_FALSE(p.description.empty()) << p.label;
+    EXPECT_FALSE(p.site_kinds.empty()) << p.label;
+    EXPECT_TRUE(CreatePassByLabel(p.label).ok()) << p.label;
+  }
+  EXPECT_EQ(described, PassLabels());
+}
+
+}  // namespace
+}  // namespace hlox
