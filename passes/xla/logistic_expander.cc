@@ -1,6 +1,6 @@
-// logistic-expander (XLA's LogisticExpander): logistic(x) -> 1 / (1 + exp(-x)) in x's floating
-// type, which XLA's CPU pipeline does so the expansion fuses with its neighbours. The default
-// policy is to keep: hlox's runtime has a vectorized logistic, and the expansion is one
+// logistic-expander (XLA's LogisticExpander): logistic(x) -> 1 / (1 + exp(-x)) (half types
+// through f32), which XLA's CPU pipeline does so the expansion fuses with its neighbours. The
+// default policy is to keep: hlox's runtime has a vectorized logistic, and the expansion is one
 // division and one exponential per element (see docs/DECISIONS.md).
 #include "passes/passes.h"
 #include "passes/simplify/simp_util.h"
@@ -16,12 +16,18 @@ std::unique_ptr<Pass> CreateLogisticExpander() {
     return i.opcode() == Opcode::kLogistic && i.shape().IsArray() && IsFloatingPoint(i.shape().element_type());
   };
   r.apply = [](Instruction& i) {
-    const Shape& s = i.shape();
-    Instruction* neg = simp::AddNew(i, Opcode::kNegate, s, {i.operand(0)});
+    // Half-precision values are expanded in f32 and rounded once at the end, as the logistic
+    // kernel does: four f16 roundings in a row drift by several percent through a deep model.
+    const PrimitiveType t = i.shape().element_type();
+    const bool narrow = PrimitiveBitWidth(t) < 32;
+    const Shape s = narrow ? simp::ShapeLike(i.shape(), PrimitiveType::kF32, i.shape().dims()) : i.shape();
+    Instruction* x = i.operand(0);
+    if (narrow) x = simp::AddNew(i, Opcode::kConvert, s, {x});
+    Instruction* neg = simp::AddNew(i, Opcode::kNegate, s, {x});
     Instruction* e = simp::AddNew(i, Opcode::kExp, s, {neg});
-    Instruction* one = simp::AddFilled(i, s, 1.0);
-    Instruction* den = simp::AddNew(i, Opcode::kAdd, s, {one, e});
-    return simp::AddNew(i, Opcode::kDivide, s, {simp::AddFilled(i, s, 1.0), den});
+    Instruction* den = simp::AddNew(i, Opcode::kAdd, s, {simp::AddFilled(i, s, 1.0), e});
+    Instruction* out = simp::AddNew(i, Opcode::kDivide, s, {simp::AddFilled(i, s, 1.0), den});
+    return narrow ? simp::AddNew(i, Opcode::kConvert, i.shape(), {out}) : out;
   };
   return xla::MakeRulePass("logistic-expander", {r});
 }

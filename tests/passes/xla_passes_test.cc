@@ -233,3 +233,21 @@ ENTRY main {
 
 }  // namespace
 }  // namespace hlox
+
+namespace hlox {
+namespace {
+
+// Half types expand through f32 and round once (four f16 roundings drift through deep models).
+TEST(XlaPasses, LogisticExpanderComputesHalfTypesInF32) {
+  Outcome o = ApplyAll("logistic-expander", R"(HloModule h
+ENTRY main {
+  a = f16[64] parameter(0)
+  ROOT l = f16[64] logistic(a)
+}
+)");
+  EXPECT_TRUE(Has(o.after, "f32[64] convert(") && Has(o.after, "f16[64] convert(")) << o.after;
+  EXPECT_TRUE(Has(o.after, "f32[64] exponential(")) << o.after;
+}
+
+}  // namespace
+}  // namespace hlox
