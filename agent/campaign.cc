@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "agent/embedded.h"
 #include "agent/plot.h"
 #include "agent/report_charts.h"
@@ -139,7 +140,9 @@ absl::Status WriteTables(const CampaignOptions& o, const std::vector<std::string
       CampaignAlgoRow r;
       if (!SummarizeAlgo(runs, g, algo, r)) continue;
       rows.push_back(r);
-      md << absl::StrFormat("| %s | %s | %.3fx | %.3f .. %.3f | %d of %d | %s | %.3f .. %.3f | %.0f | %d |\n", g, algo,
+      // A '|' in a name would end a Markdown cell.
+      md << absl::StrFormat("| %s | %s | %.3fx | %.3f .. %.3f | %d of %d | %s | %.3f .. %.3f | %.0f | %d |\n",
+                            absl::StrReplaceAll(g, {{"|", "\\|"}}), absl::StrReplaceAll(algo, {{"|", "\\|"}}),
                             r.speedup, r.low, r.high, r.gains, r.seeds,
                             std::isfinite(r.delta) ? absl::StrFormat("%.1f%%", 100 * r.delta) : std::string("-"),
                             r.min_speedup, r.max_speedup, r.median_to_best, r.invalid);

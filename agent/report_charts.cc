@@ -115,8 +115,10 @@ ChartSpec CampaignChart(const std::string& graph, const std::vector<CampaignAlgo
   // Every seed's verified figure after the curves, slightly apart.
   int k = 0;
   for (size_t a = 0; a < algos.size(); ++a) {
+    bool labelled = false;
     for (size_t s = 0; s < algos[a].summaries.size(); ++s) {
       const nlohmann::json& j = algos[a].summaries[s];
+      if (j.value("verdict", std::string()) != "paired") continue;  // no verified figure to show
       const nlohmann::json& ci = j.value("best_speedup_ci", nlohmann::json());
       ChartMark m;
       m.y = SummaryNumber(j, "best_speedup");
@@ -124,9 +126,9 @@ ChartSpec CampaignChart(const std::string& graph, const std::vector<CampaignAlgo
       m.high = ci.is_array() && ci.size() == 2 && ci[1].is_number() ? ci[1].get<double>() : m.y;
       m.x = last * (1.04 + 0.03 * k++);
       m.rgb = kColors[a % 8];
-      if (s == 0) {
-        m.label = absl::StrFormat("%s: verified speedup and 95%% CI, %d seed(s)", algos[a].algo,
-                                  algos[a].summaries.size());
+      if (!labelled) {
+        m.label = absl::StrFormat("%s: verified speedup and 95%% CI, one mark per seed", algos[a].algo);
+        labelled = true;
       }
       spec.marks.push_back(m);
     }
