@@ -77,6 +77,16 @@ std::vector<std::string> WrapText(const std::string& text, size_t width) {
   return lines;
 }
 
+ChartFrame LayoutFrame(const ChartSpec& spec, int width, int height) {
+  ChartFrame f;
+  f.width = width;
+  f.height = height;
+  f.right = width - ChartFrame::kLegendWidth;
+  f.bottom = height - 56;
+  f.axes = LayoutAxes(spec);
+  return f;
+}
+
 std::string TickLabel(double v) {
   if (v == std::floor(v) && std::fabs(v) < 1e9) return absl::StrFormat("%.0f", v);
   return absl::StrFormat("%.3g", v);

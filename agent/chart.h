@@ -48,6 +48,18 @@ struct ChartAxes {
 };
 ChartAxes LayoutAxes(const ChartSpec& spec);
 
+// Where things go on a width x height picture, the same for both back ends: the title band on
+// top, the plot area [left, right] x [top, bottom], the legend panel right of it.
+struct ChartFrame {
+  int width = 0, height = 0;
+  int left = 78, right = 0, top = 44, bottom = 0;
+  static constexpr int kLegendWidth = 300;
+  ChartAxes axes;
+  double X(double x) const { return left + (x - axes.xmin) / (axes.xmax - axes.xmin) * (right - left); }
+  double Y(double y) const { return bottom - (y - axes.ymin) / (axes.ymax - axes.ymin) * (bottom - top); }
+};
+ChartFrame LayoutFrame(const ChartSpec& spec, int width, int height);
+
 // A tick label: integers plainly, else up to three significant decimals.
 std::string TickLabel(double v);
 

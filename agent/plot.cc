@@ -108,91 +108,104 @@ void Swatch(Canvas& c, int x, int y, const ChartSeries& s) {
   }
 }
 
-}  // namespace
-
-absl::Status WritePlotPng(const std::string& path, const ChartSpec& spec, int width, int height) {
-  const ChartAxes a = LayoutAxes(spec);
-  const int legend_w = 300, left = 78, right = width - legend_w, top = 44, bottom = height - 56;
-  Canvas c(width, height);
-  auto px = [&](double x) { return left + (x - a.xmin) / (a.xmax - a.xmin) * (right - left); };
-  auto py = [&](double y) { return bottom - (y - a.ymin) / (a.ymax - a.ymin) * (bottom - top); };
-  // Title (cut to the width), axis labels.
+// Title (cut to the width), axis labels, grid, ticks with labels, the axes, the reference line.
+void DrawFrame(Canvas& c, const ChartSpec& spec, const ChartFrame& f) {
   std::string title = spec.title;
-  const size_t title_chars = static_cast<size_t>((width - 20) / (kGlyphAdvance * 2));
+  const size_t title_chars = static_cast<size_t>((f.width - 20) / (kGlyphAdvance * 2));
   if (title.size() > title_chars) title = title.substr(0, title_chars - 3) + "...";
-  c.Text((width - TextWidth(title, 2)) / 2, 12, title, 2);
-  c.Text((left + right - TextWidth(spec.x_label, 1)) / 2, bottom + 30, spec.x_label, 1);
-  c.Text(12, (top + bottom + TextWidth(spec.y_label, 1)) / 2, spec.y_label, 1, kInk, true);
-  for (double t : a.yticks) {
-    c.Line(left, py(t), right, py(t), kGrid);
+  c.Text((f.width - TextWidth(title, 2)) / 2, 12, title, 2);
+  c.Text((f.left + f.right - TextWidth(spec.x_label, 1)) / 2, f.bottom + 30, spec.x_label, 1);
+  c.Text(12, (f.top + f.bottom + TextWidth(spec.y_label, 1)) / 2, spec.y_label, 1, kInk, true);
+  for (double t : f.axes.yticks) {
+    c.Line(f.left, f.Y(t), f.right, f.Y(t), kGrid);
     const std::string l = TickLabel(t);
-    c.Text(left - 6 - TextWidth(l, 1), static_cast<int>(py(t)) - 3, l, 1);
+    c.Text(f.left - 6 - TextWidth(l, 1), static_cast<int>(f.Y(t)) - 3, l, 1);
   }
-  for (double t : a.xticks) {
-    c.Line(px(t), top, px(t), bottom, kGrid);
+  for (double t : f.axes.xticks) {
+    c.Line(f.X(t), f.top, f.X(t), f.bottom, kGrid);
     const std::string l = TickLabel(t);
-    c.Text(static_cast<int>(px(t)) - TextWidth(l, 1) / 2, bottom + 8, l, 1);
+    c.Text(static_cast<int>(f.X(t)) - TextWidth(l, 1) / 2, f.bottom + 8, l, 1);
   }
-  c.Line(left, bottom, right, bottom, kAxis, 2);
-  c.Line(left, top, left, bottom, kAxis, 2);
+  c.Line(f.left, f.bottom, f.right, f.bottom, kAxis, 2);
+  c.Line(f.left, f.top, f.left, f.bottom, kAxis, 2);
   if (std::isfinite(spec.reference_y)) {
-    c.Line(left, py(spec.reference_y), right, py(spec.reference_y), spec.reference_rgb, 1, true);
+    c.Line(f.left, f.Y(spec.reference_y), f.right, f.Y(spec.reference_y), spec.reference_rgb, 1, true);
   }
-  for (const ChartSeries& s : spec.series) {
-    for (size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
-      const bool ok = std::isfinite(s.x[i]) && std::isfinite(s.y[i]);
-      switch (s.style) {
-        case SeriesStyle::kLine:
-        case SeriesStyle::kDashed:
-          if (i > 0 && ok && std::isfinite(s.x[i - 1]) && std::isfinite(s.y[i - 1])) {
-            c.Line(px(s.x[i - 1]), py(s.y[i - 1]), px(s.x[i]), py(s.y[i]), s.rgb,
-                   s.style == SeriesStyle::kLine ? 2 : 1, s.style == SeriesStyle::kDashed);
-          }
-          break;
-        case SeriesStyle::kPoints:
-          if (ok) c.Dot(px(s.x[i]), py(s.y[i]), s.rgb);
-          break;
-        case SeriesStyle::kAxisCrosses:
-          if (std::isfinite(s.x[i])) c.Cross(px(s.x[i]), bottom - 6, s.rgb);
-          break;
-      }
+}
+
+void DrawSeries(Canvas& c, const ChartSeries& s, const ChartFrame& f) {
+  for (size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
+    const bool ok = std::isfinite(s.x[i]) && std::isfinite(s.y[i]);
+    switch (s.style) {
+      case SeriesStyle::kLine:
+      case SeriesStyle::kDashed:
+        if (i > 0 && ok && std::isfinite(s.x[i - 1]) && std::isfinite(s.y[i - 1])) {
+          c.Line(f.X(s.x[i - 1]), f.Y(s.y[i - 1]), f.X(s.x[i]), f.Y(s.y[i]), s.rgb, s.style == SeriesStyle::kLine ? 2 : 1,
+                 s.style == SeriesStyle::kDashed);
+        }
+        break;
+      case SeriesStyle::kPoints:
+        if (ok) c.Dot(f.X(s.x[i]), f.Y(s.y[i]), s.rgb);
+        break;
+      case SeriesStyle::kAxisCrosses:
+        if (std::isfinite(s.x[i])) c.Cross(f.X(s.x[i]), f.bottom - 6, s.rgb);
+        break;
     }
   }
-  for (const ChartMark& m : spec.marks) {
-    if (!std::isfinite(m.x) || !std::isfinite(m.y)) continue;
-    const double lo = std::isfinite(m.low) ? m.low : m.y, hi = std::isfinite(m.high) ? m.high : m.y;
-    const double x = px(m.x);
-    c.Line(x, py(lo), x, py(hi), m.rgb, 2);
-    c.Line(x - 5, py(lo), x + 5, py(lo), m.rgb, 2);
-    c.Line(x - 5, py(hi), x + 5, py(hi), m.rgb, 2);
-    c.Rect(static_cast<int>(x) - 4, static_cast<int>(py(m.y)) - 4, static_cast<int>(x) + 4, static_cast<int>(py(m.y)) + 4,
-           m.rgb);
-    // The figure to the left of the mark: the mark sits at the right edge of the plot.
-    c.Text(static_cast<int>(x) - 10 - TextWidth(m.text, 1), static_cast<int>(py(m.y)) - 3, m.text, 1, m.rgb);
-  }
-  // Legend panel: swatch, then the label wrapped to the panel.
-  int ly = top;
-  const size_t chars = static_cast<size_t>((legend_w - 60) / kGlyphAdvance);
+}
+
+// A verified figure: the interval as a bar with caps, a filled square, its figure above and to the
+// left on a white patch (the mark sits at the right edge of the plot, often on the line at 1).
+void DrawMark(Canvas& c, const ChartMark& m, const ChartFrame& f) {
+  if (!std::isfinite(m.x) || !std::isfinite(m.y)) return;
+  const double lo = std::isfinite(m.low) ? m.low : m.y, hi = std::isfinite(m.high) ? m.high : m.y;
+  const double x = f.X(m.x);
+  const int ix = static_cast<int>(x), iy = static_cast<int>(f.Y(m.y));
+  c.Line(x, f.Y(lo), x, f.Y(hi), m.rgb, 2);
+  c.Line(x - 5, f.Y(lo), x + 5, f.Y(lo), m.rgb, 2);
+  c.Line(x - 5, f.Y(hi), x + 5, f.Y(hi), m.rgb, 2);
+  c.Rect(ix - 4, iy - 4, ix + 4, iy + 4, m.rgb);
+  if (m.text.empty()) return;
+  const int tx = ix - 8 - TextWidth(m.text, 1), ty = iy - 18;  // above the reference line at y = 1
+  c.Rect(tx - 2, ty - 2, ix - 7, ty + kGlyphLine - 1, 0xffffff);
+  c.Text(tx, ty, m.text, 1, m.rgb);
+}
+
+// The legend panel: per entry a swatch, then its label wrapped to the panel.
+void DrawLegend(Canvas& c, const ChartSpec& spec, const ChartFrame& f) {
+  int ly = f.top;
+  const int x = f.right;
+  const size_t chars = static_cast<size_t>((ChartFrame::kLegendWidth - 60) / kGlyphAdvance);
   auto entry = [&](const std::string& label, auto draw) {
     if (label.empty()) return;
     draw(ly + 3);
     for (const std::string& line : WrapText(label, chars)) {
-      c.Text(right + 50, ly, line, 1);
+      c.Text(x + 50, ly, line, 1);
       ly += kGlyphLine + 1;
     }
     ly += 6;
   };
   if (std::isfinite(spec.reference_y)) {
-    entry(spec.reference_label,
-          [&](int y) { c.Line(right + 20, y, right + 44, y, spec.reference_rgb, 1, true); });
+    entry(spec.reference_label, [&](int y) { c.Line(x + 20, y, x + 44, y, spec.reference_rgb, 1, true); });
   }
-  for (const ChartSeries& s : spec.series) entry(s.label, [&](int y) { Swatch(c, right + 20, y, s); });
+  for (const ChartSeries& s : spec.series) entry(s.label, [&](int y) { Swatch(c, x + 20, y, s); });
   for (const ChartMark& m : spec.marks) {
     entry(m.label, [&](int y) {
-      c.Line(right + 32, y - 6, right + 32, y + 6, m.rgb, 2);
-      c.Rect(right + 29, y - 3, right + 35, y + 3, m.rgb);
+      c.Line(x + 32, y - 6, x + 32, y + 6, m.rgb, 2);
+      c.Rect(x + 29, y - 3, x + 35, y + 3, m.rgb);
     });
   }
+}
+
+}  // namespace
+
+absl::Status WritePlotPng(const std::string& path, const ChartSpec& spec, int width, int height) {
+  const ChartFrame f = LayoutFrame(spec, width, height);
+  Canvas c(width, height);
+  DrawFrame(c, spec, f);
+  for (const ChartSeries& s : spec.series) DrawSeries(c, s, f);
+  for (const ChartMark& m : spec.marks) DrawMark(c, m, f);
+  DrawLegend(c, spec, f);
   return c.Save(path);
 }
 

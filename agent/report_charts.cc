@@ -86,8 +86,8 @@ ChartSpec SearchChart(const nlohmann::json& summary, const std::vector<LogEntry>
     const double n = static_cast<double>(std::max<size_t>(log.size(), best_so_far.size()));
     m.x = n + std::max(1.0, 0.04 * n);
     m.rgb = 0x2ca02c;
-    m.text = absl::StrFormat("verified %.3fx", m.y);
     const std::string outcome = summary.value("verdict_outcome", std::string());
+    m.text = outcome == "default" ? std::string("verified: default kept") : absl::StrFormat("verified %.3fx", m.y);
     m.label = outcome == "default"
                   ? std::string("verified: no gain confirmed, the default is kept (1.000x)")
                   : absl::StrFormat("verified (fresh paired measurement): %.3fx, 95%% CI %.3f .. %.3f (%s)", m.y,

@@ -48,89 +48,95 @@ std::string HtmlEscape(std::string_view text) {
   return out;
 }
 
-std::string ChartSvg(const ChartSpec& spec, int width, int height) {
-  const ChartAxes a = LayoutAxes(spec);
-  const int legend_w = 300, left = 78, right = width - legend_w, top = 44, bottom = height - 56;
-  auto px = [&](double x) { return left + (x - a.xmin) / (a.xmax - a.xmin) * (right - left); };
-  auto py = [&](double y) { return bottom - (y - a.ymin) / (a.ymax - a.ymin) * (bottom - top); };
-  std::string s = absl::StrFormat(
-      "<svg class='chart' viewBox='0 0 %d %d' role='img' "
-      "aria-label='%s' font-family='sans-serif' font-size='12'>\n",
-      width, height, HtmlEscape(spec.title));
-  absl::StrAppendFormat(&s, "<rect width='%d' height='%d' fill='#fff'/>\n", width, height);
+namespace {
+
+// Title, axis labels, grid, ticks with labels, the axes, the reference line.
+std::string SvgFrame(const ChartSpec& spec, const ChartFrame& f) {
+  std::string s = absl::StrFormat("<rect width='%d' height='%d' fill='#fff'/>\n", f.width, f.height);
   absl::StrAppendFormat(&s, "<text class='title' x='%d' y='26' text-anchor='middle' font-size='16' font-weight='bold'>%s</text>\n",
-                        width / 2, HtmlEscape(spec.title));
-  absl::StrAppendFormat(&s, "<text x='%d' y='%d' text-anchor='middle'>%s</text>\n", (left + right) / 2, bottom + 42,
-                        HtmlEscape(spec.x_label));
+                        f.width / 2, HtmlEscape(spec.title));
+  absl::StrAppendFormat(&s, "<text x='%d' y='%d' text-anchor='middle'>%s</text>\n", (f.left + f.right) / 2,
+                        f.bottom + 42, HtmlEscape(spec.x_label));
   absl::StrAppendFormat(&s, "<text transform='translate(18 %d) rotate(-90)' text-anchor='middle'>%s</text>\n",
-                        (top + bottom) / 2, HtmlEscape(spec.y_label));
-  for (double t : a.yticks) {
-    absl::StrAppendFormat(&s, "<line x1='%d' y1='%.1f' x2='%d' y2='%.1f' stroke='#e4e4e4'/>", left, py(t), right, py(t));
-    absl::StrAppendFormat(&s, "<text x='%d' y='%.1f' text-anchor='end'>%s</text>\n", left - 6, py(t) + 4, TickLabel(t));
+                        (f.top + f.bottom) / 2, HtmlEscape(spec.y_label));
+  for (double t : f.axes.yticks) {
+    absl::StrAppendFormat(&s, "<line x1='%d' y1='%.1f' x2='%d' y2='%.1f' stroke='#e4e4e4'/>", f.left, f.Y(t), f.right,
+                          f.Y(t));
+    absl::StrAppendFormat(&s, "<text x='%d' y='%.1f' text-anchor='end'>%s</text>\n", f.left - 6, f.Y(t) + 4,
+                          TickLabel(t));
   }
-  for (double t : a.xticks) {
-    absl::StrAppendFormat(&s, "<line x1='%.1f' y1='%d' x2='%.1f' y2='%d' stroke='#e4e4e4'/>", px(t), top, px(t), bottom);
-    absl::StrAppendFormat(&s, "<text x='%.1f' y='%d' text-anchor='middle'>%s</text>\n", px(t), bottom + 18, TickLabel(t));
+  for (double t : f.axes.xticks) {
+    absl::StrAppendFormat(&s, "<line x1='%.1f' y1='%d' x2='%.1f' y2='%d' stroke='#e4e4e4'/>", f.X(t), f.top, f.X(t),
+                          f.bottom);
+    absl::StrAppendFormat(&s, "<text x='%.1f' y='%d' text-anchor='middle'>%s</text>\n", f.X(t), f.bottom + 18,
+                          TickLabel(t));
   }
-  absl::StrAppendFormat(&s, "<path d='M%d %dV%dH%d' fill='none' stroke='#000' stroke-width='2'/>\n", left, top, bottom,
-                        right);
+  absl::StrAppendFormat(&s, "<path d='M%d %dV%dH%d' fill='none' stroke='#000' stroke-width='2'/>\n", f.left, f.top,
+                        f.bottom, f.right);
   if (std::isfinite(spec.reference_y)) {
-    absl::StrAppendFormat(&s, "<line x1='%d' y1='%.1f' x2='%d' y2='%.1f' stroke='%s' stroke-dasharray='5 4'/>\n", left,
-                          py(spec.reference_y), right, py(spec.reference_y), Color(spec.reference_rgb));
+    absl::StrAppendFormat(&s, "<line x1='%d' y1='%.1f' x2='%d' y2='%.1f' stroke='%s' stroke-dasharray='5 4'/>\n",
+                          f.left, f.Y(spec.reference_y), f.right, f.Y(spec.reference_y), Color(spec.reference_rgb));
   }
-  for (const ChartSeries& c : spec.series) {
-    const std::string col = Color(c.rgb);
-    if (c.style == SeriesStyle::kLine || c.style == SeriesStyle::kDashed) {
-      std::string d;
-      bool pen = false;
-      for (size_t i = 0; i < c.x.size() && i < c.y.size(); ++i) {
-        if (!std::isfinite(c.x[i]) || !std::isfinite(c.y[i])) {
-          pen = false;
-          continue;
-        }
-        absl::StrAppendFormat(&d, "%s%.1f %.1f", pen ? "L" : "M", px(c.x[i]), py(c.y[i]));
-        pen = true;
-      }
-      if (!d.empty()) {
-        absl::StrAppendFormat(&s, "<path d='%s' fill='none' stroke='%s' stroke-width='%s'%s/>\n", d, col,
-                              c.style == SeriesStyle::kLine ? "2" : "1.5",
-                              c.style == SeriesStyle::kDashed ? " stroke-dasharray='5 4'" : "");
-      }
-      continue;
-    }
-    s += absl::StrFormat("<g fill='%s' stroke='%s'>", col, col);
+  return s;
+}
+
+std::string SvgSeries(const ChartSeries& c, const ChartFrame& f) {
+  const std::string col = Color(c.rgb);
+  if (c.style == SeriesStyle::kLine || c.style == SeriesStyle::kDashed) {
+    std::string d;  // a path, lifting the pen at missing points
+    bool pen = false;
     for (size_t i = 0; i < c.x.size() && i < c.y.size(); ++i) {
-      if (!std::isfinite(c.x[i])) continue;
-      if (c.style == SeriesStyle::kPoints && std::isfinite(c.y[i])) {
-        absl::StrAppendFormat(&s, "<circle cx='%.1f' cy='%.1f' r='2.5' stroke='none'/>", px(c.x[i]), py(c.y[i]));
-      } else if (c.style == SeriesStyle::kAxisCrosses) {
-        absl::StrAppendFormat(&s, "<path d='M%.1f %dl6 6m0 -6l-6 6' stroke-width='2'/>", px(c.x[i]) - 3, bottom - 9);
+      if (!std::isfinite(c.x[i]) || !std::isfinite(c.y[i])) {
+        pen = false;
+        continue;
       }
+      absl::StrAppendFormat(&d, "%s%.1f %.1f", pen ? "L" : "M", f.X(c.x[i]), f.Y(c.y[i]));
+      pen = true;
     }
-    s += "</g>\n";
+    if (d.empty()) return "";
+    return absl::StrFormat("<path d='%s' fill='none' stroke='%s' stroke-width='%s'%s/>\n", d, col,
+                           c.style == SeriesStyle::kLine ? "2" : "1.5",
+                           c.style == SeriesStyle::kDashed ? " stroke-dasharray='5 4'" : "");
   }
-  for (const ChartMark& m : spec.marks) {
-    if (!std::isfinite(m.x) || !std::isfinite(m.y)) continue;
-    const double lo = std::isfinite(m.low) ? m.low : m.y, hi = std::isfinite(m.high) ? m.high : m.y;
-    const double x = px(m.x);
-    const std::string col = Color(m.rgb);
-    absl::StrAppendFormat(&s, "<g class='mark' stroke='%s' fill='%s' stroke-width='2'>", col, col);
-    absl::StrAppendFormat(&s, "<path d='M%.1f %.1fV%.1fM%.1f %.1fh10M%.1f %.1fh10'/>", x, py(lo), py(hi), x - 5, py(lo),
-                          x - 5, py(hi));
-    absl::StrAppendFormat(&s, "<rect x='%.1f' y='%.1f' width='9' height='9' stroke='none'/>", x - 4.5, py(m.y) - 4.5);
-    if (!m.text.empty()) {
-      absl::StrAppendFormat(&s, "<text x='%.1f' y='%.1f' text-anchor='end' stroke='none'>%s</text>", x - 10, py(m.y) + 4,
-                            HtmlEscape(m.text));
+  std::string s = absl::StrFormat("<g fill='%s' stroke='%s'>", col, col);
+  for (size_t i = 0; i < c.x.size() && i < c.y.size(); ++i) {
+    if (!std::isfinite(c.x[i])) continue;
+    if (c.style == SeriesStyle::kPoints && std::isfinite(c.y[i])) {
+      absl::StrAppendFormat(&s, "<circle cx='%.1f' cy='%.1f' r='2.5' stroke='none'/>", f.X(c.x[i]), f.Y(c.y[i]));
+    } else if (c.style == SeriesStyle::kAxisCrosses) {
+      absl::StrAppendFormat(&s, "<path d='M%.1f %dl6 6m0 -6l-6 6' stroke-width='2'/>", f.X(c.x[i]) - 3, f.bottom - 9);
     }
-    s += "</g>\n";
   }
-  // Legend panel.
-  int ly = top + 6;
+  return s + "</g>\n";
+}
+
+// A verified figure: bar with caps over the interval, a square, its figure to the left.
+std::string SvgMark(const ChartMark& m, const ChartFrame& f) {
+  if (!std::isfinite(m.x) || !std::isfinite(m.y)) return "";
+  const double lo = std::isfinite(m.low) ? m.low : m.y, hi = std::isfinite(m.high) ? m.high : m.y;
+  const double x = f.X(m.x);
+  const std::string col = Color(m.rgb);
+  std::string s = absl::StrFormat("<g class='mark' stroke='%s' fill='%s' stroke-width='2'>", col, col);
+  absl::StrAppendFormat(&s, "<path d='M%.1f %.1fV%.1fM%.1f %.1fh10M%.1f %.1fh10'/>", x, f.Y(lo), f.Y(hi), x - 5,
+                        f.Y(lo), x - 5, f.Y(hi));
+  absl::StrAppendFormat(&s, "<rect x='%.1f' y='%.1f' width='9' height='9' stroke='none'/>", x - 4.5, f.Y(m.y) - 4.5);
+  if (!m.text.empty()) {
+    absl::StrAppendFormat(&s, "<text x='%.1f' y='%.1f' text-anchor='end' stroke='#fff' stroke-width='4' "
+                          "paint-order='stroke'>%s</text>", x - 8, f.Y(m.y) - 9, HtmlEscape(m.text));
+  }
+  return s + "</g>\n";
+}
+
+// The legend panel: per entry a swatch and its label, wrapped.
+std::string SvgLegend(const ChartSpec& spec, const ChartFrame& f) {
+  std::string s;
+  int ly = f.top + 6;
+  const int x = f.right;
   auto entry = [&](const std::string& label, const std::string& swatch) {
     if (label.empty()) return;
     absl::StrAppendFormat(&s, "<g class='legend'>%s<text font-size='11'>", swatch);
     for (const std::string& line : WrapText(label, 40)) {
-      absl::StrAppendFormat(&s, "<tspan x='%d' y='%d'>%s</tspan>", right + 50, ly + 4, HtmlEscape(line));
+      absl::StrAppendFormat(&s, "<tspan x='%d' y='%d'>%s</tspan>", x + 50, ly + 4, HtmlEscape(line));
       ly += 14;
     }
     s += "</text></g>\n";
@@ -138,17 +144,30 @@ std::string ChartSvg(const ChartSpec& spec, int width, int height) {
   };
   if (std::isfinite(spec.reference_y)) {
     entry(spec.reference_label,
-          absl::StrFormat("<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='%s' stroke-dasharray='5 4'/>", right + 20, ly,
-                          right + 44, ly, Color(spec.reference_rgb)));
+          absl::StrFormat("<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='%s' stroke-dasharray='5 4'/>", x + 20, ly,
+                          x + 44, ly, Color(spec.reference_rgb)));
   }
-  for (const ChartSeries& c : spec.series) entry(c.label, SvgSwatch(c, right + 20, ly));
+  for (const ChartSeries& c : spec.series) entry(c.label, SvgSwatch(c, x + 20, ly));
   for (const ChartMark& m : spec.marks) {
     entry(m.label, absl::StrFormat("<path d='M%d %dv12' stroke='%s' stroke-width='2'/><rect x='%d' y='%d' width='7' "
                                    "height='7' fill='%s'/>",
-                                   right + 32, ly - 6, Color(m.rgb), right + 29, ly - 3, Color(m.rgb)));
+                                   x + 32, ly - 6, Color(m.rgb), x + 29, ly - 3, Color(m.rgb)));
   }
-  s += "</svg>\n";
   return s;
+}
+
+}  // namespace
+
+std::string ChartSvg(const ChartSpec& spec, int width, int height) {
+  const ChartFrame f = LayoutFrame(spec, width, height);
+  std::string s = absl::StrFormat(
+      "<svg class='chart' viewBox='0 0 %d %d' role='img' aria-label='%s' font-family='sans-serif' font-size='12'>\n",
+      width, height, HtmlEscape(spec.title));
+  s += SvgFrame(spec, f);
+  for (const ChartSeries& c : spec.series) s += SvgSeries(c, f);
+  for (const ChartMark& m : spec.marks) s += SvgMark(m, f);
+  s += SvgLegend(spec, f);
+  return s + "</svg>\n";
 }
 
 }  // namespace hlox
