@@ -54,8 +54,8 @@ void AddSearchSeries(ChartSpec& spec, const std::vector<LogEntry>& log, std::vec
   if (!invalid.x.empty()) {
     invalid.label = absl::StrCat(prefix, invalid.x.size(), " invalid (wrong output or error), on the x axis");
   }
-  spec.series.push_back(std::move(points));
-  spec.series.push_back(std::move(line));
+  if (!points.x.empty()) spec.series.push_back(std::move(points));
+  if (!line.x.empty()) spec.series.push_back(std::move(line));
   if (!invalid.x.empty()) spec.series.push_back(std::move(invalid));
 }
 

@@ -151,6 +151,10 @@ def check_crafted_csv(tmp):
     os.makedirs(run_dir)
     with open(os.path.join(run_dir, "summary.json"), "w") as f:
         json.dump(CRAFTED, f)
+    with open(os.path.join(run_dir, "log.jsonl"), "w") as f:
+        f.write(json.dumps({"module": "x.hlo", "pipeline": "default", "key": "fusion#0", "sites": 1}) + "\n")
+        for cost, status in ((4.6e-05, "OK"), (None, "WRONG_OUTPUT"), (4.5e-05, "OK")):
+            f.write(json.dumps({"d": [0], "cost": cost, "status": status}) + "\n")
     r = run(["campaign", "--graphs", graphs, "--algos", "random", "--seeds", "1", "--resume", "--in-process",
              "--out", out])
     check(r.returncode == 0, f"campaign --resume over a finished run ({r.stderr[-300:]})")
@@ -162,6 +166,11 @@ def check_crafted_csv(tmp):
         got = [float(row[k]) for k in ("search_speedup", "best_speedup", "ci_low", "ci_high")]
         want = [CRAFTED["search_speedup"], CRAFTED["best_speedup"], *CRAFTED["best_speedup_ci"]]
         check(got == want, f"results.csv (crafted): 17-digit figures read back exactly ({got})")
+    raw, page = parse(os.path.join(out, "report.html"))
+    text = page.all_text()
+    check("random: 1 invalid (wrong output or error), on the x axis" in text and raw.count("<circle") == 2 + 2,
+          "campaign report (crafted): two evaluations as dots, the invalid one in the legend")
+    check("1.025x" in text and "0.300 .. 1.333" in text, "campaign report (crafted): the verified figure and its CI")
 
 
 def check_campaign(campaign):
