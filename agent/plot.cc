@@ -1,4 +1,5 @@
-// A minimal raster line plot: axes, grid, ticks with numeric labels, polylines.
+// The PNG back end of chart.h: an RGB canvas with lines, dots, crosses and bitmap text, laid out
+// as title on top, plot area on the left, legend panel on the right.
 #include "agent/plot.h"
 
 #include <png.h>
@@ -6,21 +7,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
-#include <limits>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
+#include "agent/plot_font.h"
 
 namespace hlox {
 namespace {
 
-// 3x5 glyphs for "0123456789.-x", one row per 3 bits.
-const char* kGlyphs = "0123456789.-x";
-const uint8_t kFont[13][5] = {
-    {7, 5, 5, 5, 7}, {2, 6, 2, 2, 7}, {7, 1, 7, 4, 7}, {7, 1, 7, 1, 7}, {5, 5, 7, 1, 1},
-    {7, 4, 7, 1, 7}, {7, 4, 7, 5, 7}, {7, 1, 1, 1, 1}, {7, 5, 7, 5, 7}, {7, 5, 7, 1, 7},
-    {0, 0, 0, 0, 2}, {0, 0, 7, 0, 0}, {0, 5, 2, 5, 0}};
+constexpr uint32_t kInk = 0x222222, kGrid = 0xe4e4e4, kAxis = 0x000000;
 
 class Canvas {
  public:
@@ -32,6 +27,10 @@ class Canvas {
     p[1] = (rgb >> 8) & 255;
     p[2] = rgb & 255;
   }
+  void Rect(int x0, int y0, int x1, int y1, uint32_t rgb) {
+    for (int y = y0; y <= y1; ++y)
+      for (int x = x0; x <= x1; ++x) Set(x, y, rgb);
+  }
   void Line(double x0, double y0, double x1, double y1, uint32_t rgb, int thick = 1, bool dashed = false) {
     int n = static_cast<int>(std::max(std::fabs(x1 - x0), std::fabs(y1 - y0))) + 1;
     for (int i = 0; i <= n; ++i) {
@@ -40,22 +39,37 @@ class Canvas {
       // The dash pattern follows the canvas, not the segment, so a curve drawn as many short
       // segments is dashed too.
       if (dashed && ((x + y) / 6) % 2) continue;
-      for (int dx = 0; dx < thick; ++dx)
-        for (int dy = 0; dy < thick; ++dy) Set(x + dx, y + dy, rgb);
+      Rect(x, y, x + thick - 1, y + thick - 1, rgb);
     }
   }
-  void Text(int x, int y, const std::string& s, int scale = 2) {
-    for (char c : s) {
-      const char* g = std::strchr(kGlyphs, c);
-      if (g && c) {
-        const uint8_t* rows = kFont[g - kGlyphs];
-        for (int r = 0; r < 5; ++r)
-          for (int b = 0; b < 3; ++b)
-            if (rows[r] & (4 >> b))
-              for (int sx = 0; sx < scale; ++sx)
-                for (int sy = 0; sy < scale; ++sy) Set(x + b * scale + sx, y + r * scale + sy, 0x222222);
+  void Dot(double x, double y, uint32_t rgb) {
+    const int cx = static_cast<int>(std::lround(x)), cy = static_cast<int>(std::lround(y));
+    for (int dy = -2; dy <= 2; ++dy)
+      for (int dx = -2; dx <= 2; ++dx)
+        if (dx * dx + dy * dy <= 5) Set(cx + dx, cy + dy, rgb);
+  }
+  void Cross(double x, double y, uint32_t rgb) {
+    Line(x - 3, y - 3, x + 3, y + 3, rgb, 2);
+    Line(x - 3, y + 3, x + 3, y - 3, rgb, 2);
+  }
+  // `text` with its top-left corner at (x, y); vertical: rotated a quarter turn anticlockwise,
+  // read bottom to top, starting at (x, y) and going up.
+  void Text(int x, int y, const std::string& text, int scale, uint32_t rgb = kInk, bool vertical = false) {
+    for (char c : text) {
+      const char* const* rows = GlyphRows(c);
+      if (rows == nullptr) rows = GlyphRows('?');
+      for (int r = 0; r < kGlyphRows && rows[r] != nullptr; ++r) {
+        for (int b = 0; b < kGlyphWidth; ++b) {
+          if (rows[r][b] != '#') continue;
+          const int gx = vertical ? x + r * scale : x + b * scale, gy = vertical ? y - b * scale : y + r * scale;
+          Rect(gx, gy, gx + scale - 1, gy + (vertical ? -(scale - 1) : scale - 1), rgb);
+        }
       }
-      x += 4 * scale;
+      if (vertical) {
+        y -= kGlyphAdvance * scale;
+      } else {
+        x += kGlyphAdvance * scale;
+      }
     }
   }
   absl::Status Save(const std::string& path) {
@@ -75,7 +89,7 @@ class Canvas {
     for (int y = 0; y < h_; ++y) png_write_row(png, &px_[static_cast<size_t>(y) * w_ * 3]);
     png_write_end(png, nullptr);
     png_destroy_write_struct(&png, &info);
-    std::fclose(f);
+    if (std::fclose(f) != 0) return absl::InternalError(absl::StrCat("cannot write ", path));
     return absl::OkStatus();
   }
 
@@ -84,73 +98,114 @@ class Canvas {
   std::vector<uint8_t> px_;
 };
 
-std::string Label(double v) {
-  std::string s = std::fabs(v) >= 100 || v == std::floor(v) ? absl::StrFormat("%.0f", v) : absl::StrFormat("%.2f", v);
-  return s;
+// A legend entry's 24-pixel sample of how the series is drawn, centred vertically on y.
+void Swatch(Canvas& c, int x, int y, const ChartSeries& s) {
+  switch (s.style) {
+    case SeriesStyle::kLine: c.Line(x, y, x + 24, y, s.rgb, 2); break;
+    case SeriesStyle::kDashed: c.Line(x, y, x + 24, y, s.rgb, 1, true); break;
+    case SeriesStyle::kPoints: c.Dot(x + 6, y, s.rgb), c.Dot(x + 18, y, s.rgb); break;
+    case SeriesStyle::kAxisCrosses: c.Cross(x + 12, y, s.rgb); break;
+  }
+}
+
+// Title (cut to the width), axis labels, grid, ticks with labels, the axes, the reference line.
+void DrawFrame(Canvas& c, const ChartSpec& spec, const ChartFrame& f) {
+  std::string title = spec.title;
+  const size_t title_chars = static_cast<size_t>((f.width - 20) / (kGlyphAdvance * 2));
+  if (title.size() > title_chars) title = title.substr(0, title_chars - 3) + "...";
+  c.Text((f.width - TextWidth(title, 2)) / 2, 12, title, 2);
+  c.Text((f.left + f.right - TextWidth(spec.x_label, 1)) / 2, f.bottom + 30, spec.x_label, 1);
+  c.Text(12, (f.top + f.bottom + TextWidth(spec.y_label, 1)) / 2, spec.y_label, 1, kInk, true);
+  for (double t : f.axes.yticks) {
+    c.Line(f.left, f.Y(t), f.right, f.Y(t), kGrid);
+    const std::string l = TickLabel(t);
+    c.Text(f.left - 6 - TextWidth(l, 1), static_cast<int>(f.Y(t)) - 3, l, 1);
+  }
+  for (double t : f.axes.xticks) {
+    c.Line(f.X(t), f.top, f.X(t), f.bottom, kGrid);
+    const std::string l = TickLabel(t);
+    c.Text(static_cast<int>(f.X(t)) - TextWidth(l, 1) / 2, f.bottom + 8, l, 1);
+  }
+  c.Line(f.left, f.bottom, f.right, f.bottom, kAxis, 2);
+  c.Line(f.left, f.top, f.left, f.bottom, kAxis, 2);
+  if (std::isfinite(spec.reference_y)) {
+    c.Line(f.left, f.Y(spec.reference_y), f.right, f.Y(spec.reference_y), spec.reference_rgb, 1, true);
+  }
+}
+
+void DrawSeries(Canvas& c, const ChartSeries& s, const ChartFrame& f) {
+  for (size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
+    const bool ok = std::isfinite(s.x[i]) && std::isfinite(s.y[i]);
+    switch (s.style) {
+      case SeriesStyle::kLine:
+      case SeriesStyle::kDashed:
+        if (i > 0 && ok && std::isfinite(s.x[i - 1]) && std::isfinite(s.y[i - 1])) {
+          c.Line(f.X(s.x[i - 1]), f.Y(s.y[i - 1]), f.X(s.x[i]), f.Y(s.y[i]), s.rgb, s.style == SeriesStyle::kLine ? 2 : 1,
+                 s.style == SeriesStyle::kDashed);
+        }
+        break;
+      case SeriesStyle::kPoints:
+        if (ok) c.Dot(f.X(s.x[i]), f.Y(s.y[i]), s.rgb);
+        break;
+      case SeriesStyle::kAxisCrosses:
+        if (std::isfinite(s.x[i])) c.Cross(f.X(s.x[i]), f.bottom - 6, s.rgb);
+        break;
+    }
+  }
+}
+
+// A verified figure: the interval as a bar with caps, a filled square, its figure above and to the
+// left on a white patch (the mark sits at the right edge of the plot, often on the line at 1).
+void DrawMark(Canvas& c, const ChartMark& m, const ChartFrame& f) {
+  if (!std::isfinite(m.x) || !std::isfinite(m.y)) return;
+  const double lo = std::isfinite(m.low) ? m.low : m.y, hi = std::isfinite(m.high) ? m.high : m.y;
+  const double x = f.X(m.x);
+  const int ix = static_cast<int>(x), iy = static_cast<int>(f.Y(m.y));
+  c.Line(x, f.Y(lo), x, f.Y(hi), m.rgb, 2);
+  c.Line(x - 5, f.Y(lo), x + 5, f.Y(lo), m.rgb, 2);
+  c.Line(x - 5, f.Y(hi), x + 5, f.Y(hi), m.rgb, 2);
+  c.Rect(ix - 4, iy - 4, ix + 4, iy + 4, m.rgb);
+  if (m.text.empty()) return;
+  const int tx = ix - 8 - TextWidth(m.text, 1), ty = iy - 18;  // above the reference line at y = 1
+  c.Rect(tx - 2, ty - 2, ix - 7, ty + kGlyphLine - 1, 0xffffff);
+  c.Text(tx, ty, m.text, 1, m.rgb);
+}
+
+// The legend panel: per entry a swatch, then its label wrapped to the panel.
+void DrawLegend(Canvas& c, const ChartSpec& spec, const ChartFrame& f) {
+  int ly = f.top;
+  const int x = f.right;
+  const size_t chars = static_cast<size_t>((ChartFrame::kLegendWidth - 60) / kGlyphAdvance);
+  auto entry = [&](const std::string& label, auto draw) {
+    if (label.empty()) return;
+    draw(ly + 3);
+    for (const std::string& line : WrapText(label, chars)) {
+      c.Text(x + 50, ly, line, 1);
+      ly += kGlyphLine + 1;
+    }
+    ly += 6;
+  };
+  if (std::isfinite(spec.reference_y)) {
+    entry(spec.reference_label, [&](int y) { c.Line(x + 20, y, x + 44, y, spec.reference_rgb, 1, true); });
+  }
+  for (const ChartSeries& s : spec.series) entry(s.label, [&](int y) { Swatch(c, x + 20, y, s); });
+  for (const ChartMark& m : spec.marks) {
+    entry(m.label, [&](int y) {
+      c.Line(x + 32, y - 6, x + 32, y + 6, m.rgb, 2);
+      c.Rect(x + 29, y - 3, x + 35, y + 3, m.rgb);
+    });
+  }
 }
 
 }  // namespace
 
-absl::Status WriteLinePlot(const std::string& path, const std::vector<PlotSeries>& series, double reference_y,
-                           const std::vector<PlotMark>& marks, int width, int height) {
-  double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
-  for (const PlotSeries& s : series) {
-    for (size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
-      if (!std::isfinite(s.y[i])) continue;
-      xmin = std::min(xmin, s.x[i]);
-      xmax = std::max(xmax, s.x[i]);
-      ymin = std::min(ymin, s.y[i]);
-      ymax = std::max(ymax, s.y[i]);
-    }
-  }
-  for (const PlotMark& m : marks) {
-    for (double y : {m.y, m.low, m.high}) {
-      if (!std::isfinite(y) || !std::isfinite(m.x)) continue;
-      xmin = std::min(xmin, m.x);
-      xmax = std::max(xmax, m.x);
-      ymin = std::min(ymin, y);
-      ymax = std::max(ymax, y);
-    }
-  }
-  if (std::isfinite(reference_y)) {
-    ymin = std::min(ymin, reference_y);
-    ymax = std::max(ymax, reference_y);
-  }
-  if (!std::isfinite(xmin)) xmin = 0, xmax = 1, ymin = 0, ymax = 1;
-  if (xmax == xmin) xmax = xmin + 1;
-  if (ymax == ymin) ymax = ymin + 1;
-  double pad = (ymax - ymin) * 0.08;
-  ymin -= pad;
-  ymax += pad;
-  const int left = 70, right = 20, top = 20, bottom = 50;
+absl::Status WritePlotPng(const std::string& path, const ChartSpec& spec, int width, int height) {
+  const ChartFrame f = LayoutFrame(spec, width, height);
   Canvas c(width, height);
-  auto px = [&](double x) { return left + (x - xmin) / (xmax - xmin) * (width - left - right); };
-  auto py = [&](double y) { return height - bottom - (y - ymin) / (ymax - ymin) * (height - top - bottom); };
-  for (int t = 0; t <= 5; ++t) {
-    double yv = ymin + (ymax - ymin) * t / 5, xv = xmin + (xmax - xmin) * t / 5;
-    c.Line(left, py(yv), width - right, py(yv), 0xdddddd);
-    c.Line(px(xv), top, px(xv), height - bottom, 0xdddddd);
-    c.Text(4, static_cast<int>(py(yv)) - 5, Label(yv));
-    c.Text(static_cast<int>(px(xv)) - 10, height - bottom + 10, Label(xv));
-  }
-  c.Line(left, height - bottom, width - right, height - bottom, 0x000000, 2);
-  c.Line(left, top, left, height - bottom, 0x000000, 2);
-  if (std::isfinite(reference_y)) c.Line(left, py(reference_y), width - right, py(reference_y), 0xd62728, 1, true);
-  for (const PlotSeries& s : series) {
-    for (size_t i = 1; i < s.x.size() && i < s.y.size(); ++i) {
-      if (std::isfinite(s.y[i - 1]) && std::isfinite(s.y[i])) {
-        c.Line(px(s.x[i - 1]), py(s.y[i - 1]), px(s.x[i]), py(s.y[i]), s.rgb, s.dashed ? 1 : 2, s.dashed);
-      }
-    }
-  }
-  for (const PlotMark& m : marks) {
-    if (!std::isfinite(m.x) || !std::isfinite(m.y)) continue;
-    const double lo = std::isfinite(m.low) ? m.low : ymin, hi = std::isfinite(m.high) ? m.high : ymax;
-    c.Line(px(m.x), py(lo), px(m.x), py(hi), m.rgb, 2);
-    c.Line(px(m.x) - 5, py(lo), px(m.x) + 5, py(lo), m.rgb, 2);
-    c.Line(px(m.x) - 5, py(hi), px(m.x) + 5, py(hi), m.rgb, 2);
-    for (int d = -4; d <= 4; ++d) c.Line(px(m.x) - 4, py(m.y) + d, px(m.x) + 4, py(m.y) + d, m.rgb);
-  }
+  DrawFrame(c, spec, f);
+  for (const ChartSeries& s : spec.series) DrawSeries(c, s, f);
+  for (const ChartMark& m : spec.marks) DrawMark(c, m, f);
+  DrawLegend(c, spec, f);
   return c.Save(path);
 }
 

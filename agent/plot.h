@@ -1,30 +1,16 @@
-// Line plots as PNG files (libpng), for search progress: one or more series of y against x on
-// shared axes, with tick labels in a built-in 3x5 digit font. No other dependencies.
+// Charts as PNG files (libpng, the only dependency): a title, labelled axes with ticks, a legend
+// panel on the right, and the series and marks of a ChartSpec (chart.h), with text in the
+// built-in bitmap font (plot_font.h).
 #pragma once
 
-#include <cstdint>
 #include <string>
-#include <vector>
 
 #include "absl/status/status.h"
+#include "agent/chart.h"
 
 namespace hlox {
 
-struct PlotSeries {
-  std::vector<double> x, y;
-  uint32_t rgb = 0x1f77b4;
-  bool dashed = false;  // thin and dashed: an estimate, not a verified figure
-};
-
-// A verified figure: a filled square at (x, y) with a vertical bar over its interval.
-struct PlotMark {
-  double x = 0, y = 1, low = 1, high = 1;
-  uint32_t rgb = 0x1f77b4;
-};
-
-// Writes a width x height PNG; `reference_y` (if finite) draws a dashed horizontal line there.
-absl::Status WriteLinePlot(const std::string& path, const std::vector<PlotSeries>& series,
-                           double reference_y, const std::vector<PlotMark>& marks = {}, int width = 720,
-                           int height = 420);
+// Writes `spec` as a width x height RGB PNG. Errors: the file cannot be written or encoded.
+absl::Status WritePlotPng(const std::string& path, const ChartSpec& spec, int width = 1000, int height = 540);
 
 }  // namespace hlox

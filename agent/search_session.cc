@@ -17,7 +17,10 @@
 #include "agent/fleet_evaluator.h"
 #include "agent/pass_order_agent.h"
 #include "agent/plot.h"
+#include "agent/report_charts.h"
+#include "agent/report_html.h"
 #include "agent/search_log.h"
+#include "common/cpu_isa.h"
 #include "common/status_macros.h"
 #include "cost/verdict.h"
 #include "ir/parser.h"
@@ -72,26 +75,21 @@ absl::Status WriteOutputs(const SessionOptions& o, const SearchSpace& space, con
   if (ec) return absl::InvalidArgumentError(absl::StrCat("cannot create ", o.out_dir, ": ", ec.message()));
   DecisionsFile best{o.pipeline, space.Decisions(r.chosen)};
   std::ofstream(fs::path(o.out_dir) / "best_decisions.json") << DecisionsToJson(best) << "\n";
-  std::ofstream(fs::path(o.out_dir) / "summary.json") << r.Summary(o).dump(2) << "\n";
+  const nlohmann::json summary = r.Summary(o);
   SearchLog log{fs::absolute(o.module_path).string(), o.pipeline, space.key,
                 o.search.objective == Objective::kMeasured ? "measured"
                 : o.search.objective == Objective::kRoofline ? "roofline" : "ops",
                 space.size(), r.search.log};
   HLOX_RETURN_IF_ERROR(WriteSearchLog((fs::path(o.out_dir) / "log.jsonl").string(), log));
-  // The search's best-so-far is an unverified estimate (dashed); the verified paired speedup
-  // and its interval are the mark at the end.
-  PlotSeries s;
-  s.dashed = true;
-  for (size_t i = 0; i < r.search.best_so_far.size(); ++i) {
-    s.x.push_back(static_cast<double>(i + 1));
-    double c = r.search.best_so_far[i];
-    s.y.push_back(std::isfinite(c) && c > 0 ? r.search.default_cost / c : NAN);
-  }
-  std::vector<PlotMark> marks;
-  if (r.verdict_measured) {
-    marks.push_back({static_cast<double>(r.search.best_so_far.size() + 1), r.best_speedup, r.ci_low, r.ci_high, s.rgb});
-  }
-  return WriteLinePlot((fs::path(o.out_dir) / "progress.png").string(), {s}, 1.0, marks);
+  // One chart, two back ends: the PNG and the HTML report's SVG.
+  const ChartSpec chart = SearchChart(summary, r.search.log, r.search.best_so_far);
+  HLOX_RETURN_IF_ERROR(WritePlotPng((fs::path(o.out_dir) / "progress.png").string(), chart));
+  std::ofstream report(fs::path(o.out_dir) / "report.html");
+  report << SearchReportHtml(summary, chart);
+  if (!report.flush()) return absl::InternalError(absl::StrCat("cannot write ", o.out_dir, "/report.html"));
+  // Last: a campaign takes a run with a summary as finished.
+  std::ofstream(fs::path(o.out_dir) / "summary.json") << summary.dump(2) << "\n";
+  return absl::OkStatus();
 }
 
 // The race's candidates: search estimate, selection standing, and which one was chosen.
@@ -133,6 +131,8 @@ nlohmann::json SessionResult::Summary(const SessionOptions& o) const {
           {"decision_point", key},
           {"sites", sites},
           {"budget", o.search.budget},
+          {"seed", o.search.seed},
+          {"host", {{"cpu", CpuModelName()}, {"isa", std::string(IsaName(ActiveIsa()))}}},
           {"evaluations", search.evaluations},
           {"invalid", search.invalid},
           {"evaluations_to_best", search.evaluations_to_best},

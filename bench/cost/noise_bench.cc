@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "bench/cost/bench_util.h"
+#include "common/csv.h"
 #include "cost/sched_guard.h"
 #include "cost/sched_stats.h"
 #include "cost/stats.h"
@@ -159,9 +160,10 @@ void RunWorkload(const Module& module, const std::string& name, const Options& o
     x.flagged = SchedDisturbed(d, o.frac, 0.01, b - a);
     samples.push_back(x);
     if (o.csv != nullptr) {
-      std::fprintf(o.csv, "%s,%.6f,%.9g,%lld,%.6g,%.6g,%.6g,%lld\n", name.c_str(), x.t,
-                   x.per_call, static_cast<long long>(calls), x.steal, x.wait, x.self_stolen,
-                   static_cast<long long>(x.others));
+      const std::string row = CsvRow({CsvField(name), CsvNumber(x.t), CsvNumber(x.per_call), std::to_string(calls),
+                                      CsvNumber(x.steal), CsvNumber(x.wait), CsvNumber(x.self_stolen),
+                                      std::to_string(x.others)});
+      std::fputs(row.c_str(), o.csv);
     }
   }
   if (o.csv != nullptr) std::fflush(o.csv);  // this runs in a forked child
@@ -207,7 +209,8 @@ int main(int argc, char** argv) {
               "n", "excess", "steal", "wait", "selfst", "flagged", "ex_flag", "ex_clean",
               "explnd", "slow_fl", "win_sprd");
   if (o.csv != nullptr) {
-    std::fprintf(o.csv, "workload,t,per_call_s,calls,steal_s,wait_s,self_stolen_s,others\n");
+    std::fputs(CsvRow({"workload", "t", "per_call_s", "calls", "steal_s", "wait_s", "self_stolen_s", "others"}).c_str(),
+               o.csv);
     std::fflush(o.csv);
   }
   RunHlo(bench::ReferenceHlo(16 * 1024), "(reference cache)", o);

@@ -28,7 +28,7 @@ TEST(SearchCli, GibbsTrainGuidedAndOpt) {
   EXPECT_EQ(s["evaluations"].get<int>(), 30);
   EXPECT_EQ(s["invalid"].get<int>(), 0);
   EXPECT_GE(s["best_speedup"].get<double>(), 1.0);
-  for (const char* f : {"best_decisions.json", "log.jsonl", "summary.json", "progress.png"}) {
+  for (const char* f : {"best_decisions.json", "log.jsonl", "summary.json", "progress.png", "report.html"}) {
     EXPECT_TRUE(std::filesystem::exists(dir + "/gibbs/" + f)) << f;
   }
   CliRun t = Hlox("train-advantage --logs " + dir + "/gibbs -o " + dir + "/adv.model --epochs 10");
