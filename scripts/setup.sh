@@ -10,7 +10,7 @@ PACKAGES=(
   libcli11-dev libsqlite3-dev libcpp-httplib-dev nlohmann-json3-dev libpng-dev
   libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev libxbyak-dev
   pybind11-dev python3-pybind11 python3-dev python3-numpy python3-zmq python3-msgpack
-  python3-torch python3-torchvision python3-optuna
+  python3-torch python3-torchvision python3-optuna python3-matplotlib
   clang libclang-rt-14-dev
   iproute2 chromium python3-yaml
   prometheus  # promtool: tests/monitor/promtool_check.py lints /metrics and deploy/monitoring

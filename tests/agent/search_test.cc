@@ -3,12 +3,10 @@
 // search logs round-trip; the advantage model learns a planted per-site signal, antisymmetric
 // across a flip.
 #include <cmath>
-#include <filesystem>
 #include <fstream>
 #include <random>
 
 #include "agent/advantage_model.h"
-#include "agent/plot.h"
 #include "agent/search.h"
 #include "agent/search_log.h"
 #include "gtest/gtest.h"
@@ -212,21 +210,6 @@ TEST(AdvantageModel, AntisymmetricAcrossAFlipAndLoadsVersionOne) {
   ASSERT_TRUE(v1.ok()) << v1.status();
   EXPECT_FALSE(v1->antisymmetric());
   EXPECT_NEAR(v1->Predict(on)(3), plain.Predict(on)(3), 1e-4);
-}
-
-TEST(Plot, WritesAPng) {
-  PlotSeries s;
-  for (int i = 0; i < 50; ++i) {
-    s.x.push_back(i);
-    s.y.push_back(1 + std::log1p(i) / 10);
-  }
-  std::string path = ::testing::TempDir() + "/p.png";
-  ASSERT_TRUE(WriteLinePlot(path, {s}, 1.0).ok());
-  std::ifstream in(path, std::ios::binary);
-  char sig[8];
-  in.read(sig, 8);
-  EXPECT_EQ(std::string(sig + 1, 3), "PNG");
-  EXPECT_GT(std::filesystem::file_size(path), 500u);
 }
 
 }  // namespace
