@@ -35,8 +35,12 @@ constexpr int64_t kMinDotMnk = int64_t{1} << 16;
 // Below this the runtime never splits a dot over threads (runtime/gemm_internal.h).
 constexpr int64_t kParallelMnk = int64_t{1} << 20;
 
-// One GEMM knob: its choice name and the backend_config keys it sets.
-struct GemmChoice {
+// One choice of a dot or convolution: its name and the backend_config keys it sets.
+struct Knob {
+  std::string name;
+  std::string keys;
+};
+struct GemmChoice {  // the fixed GEMM knob tables below
   const char* name;
   const char* keys;
 };
@@ -85,17 +89,17 @@ bool FloatResult(const Instruction& dot) {
 }
 
 // The GEMM knobs that can change this dot's run.
-std::vector<GemmChoice> GemmChoicesFor(const Instruction& dot, const DotGeometry& g) {
-  std::vector<GemmChoice> out;
+std::vector<Knob> GemmChoicesFor(const Instruction& dot, const DotGeometry& g) {
+  std::vector<Knob> out;
   if (g.mnk() >= kParallelMnk) {
-    for (const GemmChoice& c : kThreadChoices) out.push_back(c);
+    for (const GemmChoice& c : kThreadChoices) out.push_back({c.name, c.keys});
   }
   // The packed f32 GEMM runs a dot with more than 4 rows of C (fewer stream like a GEMV).
   if (FloatResult(dot) && g.m > 4) {
-    for (const GemmChoice& c : kPackedChoices) out.push_back(c);
+    for (const GemmChoice& c : kPackedChoices) out.push_back({c.name, c.keys});
   }
   if (g.batch > 1 && g.mnk() >= kParallelMnk) {
-    for (const GemmChoice& c : kBatchChoices) out.push_back(c);
+    for (const GemmChoice& c : kBatchChoices) out.push_back({c.name, c.keys});
   }
   return out;
 }
@@ -119,16 +123,34 @@ const char* ConvAlgorithmName(rt::ConvAlgorithm a) {
   }
 }
 
-// The convolution knobs that can change this convolution's run: (name, backend_config keys).
-std::vector<std::pair<std::string, std::string>> ConvChoicesFor(const Instruction& conv) {
-  std::vector<std::pair<std::string, std::string>> out;
+// The convolution knobs that can change this convolution's run.
+std::vector<Knob> ConvChoicesFor(const Instruction& conv) {
+  std::vector<Knob> out;
   const int64_t macs = ConvMacs(conv);
   if (macs < kMinDotMnk) return out;
-  if (macs >= kParallelMnk) out.emplace_back("t1", "\"hlox_threads\":1");
+  if (macs >= kParallelMnk) out.push_back({"t1", "\"hlox_threads\":1"});
   for (rt::ConvAlgorithm a : rt::ConvAlgorithmsFor(conv)) {
-    out.emplace_back(ConvAlgorithmName(a), absl::StrCat("\"hlox_conv_algo\":", static_cast<int>(a)));
+    out.push_back({ConvAlgorithmName(a), absl::StrCat("\"hlox_conv_algo\":", static_cast<int>(a))});
   }
   return out;
+}
+
+// The knobs of a dot or convolution site (empty for other instructions and small ones), with
+// the site's rule and features.
+std::vector<Knob> KnobsFor(const Instruction& i, std::string* rule, std::vector<float>* features) {
+  if (i.opcode() == Opcode::kConvolution) {
+    *rule = "conv_params";
+    *features = {static_cast<float>(i.shape().ElementCount()), static_cast<float>(ConvMacs(i)),
+                 static_cast<float>(i.operand(0)->shape().ElementCount()),
+                 static_cast<float>(i.operand(1)->shape().ElementCount())};
+    return ConvChoicesFor(i);
+  }
+  std::optional<DotGeometry> g = GeometryOf(i);
+  if (!g || g->mnk() < kMinDotMnk) return {};
+  *rule = "gemm_params";
+  *features = {static_cast<float>(g->batch), static_cast<float>(g->m), static_cast<float>(g->n),
+               static_cast<float>(g->k)};
+  return GemmChoicesFor(i, *g);
 }
 
 std::vector<std::string> Choices() {
@@ -177,55 +199,33 @@ class CodegenTuning : public Pass {
 
   absl::StatusOr<std::vector<DecisionSite>> FindSites(const Module& module) override {
     std::vector<DecisionSite> sites;
+    auto add = [&](const char* prefix, std::string rule, const Instruction& i, std::vector<std::string> choices,
+                   std::vector<float> features) {
+      DecisionSite s;
+      s.id = absl::StrCat(prefix, i.name());
+      s.rule = std::move(rule);
+      s.instructions = {i.name()};
+      s.computation = i.parent()->name();
+      s.choices = std::move(choices);
+      s.default_choice = 0;
+      s.features = std::move(features);
+      sites.push_back(std::move(s));
+    };
     for (Computation* comp : fusion::FusibleComputations(module)) {
       for (Instruction* i : comp->PostOrder()) {
         if (i->opcode() == Opcode::kFusion && i->called_computations().size() == 1) {
-          DecisionSite s;
-          s.id = absl::StrCat("tune:", i->name());
-          s.rule = "codegen_params";
-          s.instructions = {i->name()};
-          s.computation = comp->name();
-          s.choices = Choices();
-          s.default_choice = 0;
-          s.features = {static_cast<float>(i->shape().ElementCount()),
-                        static_cast<float>(i->shape().ByteSize()),
-                        static_cast<float>(fusion::FusedInstructionCount(*i)),
-                        static_cast<float>(i->attrs().fusion_kind)};
-          sites.push_back(std::move(s));
+          add("tune:", "codegen_params", *i, Choices(),
+              {static_cast<float>(i->shape().ElementCount()), static_cast<float>(i->shape().ByteSize()),
+               static_cast<float>(fusion::FusedInstructionCount(*i)), static_cast<float>(i->attrs().fusion_kind)});
           continue;
         }
-        if (i->opcode() == Opcode::kConvolution) {
-          std::vector<std::pair<std::string, std::string>> knobs = ConvChoicesFor(*i);
-          if (knobs.empty()) continue;
-          DecisionSite s;
-          s.id = absl::StrCat("conv:", i->name());
-          s.rule = "conv_params";
-          s.instructions = {i->name()};
-          s.computation = comp->name();
-          s.choices = {"keep"};
-          for (const auto& [name, keys] : knobs) s.choices.push_back(name);
-          s.default_choice = 0;
-          s.features = {static_cast<float>(i->shape().ElementCount()), static_cast<float>(ConvMacs(*i)),
-                        static_cast<float>(i->operand(0)->shape().ElementCount()),
-                        static_cast<float>(i->operand(1)->shape().ElementCount())};
-          sites.push_back(std::move(s));
-          continue;
-        }
-        std::optional<DotGeometry> g = GeometryOf(*i);
-        if (!g || g->mnk() < kMinDotMnk) continue;
-        std::vector<GemmChoice> knobs = GemmChoicesFor(*i, *g);
+        std::string rule;
+        std::vector<float> features;
+        std::vector<Knob> knobs = KnobsFor(*i, &rule, &features);
         if (knobs.empty()) continue;
-        DecisionSite s;
-        s.id = absl::StrCat("gemm:", i->name());
-        s.rule = "gemm_params";
-        s.instructions = {i->name()};
-        s.computation = comp->name();
-        s.choices = {"keep"};
-        for (const GemmChoice& c : knobs) s.choices.push_back(c.name);
-        s.default_choice = 0;
-        s.features = {static_cast<float>(g->batch), static_cast<float>(g->m), static_cast<float>(g->n),
-                      static_cast<float>(g->k)};
-        sites.push_back(std::move(s));
+        std::vector<std::string> choices = {"keep"};
+        for (const Knob& k : knobs) choices.push_back(k.name);
+        add(rule == "conv_params" ? "conv:" : "gemm:", rule, *i, std::move(choices), std::move(features));
       }
     }
     return sites;
@@ -242,16 +242,13 @@ class CodegenTuning : public Pass {
       Instruction* instr = it == by_name.end() ? nullptr : it->second;
       const std::string& choice = sites[s].choices[decisions[s]];
       std::string keys;
-      if (sites[s].rule == "gemm_params" && instr != nullptr && instr->opcode() == Opcode::kDot) {
-        // The choice is looked up by name among the knobs this dot offers now: a stale site
-        // (the dot changed shape) is skipped rather than given another knob.
-        std::optional<DotGeometry> g = GeometryOf(*instr);
-        for (const GemmChoice& c : g ? GemmChoicesFor(*instr, *g) : std::vector<GemmChoice>{}) {
-          if (choice == c.name) keys = c.keys;
-        }
-      } else if (sites[s].rule == "conv_params" && instr != nullptr && instr->opcode() == Opcode::kConvolution) {
-        for (const auto& [name, k] : ConvChoicesFor(*instr)) {
-          if (choice == name) keys = k;
+      if ((sites[s].rule == "gemm_params" || sites[s].rule == "conv_params") && instr != nullptr) {
+        // The choice is looked up by name among the knobs this instruction offers now: a stale
+        // site (the dot changed shape) is skipped rather than given another knob.
+        std::string rule;
+        std::vector<float> features;
+        for (const Knob& k : KnobsFor(*instr, &rule, &features)) {
+          if (choice == k.name && rule == sites[s].rule) keys = k.keys;
         }
       } else if (sites[s].rule == "codegen_params" && instr != nullptr && instr->opcode() == Opcode::kFusion) {
         int c = decisions[s] - 1;

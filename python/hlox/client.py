@@ -25,7 +25,7 @@ import msgpack
 import zmq
 from zmq.utils import z85
 
-from ._addresses import control_address_for  # noqa: F401 (part of this module's API)
+from ._addresses import control_address_for, gather  # noqa: F401 (control_address_for: part of the API)
 
 VERSION = 1
 _MASK = (1 << 64) - 1
@@ -193,13 +193,7 @@ class Client:
 
     def gather(self, ids, timeout=120.0):
         """Waits for every id in `ids`; returns {id: result} (ids that timed out are absent)."""
-        want, got = set(ids), {}
-        deadline = time.monotonic() + timeout
-        while want - set(got) and time.monotonic() < deadline:
-            r = self.next(min(1.0, max(deadline - time.monotonic(), 0.01)))
-            if r is not None:
-                got[r["job_id"]] = r
-        return got
+        return gather(self, ids, timeout)
 
     # -- control ------------------------------------------------------------------------
     def control_op(self, op, target="", timeout=3.0):

@@ -10,10 +10,9 @@ The native client keeps its own I/O thread (heartbeats and resubmission after a 
 happen without calls into it); the pure-Python one makes progress inside next/gather.
 """
 import json
-import time
 
 from . import _hlox
-from ._addresses import control_address_for
+from ._addresses import control_address_for, gather
 
 
 class Client:
@@ -44,13 +43,7 @@ class Client:
 
     def gather(self, ids, timeout=120.0):
         """Waits for every id in `ids`; returns {id: result} (ids that timed out are absent)."""
-        want, got = set(ids), {}
-        deadline = time.monotonic() + timeout
-        while want - set(got) and time.monotonic() < deadline:
-            r = self.next(min(1.0, max(deadline - time.monotonic(), 0.01)))
-            if r is not None:
-                got[r["job_id"]] = r
-        return got
+        return gather(self, ids, timeout)
 
     @property
     def unfinished(self):
