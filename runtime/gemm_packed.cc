@@ -216,7 +216,11 @@ void Run(const Problem& pr, ThreadPool* pool, GemmTuning::Schedule schedule) {
   // all of A for a k-block fits the shared buffer; row mode when it would leave threads idle.
   bool columns = pr.mp <= pr.mk.mc_panels || (pr.n >= 2 * pr.m && pr.mp * pr.mk.a_panel() <= kBBufferFloats);
   columns = columns && !(parallel && pr.np < 4);
-  if (schedule != GemmTuning::kAutoSchedule) columns = schedule == GemmTuning::kColumns;
+  // A tuned schedule wins, except that column mode never packs more than 8 shared buffers of A
+  // (its per-thread scratch lives as long as the thread).
+  if (schedule != GemmTuning::kAutoSchedule) {
+    columns = schedule == GemmTuning::kColumns && pr.mp * pr.mk.a_panel() <= 8 * kBBufferFloats;
+  }
   if (pr.pack_b && columns) ColumnMode(pr, parallel, pool);
   else RowMode(pr, parallel, pool);
 }
