@@ -31,5 +31,6 @@ std::unique_ptr<Pass> CreateDotDimensionSorter();     // dot-dimension-sorter
 std::unique_ptr<Pass> CreateConditionalSimplifier();  // conditional-simplifier
 std::unique_ptr<Pass> CreateWhileLoopSimplifier();    // while-loop-simplifier
 std::unique_ptr<Pass> CreateMapInliner();             // map-inliner
+std::unique_ptr<Pass> CreateDotMerger();              // dot-merger
 
 }  // namespace hlox

@@ -32,7 +32,7 @@ std::vector<std::string> PassLabels() {
           "fusion", "sibling-fusion", "fusion-merger", "codegen",
           "zero-sized-elim", "opt-barrier-expander", "logistic-expander", "broadcast-canonicalizer",
           "operand-upcaster", "dot-dimension-sorter", "conditional-simplifier", "while-loop-simplifier",
-          "map-inliner"};
+          "map-inliner", "dot-merger"};
 }
 
 std::vector<PassInfo> PassInfos() {
@@ -62,6 +62,8 @@ std::vector<PassInfo> PassInfos() {
       {"while-loop-simplifier", "a while loop whose condition is constant false -> its initial value",
        {"zero_trip"}},
       {"map-inliner", "map of a one-instruction elementwise computation -> that instruction", {"inline_map"}},
+      {"dot-merger", "dots sharing an operand -> one dot on the other operands concatenated, then slices",
+       {"shared_lhs", "shared_rhs"}},
   };
 }
 
@@ -85,6 +87,7 @@ absl::StatusOr<std::unique_ptr<Pass>> CreatePassByLabel(const std::string& label
   if (label == "conditional-simplifier") return CreateConditionalSimplifier();
   if (label == "while-loop-simplifier") return CreateWhileLoopSimplifier();
   if (label == "map-inliner") return CreateMapInliner();
+  if (label == "dot-merger") return CreateDotMerger();
   return absl::InvalidArgumentError(
       absl::StrCat("unknown pass '", label, "'; known: ", absl::StrJoin(PassLabels(), ", ")));
 }

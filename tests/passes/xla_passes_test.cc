@@ -251,3 +251,70 @@ ENTRY main {
 
 }  // namespace
 }  // namespace hlox
+
+namespace hlox {
+namespace {
+
+// Q, K and V projections of one input: one dot over the concatenated weights, then slices; a
+// fourth dot that reads one of them is not merged (it depends on a member).
+TEST(XlaPasses, DotMergerSharedLhs) {
+  Outcome o = ApplyAll("dot-merger", R"(HloModule qkv
+ENTRY main {
+  x = f32[8,16] parameter(0)
+  wq = f32[16,4] parameter(1)
+  wk = f32[16,4] parameter(2)
+  wv = f32[16,6] parameter(3)
+  q = f32[8,4] dot(x, wq), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  k = f32[8,4] dot(x, wk), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  v = f32[8,6] dot(x, wv), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  qt = f32[16,8] transpose(x), dimensions={1,0}
+  w2 = f32[16,4] dot(qt, q), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  dep = f32[8,4] dot(x, w2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT t = (f32[8,4], f32[8,4], f32[8,6], f32[8,4]) tuple(q, k, v, dep)
+}
+)");
+  EXPECT_EQ(o.rules, (std::vector<std::string>{"shared_lhs"}));
+  EXPECT_TRUE(Has(o.after, "f32[16,14] concatenate(")) << o.after;
+  EXPECT_TRUE(Has(o.after, "f32[8,14] dot(")) << o.after;
+  EXPECT_TRUE(Has(o.after, "slice={[0:8], [8:14]}")) << o.after;
+  EXPECT_TRUE(Has(o.after, "dot(%x, %w2)")) << o.after;  // the dependent one stays apart
+}
+
+// Shared right operand: the left operands stack along their free dimension; batch dims stay.
+TEST(XlaPasses, DotMergerSharedRhsWithBatch) {
+  Outcome o = ApplyAll("dot-merger", R"(HloModule b
+ENTRY main {
+  w = f32[2,16,5] parameter(0)
+  a = f32[2,3,16] parameter(1)
+  b = f32[2,7,16] parameter(2)
+  c = f32[2,7,15] parameter(3)
+  da = f32[2,3,5] dot(a, w), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+  db = f32[2,7,5] dot(b, w), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+  ROOT t = (f32[2,3,5], f32[2,7,5]) tuple(da, db)
+}
+)");
+  EXPECT_EQ(o.rules, (std::vector<std::string>{"shared_rhs"}));
+  EXPECT_TRUE(Has(o.after, "f32[2,10,16] concatenate(")) << o.after;
+  EXPECT_TRUE(Has(o.after, "slice={[0:2], [3:10], [0:5]}")) << o.after;
+}
+
+TEST(XlaPasses, DotMergerLeavesIncompatibleDotsAlone) {
+  Outcome o = ApplyAll("dot-merger", R"(HloModule n
+ENTRY main {
+  x = f32[8,16] parameter(0)
+  w1 = f32[16,4] parameter(1)
+  w2 = f32[16,4,2] parameter(2)
+  y = f32[8,16] parameter(3)
+  d1 = f32[8,4] dot(x, w1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  d2 = f32[8,4,2] dot(x, w2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  d3 = f32[8,4] dot(y, w1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT t = (f32[8,4], f32[8,4,2], f32[8,4]) tuple(d1, d2, d3)
+}
+)");
+  // d1/d2: w2 has two free dims; d1/d3 share w1 but x and y agree, so that pair merges.
+  EXPECT_EQ(o.rules, (std::vector<std::string>{"shared_rhs"}));
+  EXPECT_TRUE(Has(o.after, "f32[16,16] concatenate(%x, %y)")) << o.after;
+}
+
+}  // namespace
+}  // namespace hlox
