@@ -88,7 +88,6 @@ void IntGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, cons
 GemmTuning ParseGemmTuning(const std::string& config) {
   GemmTuning t;
   int64_t v = 0;
-  if (ReadConfigInt(config, "hlox_gemm_kc", &v)) t.kc = v;
   if (ReadConfigInt(config, "hlox_gemm_mc", &v)) t.mc_panels = v;
   if (ReadConfigInt(config, "hlox_gemm_nc", &v)) t.nc_panels = v;
   if (ReadConfigInt(config, "hlox_gemm_schedule", &v) && v <= GemmTuning::kColumns) {

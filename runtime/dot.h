@@ -16,23 +16,22 @@
 
 namespace hlox::rt {
 
-// Code-generation choices of one dot, read from its backend_config (keys hlox_gemm_kc,
-// hlox_gemm_mc, hlox_gemm_nc, hlox_gemm_schedule, hlox_gemm_batches, hlox_threads; the
-// codegen-tuning pass writes them). Zero or absent keeps the runtime's own choice. They steer
-// only the packed f32 GEMM and the batch split: the blocking (mc, nc), the schedule and the
-// thread split never change bits; a smaller k-block regroups each element's k-sum, which moves
-// results by rounding only.
+// Code-generation choices of one dot, read from its backend_config (keys hlox_gemm_mc,
+// hlox_gemm_nc, hlox_gemm_schedule, hlox_gemm_batches, hlox_threads; the codegen-tuning pass
+// writes them). Zero or absent keeps the runtime's own choice. They steer only the packed f32
+// GEMM and the batch split, and none changes bits: every C element still sums its k-blocks in
+// order. (The k-block is not a choice: regrouping the k-sum moved outputs of deep f16 models
+// past validation, and it was never faster; docs/RESULTS.md.)
 struct GemmTuning {
   enum Schedule : uint8_t { kAutoSchedule, kRows, kColumns };
   enum Batches : uint8_t { kAutoBatches, kSplitBatches, kSplitEach };
-  int64_t kc = 0;          // k-block, at most the level's own (gemm_packed.h MicroKernels::kc)
   int64_t mc_panels = 0;   // A panels a row-mode unit packs together
   int64_t nc_panels = 0;   // B panels each A panel meets in turn
   Schedule schedule = kAutoSchedule;
   Batches batches = kAutoBatches;  // batched dots: threads over batches, or inside each GEMM
   int threads = -1;        // 1: the calling thread only; -1: the pool
   bool IsDefault() const {
-    return kc == 0 && mc_panels == 0 && nc_panels == 0 && schedule == kAutoSchedule && batches == kAutoBatches &&
+    return mc_panels == 0 && nc_panels == 0 && schedule == kAutoSchedule && batches == kAutoBatches &&
            threads != 1;
   }
 };

@@ -225,11 +225,9 @@ void Run(const Problem& pr, ThreadPool* pool, GemmTuning::Schedule schedule) {
   else RowMode(pr, parallel, pool);
 }
 
-// The level's geometry with a dot's tuned blocking (clamped to what the level's buffers allow:
-// a k-block never exceeds the level's, whose A-panel stride it sizes).
+// The level's geometry with a dot's tuned blocking.
 MicroKernels Tuned(const MicroKernels& mk, const GemmTuning& t) {
   MicroKernels out = mk;
-  if (t.kc > 0) out.kc = std::clamp<int64_t>(t.kc, 16, mk.kc);
   if (t.mc_panels > 0) out.mc_panels = std::clamp<int64_t>(t.mc_panels, 1, 256);
   if (t.nc_panels > 0) out.nc_panels = std::clamp<int64_t>(t.nc_panels, 1, 256);
   return out;

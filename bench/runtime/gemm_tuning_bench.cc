@@ -54,8 +54,6 @@ std::vector<Knob> Knobs() {
   add("t1", [](GemmTuning& t) { t.threads = 1; });
   add("rows", [](GemmTuning& t) { t.schedule = GemmTuning::kRows; });
   add("columns", [](GemmTuning& t) { t.schedule = GemmTuning::kColumns; });
-  add("kc128", [](GemmTuning& t) { t.kc = 128; });
-  add("kc256", [](GemmTuning& t) { t.kc = 256; });
   add("mc8", [](GemmTuning& t) { t.mc_panels = 8; });
   add("mc64", [](GemmTuning& t) { t.mc_panels = 64; });
   add("nc4", [](GemmTuning& t) { t.nc_panels = 4; });

@@ -5,11 +5,10 @@
 //   0 = every pool thread): hlox_block / hlox_threads, read by FusionKernel.
 // - "gemm:<dot>" (dots of at least kMinDotMnk multiply-adds with a float result): one knob of
 //   the packed GEMM per choice (runtime/dot.h GemmTuning, read by the dot kernel): a single
-//   thread, the row or column schedule, a smaller k-block, fewer or more A panels per unit (mc),
-//   fewer or more B panels per A panel (nc), and for batched dots whether threads split the
-//   batches or each GEMM. Only knobs that can change this dot's run are offered (e.g. no thread
-//   choices for a dot too small to split). None changes results beyond the rounding of a
-//   regrouped k-sum (the k-block choices).
+//   thread, the row or column schedule, fewer or more A panels per unit (mc), fewer or more B
+//   panels per A panel (nc), and for batched dots whether threads split the batches or each
+//   GEMM. Only knobs that can change this dot's run are offered (e.g. no thread choices for a
+//   dot too small to split). None changes a bit of the result.
 // - "conv:<convolution>" (convolutions of at least kMinDotMnk multiply-adds): the algorithm
 //   (runtime/conv.h: tiles, wide_k, planes, plane_filter, where the convolution has that form)
 //   and a single thread: hlox_conv_algo / hlox_threads, read by the convolution kernel.
@@ -47,12 +46,11 @@ struct GemmChoice {  // the fixed GEMM knob tables below
 constexpr GemmChoice kThreadChoices[] = {{"t1", "\"hlox_threads\":1"}};
 constexpr GemmChoice kPackedChoices[] = {
     {"rows", "\"hlox_gemm_schedule\":1"}, {"columns", "\"hlox_gemm_schedule\":2"},
-    {"kc128", "\"hlox_gemm_kc\":128"},    {"kc256", "\"hlox_gemm_kc\":256"},
     {"mc8", "\"hlox_gemm_mc\":8"},        {"mc64", "\"hlox_gemm_mc\":64"},
     {"nc4", "\"hlox_gemm_nc\":4"},        {"nc16", "\"hlox_gemm_nc\":16"}};
 constexpr GemmChoice kBatchChoices[] = {{"split_batches", "\"hlox_gemm_batches\":1"},
                                          {"split_each", "\"hlox_gemm_batches\":2"}};
-constexpr const char* kHloxKeys[] = {"\"hlox_block\":", "\"hlox_threads\":", "\"hlox_conv_algo\":", "\"hlox_gemm_kc\":",
+constexpr const char* kHloxKeys[] = {"\"hlox_block\":", "\"hlox_threads\":", "\"hlox_conv_algo\":",
                                      "\"hlox_gemm_mc\":", "\"hlox_gemm_nc\":", "\"hlox_gemm_schedule\":",
                                      "\"hlox_gemm_batches\":"};
 

@@ -300,24 +300,24 @@ TEST(CodegenTuning, DotSitesOfferTheKnobsThatCanChangeTheRun) {
   ASSERT_TRUE(sites.ok());
   ASSERT_EQ(Ids(*sites), (std::vector<std::string>{"gemm:big", "gemm:gemv"}));
   EXPECT_EQ((*sites)[0].choices,
-            (std::vector<std::string>{"keep", "t1", "rows", "columns", "kc128", "kc256", "mc8", "mc64", "nc4", "nc16",
-                                      "split_batches", "split_each"}));
+            (std::vector<std::string>{"keep", "t1", "rows", "columns", "mc8", "mc64", "nc4", "nc16", "split_batches",
+                                      "split_each"}));
   EXPECT_EQ((*sites)[1].choices, (std::vector<std::string>{"keep", "t1"}));
   EXPECT_EQ((*sites)[0].features, (std::vector<float>{4, 64, 64, 96}));
   for (int32_t choice = 1; choice < static_cast<int32_t>((*sites)[0].choices.size()); ++choice) {
     auto copy = m->Clone();
     ApplyAndCheck(*pass, *copy, {choice, 1});
   }
-  ApplyAndCheck(*pass, *m, {4, 1});  // kc128, t1
+  ApplyAndCheck(*pass, *m, {4, 1});  // mc8, t1
   const Instruction* big = m->entry()->root()->operand(0);
   rt::GemmTuning t = rt::ParseGemmTuning(big->attrs().backend_config);
-  EXPECT_EQ(t.kc, 128);
+  EXPECT_EQ(t.mc_panels, 8);
   EXPECT_EQ(t.threads, -1);
   EXPECT_EQ(rt::ParseGemmTuning(m->entry()->root()->operand(1)->attrs().backend_config).threads, 1);
   // Re-tuning replaces the dot's keys.
   auto again = pass->FindSites(*m);
   ASSERT_TRUE(again.ok());
-  ASSERT_TRUE(pass->Apply(*m, *again, {11, 0}).ok());
+  ASSERT_TRUE(pass->Apply(*m, *again, {9, 0}).ok());
   EXPECT_EQ(big->attrs().backend_config, "{\"hlox_gemm_batches\":2}");
 }
 
