@@ -32,5 +32,6 @@ std::unique_ptr<Pass> CreateConditionalSimplifier();  // conditional-simplifier
 std::unique_ptr<Pass> CreateWhileLoopSimplifier();    // while-loop-simplifier
 std::unique_ptr<Pass> CreateMapInliner();             // map-inliner
 std::unique_ptr<Pass> CreateDotMerger();              // dot-merger
+std::unique_ptr<Pass> CreateBatchNormExpander();      // batchnorm-expander
 
 }  // namespace hlox

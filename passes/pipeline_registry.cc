@@ -32,7 +32,7 @@ std::vector<std::string> PassLabels() {
           "fusion", "sibling-fusion", "fusion-merger", "codegen",
           "zero-sized-elim", "opt-barrier-expander", "logistic-expander", "broadcast-canonicalizer",
           "operand-upcaster", "dot-dimension-sorter", "conditional-simplifier", "while-loop-simplifier",
-          "map-inliner", "dot-merger"};
+          "map-inliner", "dot-merger", "batchnorm-expander"};
 }
 
 std::vector<PassInfo> PassInfos() {
@@ -64,6 +64,8 @@ std::vector<PassInfo> PassInfos() {
       {"map-inliner", "map of a one-instruction elementwise computation -> that instruction", {"inline_map"}},
       {"dot-merger", "dots sharing an operand -> one dot on the other operands concatenated, then slices",
        {"shared_lhs", "shared_rhs"}},
+      {"batchnorm-expander", "batch-norm training/inference -> reductions and elementwise ops (default: keep)",
+       {"batch_norm_training", "batch_norm_inference"}},
   };
 }
 
@@ -88,6 +90,7 @@ absl::StatusOr<std::unique_ptr<Pass>> CreatePassByLabel(const std::string& label
   if (label == "while-loop-simplifier") return CreateWhileLoopSimplifier();
   if (label == "map-inliner") return CreateMapInliner();
   if (label == "dot-merger") return CreateDotMerger();
+  if (label == "batchnorm-expander") return CreateBatchNormExpander();
   return absl::InvalidArgumentError(
       absl::StrCat("unknown pass '", label, "'; known: ", absl::StrJoin(PassLabels(), ", ")));
 }

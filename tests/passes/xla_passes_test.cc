@@ -318,3 +318,35 @@ ENTRY main {
 
 }  // namespace
 }  // namespace hlox
+
+namespace hlox {
+namespace {
+
+// Layer norm as PyTorch/XLA writes it (batch-norm-training over a [1, tokens, hidden] view) and
+// an inference batch norm in bf16: expanded into reductions and elementwise ops, same outputs.
+TEST(XlaPasses, BatchNormExpander) {
+  Outcome o = ApplyAll("batchnorm-expander", R"(HloModule bn
+ENTRY main {
+  x = f32[1,12,16] parameter(0)
+  s = f32[12] parameter(1)
+  b = f32[12] parameter(2)
+  t = (f32[1,12,16], f32[12], f32[12]) batch-norm-training(x, s, b), epsilon=1e-05, feature_index=1
+  out = f32[1,12,16] get-tuple-element(t), index=0
+  var = f32[12] get-tuple-element(t), index=2
+  h = bf16[4,6,3] parameter(3)
+  hs = bf16[6] parameter(4)
+  hb = bf16[6] parameter(5)
+  hm = bf16[6] parameter(6)
+  hv = bf16[6] parameter(7)
+  e = bf16[6] exponential(hv)
+  i = bf16[4,6,3] batch-norm-inference(h, hs, hb, hm, e), epsilon=0.001, feature_index=1
+  ROOT r = (f32[1,12,16], f32[12], bf16[4,6,3]) tuple(out, var, i)
+}
+)");
+  EXPECT_EQ(o.rules, (std::vector<std::string>{"batch_norm_training", "batch_norm_inference"}));
+  EXPECT_FALSE(Has(o.after, "batch-norm")) << o.after;
+  EXPECT_TRUE(Has(o.after, "rsqrt(") && Has(o.after, "reduce(")) << o.after;
+}
+
+}  // namespace
+}  // namespace hlox
