@@ -72,23 +72,22 @@ absl::StatusOr<Value> Convolve(const Instruction& instr, const Buffer& lhs, cons
   const ConvAlgorithm algo = tuning.algorithm;
   if constexpr (std::is_same_v<T, float>) {
     const Shape& os = instr.shape();
-    // A tuned plane algorithm runs when it can (the level has the packed GEMM); the default
-    // path otherwise. A tuned tiles/wide-k choice skips the plane paths.
-    const bool has_gemm = Kernels().gemm != nullptr;
-    const bool planes = algo == ConvAlgorithm::kAuto ? PlaneConvApplies(dn, g, os.rank())
-                        : algo == ConvAlgorithm::kPlanes && has_gemm && PlaneConvPossible(dn, g, os.rank());
-    const bool plane_filter = algo == ConvAlgorithm::kAuto ? PlaneFilterConvApplies(dn, g, os.rank())
-                              : algo == ConvAlgorithm::kPlaneFilter && has_gemm &&
-                                    PlaneFilterConvPossible(dn, g, os.rank());
     if (lhs.shape().element_type() == PrimitiveType::kF32 && rhs.shape().element_type() == PrimitiveType::kF32 &&
         os.element_type() == PrimitiveType::kF32) {
-      if (planes) {
+      // A tuned plane algorithm runs when it can (the level has the packed GEMM); the default
+      // path otherwise. A tuned tiles/wide-k choice skips the plane paths.
+      const bool has_gemm = Kernels().gemm != nullptr;
+      if (algo == ConvAlgorithm::kAuto ? PlaneConvApplies(dn, g, os.rank())
+                                       : algo == ConvAlgorithm::kPlanes && has_gemm &&
+                                             PlaneConvPossible(dn, g, os.rank())) {
         Value out = NewArray(os);
         PlaneConv(dn, g, lhs.template as<float>(), lhs.shape().dims(), rhs.template as<float>(), rhs.shape().dims(),
                   out.array->template as<float>(), os.dims(), pool);
         return out;
       }
-      if (plane_filter) {
+      if (algo == ConvAlgorithm::kAuto ? PlaneFilterConvApplies(dn, g, os.rank())
+                                       : algo == ConvAlgorithm::kPlaneFilter && has_gemm &&
+                                             PlaneFilterConvPossible(dn, g, os.rank())) {
         Value out = NewArray(os);
         PlaneFilterConv(dn, g, lhs.template as<float>(), lhs.shape().dims(), rhs.template as<float>(),
                         rhs.shape().dims(), out.array->template as<float>(), os.dims(), pool);

@@ -39,17 +39,14 @@ struct Knob {
   std::string name;
   std::string keys;
 };
-struct GemmChoice {  // the fixed GEMM knob tables below
-  const char* name;
-  const char* keys;
-};
-constexpr GemmChoice kThreadChoices[] = {{"t1", "\"hlox_threads\":1"}};
-constexpr GemmChoice kPackedChoices[] = {
+// The GEMM knobs by the condition that offers them (GemmChoicesFor).
+const Knob kThreadChoices[] = {{"t1", "\"hlox_threads\":1"}};
+const Knob kPackedChoices[] = {
     {"rows", "\"hlox_gemm_schedule\":1"}, {"columns", "\"hlox_gemm_schedule\":2"},
     {"mc8", "\"hlox_gemm_mc\":8"},        {"mc64", "\"hlox_gemm_mc\":64"},
     {"nc4", "\"hlox_gemm_nc\":4"},        {"nc16", "\"hlox_gemm_nc\":16"}};
-constexpr GemmChoice kBatchChoices[] = {{"split_batches", "\"hlox_gemm_batches\":1"},
-                                         {"split_each", "\"hlox_gemm_batches\":2"}};
+const Knob kBatchChoices[] = {{"split_batches", "\"hlox_gemm_batches\":1"},
+                              {"split_each", "\"hlox_gemm_batches\":2"}};
 constexpr const char* kHloxKeys[] = {"\"hlox_block\":", "\"hlox_threads\":", "\"hlox_conv_algo\":",
                                      "\"hlox_gemm_mc\":", "\"hlox_gemm_nc\":", "\"hlox_gemm_schedule\":",
                                      "\"hlox_gemm_batches\":"};
@@ -90,14 +87,14 @@ bool FloatResult(const Instruction& dot) {
 std::vector<Knob> GemmChoicesFor(const Instruction& dot, const DotGeometry& g) {
   std::vector<Knob> out;
   if (g.mnk() >= kParallelMnk) {
-    for (const GemmChoice& c : kThreadChoices) out.push_back({c.name, c.keys});
+    for (const Knob& c : kThreadChoices) out.push_back(c);
   }
   // The packed f32 GEMM runs a dot with more than 4 rows of C (fewer stream like a GEMV).
   if (FloatResult(dot) && g.m > 4) {
-    for (const GemmChoice& c : kPackedChoices) out.push_back({c.name, c.keys});
+    for (const Knob& c : kPackedChoices) out.push_back(c);
   }
   if (g.batch > 1 && g.mnk() >= kParallelMnk) {
-    for (const GemmChoice& c : kBatchChoices) out.push_back({c.name, c.keys});
+    for (const Knob& c : kBatchChoices) out.push_back(c);
   }
   return out;
 }

@@ -25,7 +25,7 @@ import msgpack
 import zmq
 from zmq.utils import z85
 
-from ._addresses import control_address_for, gather  # noqa: F401 (control_address_for: part of the API)
+from ._client_common import control_address_for, gather  # noqa: F401 (control_address_for: part of the API)
 
 VERSION = 1
 _MASK = (1 << 64) - 1

@@ -12,7 +12,7 @@ happen without calls into it); the pure-Python one makes progress inside next/ga
 import json
 
 from . import _hlox
-from ._addresses import control_address_for, gather
+from ._client_common import control_address_for, gather
 
 
 class Client:

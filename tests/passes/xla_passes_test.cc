@@ -231,11 +231,6 @@ ENTRY main {
   EXPECT_TRUE(Has(o.after, "map(%a), dimensions={0}, to_apply=%complex_f")) << o.after;
 }
 
-}  // namespace
-}  // namespace hlox
-
-namespace hlox {
-namespace {
 
 // Half types expand through f32 and round once (four f16 roundings drift through deep models).
 TEST(XlaPasses, LogisticExpanderComputesHalfTypesInF32) {
@@ -249,11 +244,6 @@ ENTRY main {
   EXPECT_TRUE(Has(o.after, "f32[64] exponential(")) << o.after;
 }
 
-}  // namespace
-}  // namespace hlox
-
-namespace hlox {
-namespace {
 
 // Q, K and V projections of one input: one dot over the concatenated weights, then slices; a
 // fourth dot that reads one of them is not merged (it depends on a member).
@@ -316,11 +306,6 @@ ENTRY main {
   EXPECT_TRUE(Has(o.after, "f32[16,16] concatenate(%x, %y)")) << o.after;
 }
 
-}  // namespace
-}  // namespace hlox
-
-namespace hlox {
-namespace {
 
 // Layer norm as PyTorch/XLA writes it (batch-norm-training over a [1, tokens, hidden] view) and
 // an inference batch norm in bf16: expanded into reductions and elementwise ops, same outputs.
