@@ -14,11 +14,11 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
-#include "agent/embedded.h"
 #include "agent/plot.h"
 #include "agent/report_charts.h"
 #include "agent/report_html.h"
 #include "agent/search_log.h"
+#include "client/embedded.h"
 #include "common/csv.h"
 #include "common/status_macros.h"
 
@@ -195,14 +195,14 @@ absl::Status RunCampaign(const CampaignOptions& o) {
     return absl::AlreadyExistsError(absl::StrCat(o.out_dir, " already holds a campaign; pass --resume to continue it"));
   }
   SessionOptions base = o.session;
-  std::optional<agent::EmbeddedFleet> fleet;
+  std::optional<client::EmbeddedFleet> fleet;
   if (base.broker.empty() && !base.in_process) {
-    agent::EmbeddedOptions eo;
+    client::EmbeddedOptions eo;
     eo.threads = base.threads;
     eo.db_path = (fs::path(o.out_dir) / "broker.db").string();
     fs::create_directories(o.out_dir);
     int workers = base.workers > 0 ? base.workers : 2;
-    HLOX_ASSIGN_OR_RETURN(agent::EmbeddedFleet f, agent::StartEmbeddedFleet(workers, eo));
+    HLOX_ASSIGN_OR_RETURN(client::EmbeddedFleet f, client::StartEmbeddedFleet(workers, eo));
     base.broker = f.address;
     base.workers = workers;
     fleet = std::move(f);

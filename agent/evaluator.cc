@@ -4,7 +4,6 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "passes/pipeline.h"
-#include "runtime/executor.h"
 
 namespace hlox {
 

@@ -7,8 +7,8 @@
 #include <unordered_map>
 
 #include "absl/strings/str_cat.h"
-#include "broker/curve.h"
 #include "common/status_macros.h"
+#include "protocol/curve.h"
 
 namespace hlox {
 
@@ -18,22 +18,22 @@ absl::StatusOr<FleetConnection> ConnectFleet(const FleetTarget& target) {
                   ? target.workers
                   : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / std::max(1, target.threads));
   c.address = target.broker;
-  agent::ClientOptions co;
+  client::ClientOptions co;
   if (target.broker.empty()) {
-    agent::EmbeddedOptions eo;
+    client::EmbeddedOptions eo;
     eo.threads = target.threads;
     eo.db_path = target.db_path;
-    HLOX_ASSIGN_OR_RETURN(agent::EmbeddedFleet f, agent::StartEmbeddedFleet(c.workers, eo));
+    HLOX_ASSIGN_OR_RETURN(client::EmbeddedFleet f, client::StartEmbeddedFleet(c.workers, eo));
     c.address = f.address;
     c.fleet = std::move(f);
   } else {
     HLOX_ASSIGN_OR_RETURN(co.curve, proto::LoadCurveClientKeys(target.curve_key, target.broker_key));
   }
-  HLOX_ASSIGN_OR_RETURN(c.client, agent::Client::Connect(c.address, co));
+  HLOX_ASSIGN_OR_RETURN(c.client, client::Client::Connect(c.address, co));
   return c;
 }
 
-FleetEvaluator::FleetEvaluator(std::unique_ptr<agent::Client> client, const std::string& module_text,
+FleetEvaluator::FleetEvaluator(std::unique_ptr<client::Client> client, const std::string& module_text,
                                std::string pipeline, std::string campaign, int parallelism)
     : client_(std::move(client)),
       module_text_(std::make_shared<const std::string>(module_text)),
@@ -50,7 +50,7 @@ std::vector<ResultRecord> FleetEvaluator::EvaluateFresh(const std::vector<Pipeli
   std::vector<ResultRecord> out(batch.size());
   std::unordered_map<std::string, size_t> slot;
   for (size_t i = 0; i < batch.size(); ++i) {
-    agent::JobSpec job;
+    client::JobSpec job;
     job.id = absl::StrCat(campaign_, "-", next_id_++);
     job.campaign = campaign_;
     job.module_text = module_text_;
@@ -66,7 +66,7 @@ std::vector<ResultRecord> FleetEvaluator::EvaluateFresh(const std::vector<Pipeli
     slot[*id] = i;
   }
   while (!slot.empty()) {
-    std::optional<agent::JobResult> r = client_->Next(std::chrono::milliseconds(1000));
+    std::optional<client::JobResult> r = client_->Next(std::chrono::milliseconds(1000));
     if (!r) continue;  // the client resubmits on its own if the broker went away
     auto it = slot.find(r->job_id);
     if (it == slot.end()) continue;

@@ -8,9 +8,9 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "agent/client.h"
-#include "agent/embedded.h"
 #include "agent/evaluator.h"
+#include "client/client.h"
+#include "client/embedded.h"
 
 namespace hlox {
 
@@ -26,9 +26,9 @@ struct FleetTarget {
 
 // A client connected to the target and, in the embedded mode, the fleet it talks to.
 struct FleetConnection {
-  std::optional<agent::EmbeddedFleet> fleet;  // stops broker and workers when destroyed
+  std::optional<client::EmbeddedFleet> fleet;  // stops broker and workers when destroyed
   std::string address;                        // the broker address the client uses
-  std::unique_ptr<agent::Client> client;
+  std::unique_ptr<client::Client> client;
   int workers = 1;                            // embedded workers started, or the requested count
 };
 
@@ -39,7 +39,7 @@ absl::StatusOr<FleetConnection> ConnectFleet(const FleetTarget& target);
 class FleetEvaluator : public Evaluator {
  public:
   // `parallelism`: candidates per batch worth submitting (about twice the workers).
-  FleetEvaluator(std::unique_ptr<agent::Client> client, const std::string& module_text, std::string pipeline,
+  FleetEvaluator(std::unique_ptr<client::Client> client, const std::string& module_text, std::string pipeline,
                  std::string campaign, int parallelism);
   std::vector<ResultRecord> Evaluate(const std::vector<PipelineDecisions>& batch) override;
   // The last `fresh` jobs bypass the broker's result cache.
@@ -47,7 +47,7 @@ class FleetEvaluator : public Evaluator {
   int parallelism() const override { return parallelism_; }
 
  private:
-  std::unique_ptr<agent::Client> client_;
+  std::unique_ptr<client::Client> client_;
   std::shared_ptr<const std::string> module_text_;
   std::string pipeline_, campaign_;
   int parallelism_;

@@ -7,10 +7,10 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "broker/spin_poll.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
 #include "cost/provenance.h"
+#include "protocol/spin_poll.h"
 
 namespace hlox::broker {
 

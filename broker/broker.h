@@ -19,11 +19,11 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "broker/job_metrics.h"
-#include "broker/protocol.h"
-#include "broker/record_scan.h"
 #include "broker/result_store.h"
 #include "broker/zap_handler.h"
-#include "broker/zmq_util.h"
+#include "protocol/protocol.h"
+#include "protocol/record_scan.h"
+#include "protocol/zmq_util.h"
 
 namespace hlox::broker {
 

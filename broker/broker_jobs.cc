@@ -7,8 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "broker/broker.h"
-#include "broker/hardware_class.h"
 #include "common/logging.h"
+#include "protocol/hardware_class.h"
 
 namespace hlox::broker {
 
@@ -16,7 +16,7 @@ using proto::Command;
 
 namespace {
 // Whether a job's class leaves the level open: empty (any worker) or bare ("cpu": that class
-// at any level, broker/hardware_class.h). Such a job takes the class of the worker that runs
+// at any level, protocol/hardware_class.h). Such a job takes the class of the worker that runs
 // it, and a campaign of such jobs is pinned to the first class one runs on.
 bool OpenClass(const std::string& job_class) {
   return job_class.empty() || !proto::HardwareClassIsa(job_class).has_value();

@@ -9,8 +9,8 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "broker/zmq_util.h"
 #include "common/logging.h"
+#include "protocol/zmq_util.h"
 
 namespace hlox::broker {
 namespace {

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "cost/evaluate.h"
 #include "cost/stats.h"
 #include "cost/timing.h"
 #include "cost/verdict.h"

@@ -10,8 +10,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "common/fused_limits.h"
 #include "cost/analytical.h"
-#include "runtime/fused_limits.h"
 
 namespace hlox {
 namespace {

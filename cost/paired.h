@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "cost/evaluate.h"
+#include "cost/eval_options.h"
 #include "cost/result.h"
 #include "cost/timing.h"
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "cost/evaluate.h"
+#include "cost/eval_options.h"
 #include "cost/host_reference.h"
 #include "cost/interference.h"
 #include "cost/result.h"

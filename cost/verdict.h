@@ -19,7 +19,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "cost/evaluate.h"
+#include "cost/eval_options.h"
 #include "cost/paired.h"
 #include "nlohmann/json.hpp"
 

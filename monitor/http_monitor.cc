@@ -8,7 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "agent/client.h"
+#include "client/client.h"
 #include "common/logging.h"
 
 namespace hlox::monitor {
@@ -41,7 +41,7 @@ absl::StatusOr<std::unique_ptr<HttpMonitor>> HttpMonitor::Start(const MonitorOpt
   impl->control = o.control_address;
   Impl* raw = impl.get();
   auto status_json = [raw, curve = o.curve]() -> absl::StatusOr<std::string> {
-    return agent::ControlRequest(raw->control, "status", "", std::chrono::milliseconds(2000), curve);
+    return client::ControlRequest(raw->control, "status", "", std::chrono::milliseconds(2000), curve);
   };
   raw->server.Get("/metrics", [status_json](const httplib::Request&, httplib::Response& res) {
     absl::StatusOr<std::string> s = status_json();

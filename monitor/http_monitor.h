@@ -8,8 +8,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "broker/curve.h"
 #include "nlohmann/json.hpp"
+#include "protocol/curve.h"
 
 namespace hlox::monitor {
 

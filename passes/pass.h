@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/decisions.h"
 #include "ir/module.h"
 
 namespace hlox {
@@ -26,8 +27,6 @@ struct DecisionSite {
   int default_choice = 0;                  // what the pass's own heuristic picks
   std::vector<float> features;             // numeric features for learning agents
 };
-
-using DecisionVector = std::vector<int32_t>;
 
 // What Apply did.
 struct ApplyReport {
@@ -50,10 +49,6 @@ class Pass {
   // FindSites then the default policy.
   absl::StatusOr<ApplyReport> Run(Module& module);
 };
-
-// A pipeline's decisions, addressed per pass invocation ("simplify#0", "fusion#0", ...).
-// Invocations without an entry use their pass's default policy.
-using PipelineDecisions = std::map<std::string, DecisionVector>;
 
 // INVALID_DECISIONS errors: an InvalidArgument status carrying a payload that marks it, so
 // services report it as that job status and not as a run error.

@@ -14,8 +14,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/fused_limits.h"
 #include "runtime/fused_half.h"
-#include "runtime/fused_limits.h"
 #include "runtime/fused_node.h"
 #include "runtime/fused_stream.h"
 #include "runtime/fused_walk.h"
@@ -27,7 +27,7 @@ using fused_walk::CoordWalker;
 using fused_walk::Decompose;
 using fused_walk::WithKind;
 
-constexpr int64_t kMaxHoisted = kMaxHoistedElements;  // runtime/fused_limits.h
+constexpr int64_t kMaxHoisted = kMaxHoistedElements;  // common/fused_limits.h
 
 }  // namespace
 

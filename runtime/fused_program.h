@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/fused_limits.h"
 #include "ir/computation.h"
-#include "runtime/fused_limits.h"
 #include "runtime/thread_pool.h"
 #include "runtime/value.h"
 

@@ -7,9 +7,9 @@
 
 #include <limits>
 
+#include "common/fused_limits.h"
 #include "runtime/fused_half.h"
 #include "runtime/fused_jit.h"
-#include "runtime/fused_limits.h"
 #include "runtime/fused_vector_ops.h"
 
 namespace hlox::rt {
@@ -36,7 +36,7 @@ struct Pending {
   Ref a, b;
 };
 
-constexpr int64_t kMaxComputedSource = kMaxComputedSourceElements;  // runtime/fused_limits.h
+constexpr int64_t kMaxComputedSource = kMaxComputedSourceElements;  // common/fused_limits.h
 
 // Types the register path holds in f32 registers.
 bool RegisterType(PrimitiveType t) {

@@ -6,9 +6,9 @@
 #include <thread>
 
 #include "absl/strings/str_format.h"
-#include "agent/client.h"
-#include "broker/protocol.h"
+#include "client/client.h"
 #include "nlohmann/json.hpp"
+#include "protocol/protocol.h"
 #include "tools/commands.h"
 
 namespace hlox::cli {
@@ -81,7 +81,7 @@ void RegisterStatus(CLI::App& app) {
     }
     do {
       absl::StatusOr<std::string> s =
-          agent::ControlRequest(control, "status", "", std::chrono::milliseconds(3000), *curve);
+          client::ControlRequest(control, "status", "", std::chrono::milliseconds(3000), *curve);
       if (!s.ok()) {
         std::cerr << "hlox status: " << s.status().message() << "\n";
         ExitCode() = 1;

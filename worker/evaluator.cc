@@ -13,9 +13,9 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "broker/protocol.h"
 #include "cost/evaluate.h"
 #include "cost/provenance.h"
+#include "protocol/protocol.h"
 #include "worker/child_process.h"
 #include "worker/reference_prime.h"
 #include "worker/warm_child.h"

@@ -16,7 +16,7 @@
 #include <cstring>
 #include <set>
 
-#include "broker/protocol.h"
+#include "protocol/protocol.h"
 
 namespace hlox::worker {
 namespace {

@@ -17,8 +17,6 @@
 #include <unordered_map>
 
 #include "absl/strings/str_cat.h"
-#include "broker/hardware_class.h"
-#include "broker/zmq_util.h"
 #include "common/cpu_isa.h"
 #include "common/cpu_latency.h"
 #include "common/logging.h"
@@ -26,6 +24,8 @@
 #include "cost/module_hash.h"
 #include "cost/provenance.h"
 #include "ir/parser.h"
+#include "protocol/hardware_class.h"
+#include "protocol/zmq_util.h"
 #include "worker/evaluator.h"
 
 namespace hlox::worker {

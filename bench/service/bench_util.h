@@ -20,8 +20,8 @@
 #include <thread>
 #include <vector>
 
-#include "agent/client.h"
 #include "broker/broker.h"
+#include "client/client.h"
 #include "nlohmann/json.hpp"
 
 namespace hlox::bench {
@@ -66,7 +66,7 @@ inline pid_t SpawnBroker(const std::string& addr, std::vector<std::string> extra
 // Registered workers not lost, from the broker's status (-1 when it does not answer);
 // `lost` (optional) gets totals.lost_workers.
 inline int LiveWorkers(const std::string& control, int64_t* lost = nullptr) {
-  auto st = agent::ControlRequest(control, "status", "", std::chrono::milliseconds(5000));
+  auto st = client::ControlRequest(control, "status", "", std::chrono::milliseconds(5000));
   if (!st.ok()) return -1;
   auto j = nlohmann::json::parse(*st, nullptr, false);
   if (j.is_discarded()) return -1;
@@ -142,8 +142,8 @@ inline std::unique_ptr<ProcessFleet> StartProcessFleet(const std::string& addr, 
 }
 
 // A job that every mode accepts; caching off so each one really runs.
-inline agent::JobSpec NoopJob(std::shared_ptr<const std::string> text) {
-  agent::JobSpec j;
+inline client::JobSpec NoopJob(std::shared_ptr<const std::string> text) {
+  client::JobSpec j;
   j.module_text = std::move(text);
   j.pipeline = "none";
   j.use_cache = false;

@@ -2,15 +2,15 @@
 // corpus module through the service, next to the same evaluations run in this process
 // (EvaluateCandidate in a loop) as the baseline measured in the same run. Reports
 // evaluations/s for 1 and 2 `hlox worker` processes over TCP and for the embedded fleet
-// (agent/embedded.h, what `hlox search --workers N` uses) with 1 and 2 workers.
+// (client/embedded.h, what `hlox search --workers N` uses) with 1 and 2 workers.
 //   e2e_bench [MODULE.hlo] [--jobs N]
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
-#include "agent/embedded.h"
 #include "bench/service/bench_util.h"
+#include "client/embedded.h"
 #include "cost/evaluate.h"
 #include "cost/reference_cache.h"
 #include "ir/parser.h"
@@ -54,11 +54,11 @@ struct Breakdown {
 
 // Submits `n` evaluations (default pipeline, cache off) and waits for all; evaluations/s.
 // *eval_s: the mean evaluation time per job as the workers timed it (fork to reap).
-double Throughput(agent::Client& c, std::shared_ptr<const std::string> text, int n, int* ok,
+double Throughput(client::Client& c, std::shared_ptr<const std::string> text, int n, int* ok,
                   double* eval_s, Breakdown* bd) {
   auto t0 = Clock::now();
   for (int i = 0; i < n; ++i) {
-    agent::JobSpec j = NoopJob(text);
+    client::JobSpec j = NoopJob(text);
     j.pipeline = "default";
     (void)c.Submit(std::move(j));
   }
@@ -161,7 +161,7 @@ int main(int argc, char** argv) {
       auto fleet = StartFleet(addr, workers, "", 2, {},
                               fresh ? std::vector<std::string>{"--fresh-child"}
                                     : std::vector<std::string>{});
-      auto c = std::move(*agent::Client::Connect(addr));
+      auto c = std::move(*client::Client::Connect(addr));
       Breakdown bd;
       double eval_s = 0, rate = Throughput(*c, text, n, &ok, &eval_s, &bd);
       std::printf("TCP broker, %d hlox worker(s), %s: %.2f evaluations/s (%.2fx in-process, %d/%d "
@@ -171,14 +171,14 @@ int main(int argc, char** argv) {
     }
   }
   for (int workers : {1, 2}) {
-    agent::EmbeddedOptions eo;
+    client::EmbeddedOptions eo;
     eo.hlox_binary = HloxPath();
-    auto fleet = agent::StartEmbeddedFleet(workers, eo);
+    auto fleet = client::StartEmbeddedFleet(workers, eo);
     if (!fleet.ok()) {
       std::fprintf(stderr, "embedded: %s\n", std::string(fleet.status().message()).c_str());
       return 1;
     }
-    auto c = std::move(*agent::Client::Connect(fleet->address));
+    auto c = std::move(*client::Client::Connect(fleet->address));
     Breakdown bd;
     double eval_s = 0, rate = Throughput(*c, text, n, &ok, &eval_s, &bd);  // start-up included
     std::printf("embedded fleet, %d worker(s): %.2f evaluations/s (%.2fx in-process, %d/%d OK, "

@@ -15,7 +15,7 @@
 #include <fstream>
 
 #include "bench/service/bench_util.h"
-#include "broker/zmq_util.h"
+#include "protocol/zmq_util.h"
 
 using namespace hlox;
 using namespace hlox::bench;
@@ -146,7 +146,7 @@ class SimFleet {
 // Submits `n` no-op jobs with all of them in flight; returns jobs/s (0 if any is missing).
 double DispatchRate(const std::string& addr, int n) {
   auto text = std::make_shared<const std::string>("HloModule fleet\n");
-  auto c = std::move(*agent::Client::Connect(addr));
+  auto c = std::move(*client::Client::Connect(addr));
   auto t0 = Clock::now();
   for (int i = 0; i < n; ++i) (void)c->Submit(NoopJob(text));
   int got = 0;

@@ -1,18 +1,18 @@
 // Service benchmark: direct DEALER->ROUTER baselines vs the broker with echo/sleep workers (real
 // `hlox worker` processes next to this binary, or $HLOX_BIN), measured in the same run.
 // Reports: one job in flight p50/p99 (ratio to the direct round trip) for a raw protocol client
-// (where the broker path ends) and for agent::Client; no-op jobs/s with many in flight (ratio
+// (where the broker path ends) and for client::Client; no-op jobs/s with many in flight (ratio
 // to the direct pipelined rate); 1 ms jobs on 2 workers vs ideal. Fleet scale and real
 // evaluations are in fleet_bench and e2e_bench.
 #include <cstdio>
 #include <deque>
 #include <filesystem>
 
-#include "agent/embedded.h"
 #include "bench/service/bench_util.h"
-#include "broker/spin_poll.h"
-#include "broker/zmq_util.h"
+#include "client/embedded.h"
 #include "common/cpu_latency.h"
+#include "protocol/spin_poll.h"
+#include "protocol/zmq_util.h"
 
 using namespace hlox;
 using namespace hlox::bench;
@@ -161,8 +161,8 @@ void RawProtocolRoundTrips(zmq::socket_t& d, const std::string& text, int n,
   }
 }
 
-// One job in flight through agent::Client; appends `n` latencies (us).
-void ClientRoundTrips(agent::Client& c, std::shared_ptr<const std::string> text, int n,
+// One job in flight through client::Client; appends `n` latencies (us).
+void ClientRoundTrips(client::Client& c, std::shared_ptr<const std::string> text, int n,
                       std::vector<double>* lat) {
   for (int i = 0; i < n; ++i) {
     auto t0 = Clock::now();
@@ -173,7 +173,7 @@ void ClientRoundTrips(agent::Client& c, std::shared_ptr<const std::string> text,
 }
 
 // No-op jobs with many in flight (a submitting thread, results taken here); jobs/s.
-double ClientPipelined(agent::Client& c, std::shared_ptr<const std::string> text, int n) {
+double ClientPipelined(client::Client& c, std::shared_ptr<const std::string> text, int n) {
   auto t0 = Clock::now();
   std::thread sub([&] { for (int i = 0; i < n; ++i) (void)c.Submit(NoopJob(text)); });
   int got = 0;
@@ -211,7 +211,7 @@ void OneMsJobs(std::shared_ptr<const std::string> text, int rounds = 3, int n = 
     std::string what, mode;
     bool poll_idle = false;  // hold the PM QoS CPU latency at 0 during this variant's rounds
     std::unique_ptr<Fleet> fleet;
-    std::unique_ptr<agent::Client> client;
+    std::unique_ptr<client::Client> client;
     double best = 0, best_len = 0;
     std::vector<double> lens, res_lat, one_lat;  // ms, us, us
   };
@@ -248,7 +248,7 @@ void OneMsJobs(std::shared_ptr<const std::string> text, int rounds = 3, int n = 
     o.spin_needs_spare_core = vs[i].spin_us >= 0;
     std::string addr = "tcp://127.0.0.1:" + std::to_string(47841 + 2 * i);
     vs[i].fleet = StartFleet(addr, 2, vs[i].mode, vs[i].credit, o);
-    vs[i].client = std::move(*agent::Client::Connect(addr));
+    vs[i].client = std::move(*client::Client::Connect(addr));
   }
   for (int r = 0; r < rounds; ++r) {
     for (Variant& v : vs) {
@@ -300,7 +300,7 @@ void OneMsJobs(std::shared_ptr<const std::string> text, int rounds = 3, int n = 
 }
 
 // --noop-only: no-op jobs/s many in flight through the default broker, which scans each result
-// record for the fields it needs (broker/record_scan.h), next to the same broker decoding every
+// record for the fields it needs (protocol/record_scan.h), next to the same broker decoding every
 // DONE and record fully (BrokerOptions::full_record_decode, the old path), and the direct
 // pipelined DEALER->ROUTER echo rate (the baseline), 5 interleaved rounds each with the
 // CPU per job of the broker thread, the bench process and the workers.
@@ -321,7 +321,7 @@ int NoopOnly() {
     const char* what;
     bool full;
     std::unique_ptr<Fleet> fleet;
-    std::unique_ptr<agent::Client> c;
+    std::unique_ptr<client::Client> c;
     double best = 0, best_cpu = 1e9;
   };
   Variant vs[] = {{"record scan (default)", false, nullptr, nullptr},
@@ -331,7 +331,7 @@ int NoopOnly() {
     o.full_record_decode = vs[i].full;
     std::string addr = "tcp://127.0.0.1:" + std::to_string(47829 + 2 * i);
     vs[i].fleet = StartFleet(addr, 2, "echo", 64, o);
-    vs[i].c = std::move(*agent::Client::Connect(addr));
+    vs[i].c = std::move(*client::Client::Connect(addr));
   }
   const int n = 60000;
   for (int r = 0; r < 5; ++r) {
@@ -462,22 +462,22 @@ int main(int argc, char** argv) {
     std::string addr_proc = "tcp://127.0.0.1:47825";
     auto fleet_proc = StartProcessFleet(addr_proc, 2, "echo", 64);
     auto raw_proc = proto::ConnectDealer(ctx, addr_proc, "bench-raw-proc");
-    auto c_proc = std::move(*agent::Client::Connect(addr_proc));
-    auto c = std::move(*agent::Client::Connect(addr));
+    auto c_proc = std::move(*client::Client::Connect(addr_proc));
+    auto c = std::move(*client::Client::Connect(addr));
     // The embedded mode (`hlox search` without --broker): StartEmbeddedFleet's broker thread in
     // this process with 2 echo workers; its agent on the broker's inproc endpoint (the default
     // for a client in the fleet's process) and, as the baseline, on the fleet's ipc address.
-    agent::EmbeddedOptions eo;
+    client::EmbeddedOptions eo;
     eo.hlox_binary = HloxPath();
     eo.worker_args = {"--test-mode", "echo", "--credit", "64"};
-    agent::EmbeddedFleet emb = std::move(*agent::StartEmbeddedFleet(2, eo));
+    client::EmbeddedFleet emb = std::move(*client::StartEmbeddedFleet(2, eo));
     for (int i = 0; i < 400 && LiveWorkers(emb.handle->control_address()) < 2; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    auto c_emb = std::move(*agent::Client::Connect(emb.address));
-    agent::ClientOptions ipc_only;
+    auto c_emb = std::move(*client::Client::Connect(emb.address));
+    client::ClientOptions ipc_only;
     ipc_only.local_inproc = false;
-    auto c_emb_ipc = std::move(*agent::Client::Connect(emb.address, ipc_only));
+    auto c_emb_ipc = std::move(*client::Client::Connect(emb.address, ipc_only));
     std::vector<double> warm;  // warm up every path once
     DirectRoundTrips(*direct, 200, &warm);
     DirectRoundTrips(*direct_spin, 200, &warm);
@@ -540,11 +540,11 @@ int main(int argc, char** argv) {
     PrintLatency("plain LB relay process + 2 echo processes", l_prelay, d_best, d50);
     PrintLatency("hlox broker, spin forced on, raw protocol DEALER", l_forced, d_best, d50);
     PrintLatency("hlox broker (default spin), raw protocol DEALER", l_raw, d_best, d50);
-    PrintLatency("hlox broker + echo worker, agent::Client", l_client, d_best, d50);
+    PrintLatency("hlox broker + echo worker, client::Client", l_client, d_best, d50);
     PrintLatency("hlox broker process, raw protocol DEALER", l_proc, d_best, d50);
-    PrintLatency("hlox broker process, agent::Client", l_cproc, d_best, d50);
-    PrintLatency("embedded fleet, agent::Client on inproc", l_emb, d_best, d50);
-    PrintLatency("embedded fleet, agent::Client on ipc (old)", l_emb_ipc, d_best, d50);
+    PrintLatency("hlox broker process, client::Client", l_cproc, d_best, d50);
+    PrintLatency("embedded fleet, client::Client on inproc", l_emb, d_best, d50);
+    PrintLatency("embedded fleet, client::Client on ipc (old)", l_emb_ipc, d_best, d50);
     std::printf("wake-ups per job (voluntary context switches):\n");
     for (Wakeups* w : {&w_direct, &w_prelay, &w_proc}) {
       std::printf("  %-34s serving side %5.2f, this process (client) %5.2f\n", w->what,
@@ -552,7 +552,7 @@ int main(int argc, char** argv) {
     }
     // Many in flight: best of 3 interleaved rounds each.
     double best_direct = 0, best_broker = 0, best_forced = 0;
-    auto c_forced = latency_only ? nullptr : std::move(*agent::Client::Connect(addr_forced));
+    auto c_forced = latency_only ? nullptr : std::move(*client::Client::Connect(addr_forced));
     for (int r = 0; r < (latency_only ? 0 : 3); ++r) {
       best_direct = std::max(best_direct, DirectPipelined(*direct, 200000));
       best_broker = std::max(best_broker, ClientPipelined(*c, text, 60000));
@@ -581,7 +581,7 @@ int main(int argc, char** argv) {
     o.db_path = dir + "/results.db";
     std::string addr = "tcp://127.0.0.1:47827";
     auto fleet = StartFleet(addr, 2, "echo", 64, o);
-    auto c = std::move(*agent::Client::Connect(addr));
+    auto c = std::move(*client::Client::Connect(addr));
     std::vector<double> lat;
     ClientRoundTrips(*c, text, 1000, &lat);
     double p50 = Quantile(lat, 0.5), p99 = Quantile(lat, 0.99);

@@ -5,12 +5,12 @@
 
 #include <chrono>
 
-#include "agent/client.h"
-#include "agent/embedded.h"
-#include "broker/curve.h"
+#include "client/client.h"
+#include "client/embedded.h"
 #include "cost/evaluate.h"
 #include "cost/result_json.h"
 #include "ir/printer.h"
+#include "protocol/curve.h"
 #include "python/src/bindings.h"
 
 namespace hlox::py {
@@ -43,15 +43,15 @@ pyb::object Evaluate(const ModulePtr& module, const std::string& pipeline, const
   return RecordToDict(record);
 }
 
-// Owns an agent::Client; results come back as {"job_id", "attempts", "cached", "record"}.
+// Owns an client::Client; results come back as {"job_id", "attempts", "cached", "record"}.
 class PyClient {
  public:
-  explicit PyClient(std::unique_ptr<agent::Client> client) : client_(std::move(client)) {}
+  explicit PyClient(std::unique_ptr<client::Client> client) : client_(std::move(client)) {}
 
   std::string Submit(const ModulePtr& module, const std::string& pipeline, const Decisions& decisions,
                      const std::string& campaign, const std::string& id, bool use_cache,
                      uint32_t run_timeout_ms, const std::string& hardware_class, uint32_t queue_timeout_ms) {
-    agent::JobSpec job;
+    client::JobSpec job;
     job.id = id;
     job.campaign = campaign;
     job.module_text = TextOf(module);
@@ -70,7 +70,7 @@ class PyClient {
   }
 
   pyb::object Next(int timeout_ms) {
-    std::optional<agent::JobResult> r;
+    std::optional<client::JobResult> r;
     {
       pyb::gil_scoped_release release;
       r = client_->Next(std::chrono::milliseconds(timeout_ms));
@@ -96,7 +96,7 @@ class PyClient {
     }
     return last_text_;
   }
-  static pyb::object ToDict(const agent::JobResult& r) {
+  static pyb::object ToDict(const client::JobResult& r) {
     pyb::dict d;
     d["job_id"] = r.job_id;
     d["attempts"] = r.attempts;
@@ -105,7 +105,7 @@ class PyClient {
     return d;
   }
 
-  std::unique_ptr<agent::Client> client_;
+  std::unique_ptr<client::Client> client_;
   const Module* last_module_ = nullptr;
   ModulePtr last_module_ref_;
   std::shared_ptr<const std::string> last_text_;
@@ -113,7 +113,7 @@ class PyClient {
 
 class PyFleet {
  public:
-  explicit PyFleet(agent::EmbeddedFleet fleet) : fleet_(std::move(fleet)) {}
+  explicit PyFleet(client::EmbeddedFleet fleet) : fleet_(std::move(fleet)) {}
   std::string Address() const { return fleet_.address; }
   std::string HardwareClass() const { return fleet_.hardware_class; }
   std::string ControlAddress() const {
@@ -128,7 +128,7 @@ class PyFleet {
   }
 
  private:
-  agent::EmbeddedFleet fleet_;
+  client::EmbeddedFleet fleet_;
 };
 
 }  // namespace
@@ -143,13 +143,13 @@ void BindEval(pyb::module_& m) {
 
   // The raw native client (milliseconds); hlox.Client (python/hlox/native_client.py) wraps it
   // with the API the pure-Python client shares.
-  pyb::class_<PyClient>(m, "NativeClient", "Agent client of an hlox broker (C++ agent::Client).")
+  pyb::class_<PyClient>(m, "NativeClient", "Agent client of an hlox broker (C++ client::Client).")
       .def(pyb::init([](const std::string& address, const std::string& identity, const std::string& curve_key,
                         const std::string& broker_key) {
-             agent::ClientOptions options;
+             client::ClientOptions options;
              options.identity = identity;
              options.curve = Unwrap(proto::LoadCurveClientKeys(curve_key, broker_key));
-             return std::make_unique<PyClient>(Unwrap(agent::Client::Connect(address, options)));
+             return std::make_unique<PyClient>(Unwrap(client::Client::Connect(address, options)));
            }),
            pyb::arg("address"), pyb::arg("identity") = "", pyb::arg("curve_key") = "",
            pyb::arg("broker_key") = "",
@@ -165,10 +165,10 @@ void BindEval(pyb::module_& m) {
 
   pyb::class_<PyFleet>(m, "EmbeddedFleet", "In-process broker plus local worker processes.")
       .def(pyb::init([](int workers, const std::string& hlox_binary, int threads) {
-             agent::EmbeddedOptions options;
+             client::EmbeddedOptions options;
              options.hlox_binary = hlox_binary;
              options.threads = threads;
-             return std::make_unique<PyFleet>(Unwrap(agent::StartEmbeddedFleet(workers, options)));
+             return std::make_unique<PyFleet>(Unwrap(client::StartEmbeddedFleet(workers, options)));
            }),
            pyb::arg("workers"), pyb::arg("hlox_binary"), pyb::arg("threads") = 1)
       .def_property_readonly("address", &PyFleet::Address)
@@ -184,7 +184,7 @@ void BindEval(pyb::module_& m) {
         absl::StatusOr<std::string> out;
         {
           pyb::gil_scoped_release release;
-          out = agent::ControlRequest(address, op, target, std::chrono::milliseconds(timeout_ms), curve);
+          out = client::ControlRequest(address, op, target, std::chrono::milliseconds(timeout_ms), curve);
         }
         // No answer and a refusal raise what the pure-Python client raises for them.
         if (out.status().code() == absl::StatusCode::kDeadlineExceeded) {

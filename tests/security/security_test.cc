@@ -12,12 +12,12 @@
 #include <set>
 #include <thread>
 
-#include "agent/client.h"
-#include "broker/curve.h"
-#include "broker/protocol.h"
 #include "broker/zap_handler.h"
+#include "client/client.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "protocol/curve.h"
+#include "protocol/protocol.h"
 #include "tests/service/service_test_util.h"
 #include "tests/test_util.h"
 
@@ -58,7 +58,7 @@ std::string Keygen(const fs::path& dir, const std::string& name) {
 
 absl::StatusOr<nlohmann::json> Status(const std::string& control, const proto::CurveClientKeys& keys,
                                       std::chrono::milliseconds timeout = 1000ms) {
-  auto s = agent::ControlRequest(control, "status", "", timeout, keys);
+  auto s = client::ControlRequest(control, "status", "", timeout, keys);
   if (!s.ok()) return s.status();
   return nlohmann::json::parse(*s);
 }
@@ -184,14 +184,14 @@ TEST(Security, AllowedWorkerServesAllowedAgentStrangersGetNothing) {
   ASSERT_TRUE(registered) << "the allowed worker never registered";
 
   // The allowed agent's jobs are all evaluated, all by the allowed worker.
-  agent::ClientOptions co;
+  client::ClientOptions co;
   co.curve = *agent_keys;
-  auto client = agent::Client::Connect(addr, co);
+  auto client = client::Client::Connect(addr, co);
   ASSERT_TRUE(client.ok());
   auto text = std::make_shared<const std::string>(AddModule());
   const int n = 6;
   for (int i = 0; i < n; ++i) {
-    agent::JobSpec j;
+    client::JobSpec j;
     j.id = "s" + std::to_string(i);
     j.campaign = "sec";
     j.module_text = text;
@@ -230,11 +230,11 @@ TEST(Security, AllowedWorkerServesAllowedAgentStrangersGetNothing) {
   // A stranger's key and no key get no answer at all, from the control channel or the front.
   EXPECT_FALSE(Status(control, *stranger_keys, 700ms).ok());
   EXPECT_FALSE(Status(control, proto::CurveClientKeys{}, 700ms).ok());
-  agent::ClientOptions so;
+  client::ClientOptions so;
   so.curve = *stranger_keys;
-  auto intruder = agent::Client::Connect(addr, so);
+  auto intruder = client::Client::Connect(addr, so);
   ASSERT_TRUE(intruder.ok());
-  agent::JobSpec bad;
+  client::JobSpec bad;
   bad.id = "intruder";
   bad.campaign = "evil";
   bad.module_text = text;

@@ -1,4 +1,4 @@
-// agent::Client's shared socket: the calling thread does the socket I/O while it is inside
+// client::Client's shared socket: the calling thread does the socket I/O while it is inside
 // Submit/Next/Poll, a background thread while it is away. These tests drive every hand-over
 // (submitting and collecting on different threads, back-pressure with a single thread, an idle
 // caller) against a real broker and echo workers, and check exactly one result per job id.
@@ -7,9 +7,9 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "agent/client.h"
-#include "broker/protocol.h"
+#include "client/client.h"
 #include "gtest/gtest.h"
+#include "protocol/protocol.h"
 #include "tests/service/service_test_util.h"
 
 namespace hlox::testing {
@@ -17,8 +17,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-agent::JobSpec Noop(const std::string& id, std::shared_ptr<const std::string> text) {
-  agent::JobSpec j;
+client::JobSpec Noop(const std::string& id, std::shared_ptr<const std::string> text) {
+  client::JobSpec j;
   j.id = id;
   j.module_text = std::move(text);
   j.pipeline = "none";
@@ -41,9 +41,9 @@ class ClientTest : public ::testing::Test {
 };
 
 TEST_F(ClientTest, SubmitOnOneThreadCollectOnTwoOthers) {
-  agent::ClientOptions o;
+  client::ClientOptions o;
   o.max_in_flight = 64;  // Submit waits for room while a collecting thread owns the socket
-  auto c = agent::Client::Connect(addr_, o);
+  auto c = client::Client::Connect(addr_, o);
   ASSERT_TRUE(c.ok());
   const int n = 3000;
   std::thread sub([&] {
@@ -77,9 +77,9 @@ TEST_F(ClientTest, SubmitOnOneThreadCollectOnTwoOthers) {
 }
 
 TEST_F(ClientTest, SingleThreadBackPressureCollectsByItself) {
-  agent::ClientOptions o;
+  client::ClientOptions o;
   o.max_in_flight = 8;  // Submit must pump the socket itself to make room
-  auto c = agent::Client::Connect(addr_, o);
+  auto c = client::Client::Connect(addr_, o);
   ASSERT_TRUE(c.ok());
   const int n = 500;
   for (int i = 0; i < n; ++i) ASSERT_TRUE((*c)->Submit(Noop(absl::StrCat("b", i), text_)).ok());
@@ -93,7 +93,7 @@ TEST_F(ClientTest, SingleThreadBackPressureCollectsByItself) {
 }
 
 TEST_F(ClientTest, BackgroundThreadNoticesABrokerRestartWhileTheCallerIsAway) {
-  auto c = agent::Client::Connect(addr_);
+  auto c = client::Client::Connect(addr_);
   ASSERT_TRUE(c.ok());
   for (int i = 0; i < 10; ++i) ASSERT_TRUE((*c)->Submit(Noop(absl::StrCat("i", i), text_)).ok());
   int dups = 0;

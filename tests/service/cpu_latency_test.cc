@@ -7,8 +7,8 @@
 
 #include <thread>
 
-#include "broker/protocol.h"
 #include "gtest/gtest.h"
+#include "protocol/protocol.h"
 #include "tests/service/service_test_util.h"
 
 namespace hlox::testing {

@@ -5,12 +5,12 @@
 #include <random>
 #include <thread>
 
-#include "agent/client.h"
-#include "broker/protocol.h"
-#include "broker/zmq_util.h"
+#include "client/client.h"
 #include "gtest/gtest.h"
 #include "msgpack.hpp"
 #include "nlohmann/json.hpp"
+#include "protocol/protocol.h"
+#include "protocol/zmq_util.h"
 #include "tests/service/service_test_util.h"
 
 namespace hlox::testing {
@@ -73,8 +73,8 @@ std::vector<std::string> Hostile(int k, std::mt19937& rng) {
   }
 }
 
-agent::JobSpec Job(const std::string& id, const std::string& text) {
-  agent::JobSpec j;
+client::JobSpec Job(const std::string& id, const std::string& text) {
+  client::JobSpec j;
   j.id = id;
   j.module_text = std::make_shared<const std::string>(text);
   j.pipeline = "default";
@@ -87,7 +87,7 @@ TEST(Hostile, BrokerRefusesEveryBadFrameAndKeepsServing) {
   auto broker = StartBroker(addr);
   auto w = StartWorker(addr, "w");
   ASSERT_TRUE(WaitForWorkers(proto::ControlAddressFor(addr), 1, 10s));
-  auto client = agent::Client::Connect(addr);
+  auto client = client::Client::Connect(addr);
   ASSERT_TRUE((*client)->Submit(Job("before", AddModule())).ok());
   auto before = Collect(**client, 1, 20s, nullptr);
   ASSERT_EQ(before["before"].record.status, JobStatus::kOk);
@@ -126,7 +126,7 @@ TEST(Hostile, BrokerRefusesEveryBadFrameAndKeepsServing) {
   // Jobs after the attack: one good, one unparsable module, one with a wrong hash.
   ASSERT_TRUE((*client)->Submit(Job("after", AddModule("after"))).ok());
   ASSERT_TRUE((*client)->Submit(Job("unparsable", "HloModule broken\nENTRY {{{")).ok());
-  agent::JobSpec wrong = Job("wronghash", AddModule());
+  client::JobSpec wrong = Job("wronghash", AddModule());
   wrong.module_hash = std::string(32, '0');
   ASSERT_TRUE((*client)->Submit(wrong).ok());
   auto after = Collect(**client, 3, 20s, nullptr);
@@ -136,7 +136,7 @@ TEST(Hostile, BrokerRefusesEveryBadFrameAndKeepsServing) {
   EXPECT_NE(after["unparsable"].record.message.find("parse"), std::string::npos);
   EXPECT_EQ(after["wronghash"].record.status, JobStatus::kRunError);
   EXPECT_TRUE(broker->Running());
-  auto st = nlohmann::json::parse(*agent::ControlRequest(proto::ControlAddressFor(addr), "status"));
+  auto st = nlohmann::json::parse(*client::ControlRequest(proto::ControlAddressFor(addr), "status"));
   EXPECT_GE(st["totals"]["rejected_messages"].get<int>(), n);
 }
 

@@ -1,5 +1,5 @@
 // The instruction-set level is part of a measurement's identity: the class rule
-// (broker/hardware_class.h), `hlox worker --isa` and its errors, and real workers run at the
+// (protocol/hardware_class.h), `hlox worker --isa` and its errors, and real workers run at the
 // generic level (by HLOX_ISA and by --isa) registering under a class that ends in it, reporting
 // it in READY and stamping it into every record's provenance.
 #include <sys/wait.h>
@@ -7,12 +7,12 @@
 #include <cstdio>
 #include <utility>
 
-#include "agent/client.h"
-#include "broker/hardware_class.h"
-#include "broker/protocol.h"
+#include "client/client.h"
 #include "common/cpu_isa.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "protocol/hardware_class.h"
+#include "protocol/protocol.h"
 #include "tests/service/service_test_util.h"
 #include "tests/test_util.h"
 
@@ -92,7 +92,7 @@ TEST(WorkerIsaFlag, GenericWorkersRegisterAndMeasureAsGeneric) {
   auto by_env = StartWorker(addr, "g-env", {}, {"HLOX_ISA=generic"});
   auto by_flag = StartWorker(addr, "g-flag", {"--isa", "generic"});
   ASSERT_TRUE(WaitForWorkers(control, 2, 10s));
-  auto st = agent::ControlRequest(control, "status");
+  auto st = client::ControlRequest(control, "status");
   ASSERT_TRUE(st.ok()) << st.status();
   auto status = nlohmann::json::parse(*st);
   ASSERT_EQ(status["workers"].size(), 2u);
@@ -100,12 +100,12 @@ TEST(WorkerIsaFlag, GenericWorkersRegisterAndMeasureAsGeneric) {
     EXPECT_EQ(w["hardware_class"], "cpu-generic") << w.dump();
     EXPECT_EQ(w["isa"], "generic") << w.dump();
   }
-  auto client = agent::Client::Connect(addr);
+  auto client = client::Client::Connect(addr);
   ASSERT_TRUE(client.ok());
   auto text = std::make_shared<const std::string>(AddModule());
   const int n = 6;
   for (int i = 0; i < n; ++i) {
-    agent::JobSpec j;
+    client::JobSpec j;
     j.id = "g" + std::to_string(i);
     j.campaign = "generic";
     j.module_text = text;

@@ -3,9 +3,9 @@
 // keys, trailing bytes) refused with statuses, never crashes or huge allocations.
 #include <random>
 
-#include "broker/protocol.h"
 #include "gtest/gtest.h"
 #include "msgpack.hpp"
+#include "protocol/protocol.h"
 
 namespace hlox::proto {
 namespace {

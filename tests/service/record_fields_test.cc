@@ -1,14 +1,14 @@
 // The cost's optional record fields (interference totals, host-speed normalization) end to end:
 // a worker that sends them (the test plays it, speaking the protocol on a DEALER) through a real
-// `hlox broker` process with a result store to agent::Client, live and again from the store;
+// `hlox broker` process with a result store to client::Client, live and again from the store;
 // and a record without them still arrives with them zero (backward compatible).
 #include <filesystem>
 #include <thread>
 
-#include "agent/client.h"
-#include "broker/protocol.h"
-#include "broker/zmq_util.h"
+#include "client/client.h"
 #include "gtest/gtest.h"
+#include "protocol/protocol.h"
+#include "protocol/zmq_util.h"
 #include "tests/service/service_test_util.h"
 
 namespace hlox::testing {
@@ -98,7 +98,7 @@ TEST(RecordFields, NormalizedCostReachesTheAgentLiveAndFromTheStore) {
   ASSERT_TRUE(WaitForWorkers(proto::ControlAddressFor(addr), 1, 10s));
   auto text = std::make_shared<const std::string>(AddModule());
   auto job = [&](const std::string& id) {
-    agent::JobSpec j;
+    client::JobSpec j;
     j.id = id;
     j.module_text = text;
     j.pipeline = "none";
@@ -106,7 +106,7 @@ TEST(RecordFields, NormalizedCostReachesTheAgentLiveAndFromTheStore) {
     return j;
   };
   {
-    auto c = agent::Client::Connect(addr);
+    auto c = client::Client::Connect(addr);
     ASSERT_TRUE(c.ok());
     ASSERT_TRUE((*c)->Submit(job("norm-1")).ok());
     ASSERT_TRUE((*c)->Submit(job("plain-1")).ok());
@@ -124,7 +124,7 @@ TEST(RecordFields, NormalizedCostReachesTheAgentLiveAndFromTheStore) {
   stop = true;
   worker.join();
   // Another agent resubmits the finished id: the broker answers from its store, no worker.
-  auto c2 = agent::Client::Connect(addr);
+  auto c2 = client::Client::Connect(addr);
   ASSERT_TRUE(c2.ok());
   ASSERT_TRUE((*c2)->Submit(job("norm-1")).ok());
   auto again = (*c2)->Next(10s);

@@ -1,13 +1,13 @@
-// The broker's bounded scan of DONE bodies and result records (broker/record_scan.h) against the
+// The broker's bounded scan of DONE bodies and result records (protocol/record_scan.h) against the
 // full decoders it replaces: the same records accepted and refused (hand-built wrong types, nil
 // values, duplicate and unknown keys, huge declared lengths, deep nesting, and tens of thousands
 // of randomly mutated or truncated encodings), and the same fields read.
 #include <random>
 
-#include "broker/protocol.h"
-#include "broker/record_scan.h"
 #include "gtest/gtest.h"
 #include "msgpack.hpp"
+#include "protocol/protocol.h"
+#include "protocol/record_scan.h"
 
 namespace hlox::proto {
 namespace {

@@ -8,10 +8,10 @@
 #include <filesystem>
 #include <thread>
 
-#include "agent/client.h"
-#include "broker/protocol.h"
+#include "client/client.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "protocol/protocol.h"
 #include "tests/service/service_test_util.h"
 
 namespace hlox::testing {
@@ -19,8 +19,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-agent::JobSpec Job(const std::string& id, std::shared_ptr<const std::string> text) {
-  agent::JobSpec j;
+client::JobSpec Job(const std::string& id, std::shared_ptr<const std::string> text) {
+  client::JobSpec j;
   j.id = id;
   j.campaign = "rel";
   j.module_text = std::move(text);
@@ -34,7 +34,7 @@ TEST(Reliability, KilledWorkerJobCompletesElsewhere) {
   auto broker = StartBroker(addr);
   auto victim = StartWorker(addr, "victim", {"--test-mode", "sleep-400", "--credit", "2"});
   ASSERT_TRUE(WaitForWorkers(proto::ControlAddressFor(addr), 1, 10s));
-  auto client = agent::Client::Connect(addr);
+  auto client = client::Client::Connect(addr);
   auto text = std::make_shared<const std::string>(AddModule());
   const int n = 6;
   for (int i = 0; i < n; ++i) ASSERT_TRUE((*client)->Submit(Job("k" + std::to_string(i), text)).ok());
@@ -64,7 +64,7 @@ TEST(Reliability, PausedFleetLosesNoWorkerAndRunsEachJobOnce) {
   auto broker = StartBroker(addr);
   auto worker = StartWorker(addr, "paused", {"--test-mode", "sleep-300", "--credit", "1"});
   ASSERT_TRUE(WaitForWorkers(proto::ControlAddressFor(addr), 1, 10s));
-  auto client = agent::Client::Connect(addr);
+  auto client = client::Client::Connect(addr);
   auto text = std::make_shared<const std::string>(AddModule());
   const int n = 3;
   for (int i = 0; i < n; ++i) ASSERT_TRUE((*client)->Submit(Job("p" + std::to_string(i), text)).ok());
@@ -108,7 +108,7 @@ TEST(Reliability, KilledBrokerRestartsOnSameStore) {
   auto w1 = StartWorker(addr, "w1", {"--test-mode", "sleep-10"});
   auto w2 = StartWorker(addr, "w2", {"--test-mode", "sleep-10"});
   ASSERT_TRUE(WaitForWorkers(proto::ControlAddressFor(addr), 2, 10s));
-  auto client = agent::Client::Connect(addr);
+  auto client = client::Client::Connect(addr);
   auto text = std::make_shared<const std::string>(AddModule());
   const int n = 200;
   for (int i = 0; i < n; ++i) ASSERT_TRUE((*client)->Submit(Job("r" + std::to_string(i), text)).ok());
@@ -137,7 +137,7 @@ TEST(Reliability, KilledBrokerRestartsOnSameStore) {
   std::set<std::string> all = StoredIds(db);
   EXPECT_EQ(all.size(), size_t(n));
   // Resubmitting a finished job id is answered from the store, not re-run.
-  auto late = agent::Client::Connect(addr);
+  auto late = client::Client::Connect(addr);
   ASSERT_TRUE((*late)->Submit(Job("r0", text)).ok());
   auto again = Collect(**late, 1, 10s, nullptr);
   ASSERT_EQ(again.size(), 1u);
@@ -153,7 +153,7 @@ TEST(Reliability, CrashingJobEndsPoisonOthersComplete) {
     workers.push_back(StartWorker(addr, "p" + std::to_string(i), {}, {"HLOX_TEST_TARGETS=1"}));
   }
   ASSERT_TRUE(WaitForWorkers(proto::ControlAddressFor(addr), 3, 10s));
-  auto client = agent::Client::Connect(addr);
+  auto client = client::Client::Connect(addr);
   auto good = std::make_shared<const std::string>(AddModule());
   auto bad = std::make_shared<const std::string>(CustomCallModule("__hlox$abort"));
   ASSERT_TRUE((*client)->Submit(Job("poison", bad)).ok());
@@ -173,7 +173,7 @@ TEST(Reliability, HangingJobTimesOut) {
   auto broker = StartBroker(addr);
   auto w = StartWorker(addr, "h0", {}, {"HLOX_TEST_TARGETS=1"});
   ASSERT_TRUE(WaitForWorkers(proto::ControlAddressFor(addr), 1, 10s));
-  auto client = agent::Client::Connect(addr);
+  auto client = client::Client::Connect(addr);
   auto hang = Job("hang", std::make_shared<const std::string>(CustomCallModule("__hlox$hang")));
   hang.run_timeout_ms = 500;
   ASSERT_TRUE((*client)->Submit(hang).ok());

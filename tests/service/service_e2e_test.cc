@@ -6,15 +6,15 @@
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
-#include "agent/client.h"
-#include "agent/embedded.h"
-#include "broker/protocol.h"
+#include "client/client.h"
+#include "client/embedded.h"
 #include "common/cpu_isa.h"
 #include "cost/evaluate.h"
 #include "cost/module_hash.h"
-#include "ir/parser.h"
 #include "gtest/gtest.h"
+#include "ir/parser.h"
 #include "nlohmann/json.hpp"
+#include "protocol/protocol.h"
 #include "tests/service/service_test_util.h"
 #include "tests/test_util.h"
 
@@ -23,9 +23,9 @@ namespace {
 
 using namespace std::chrono_literals;
 
-agent::JobSpec Job(const std::string& id, std::shared_ptr<const std::string> text,
+client::JobSpec Job(const std::string& id, std::shared_ptr<const std::string> text,
                    bool cache = true) {
-  agent::JobSpec j;
+  client::JobSpec j;
   j.id = id;
   j.campaign = "e2e";
   j.module_text = std::move(text);
@@ -41,7 +41,7 @@ TEST(ServiceE2E, RealWorkersEvaluateJobs) {
   auto w1 = StartWorker(addr, "w1");
   auto w2 = StartWorker(addr, "w2");
   ASSERT_TRUE(WaitForWorkers(proto::ControlAddressFor(addr), 2, 10s));
-  auto client = agent::Client::Connect(addr);
+  auto client = client::Client::Connect(addr);
   ASSERT_TRUE(client.ok());
   auto text = std::make_shared<const std::string>(AddModule());
   const std::string module_hash = ModuleHash(**ParseModule(*text, "add"));
@@ -66,7 +66,7 @@ TEST(ServiceE2E, RealWorkersEvaluateJobs) {
   }
   EXPECT_EQ(workers.size(), 2u) << "both workers should get work";
   // Status JSON: both workers, jobs counted.
-  auto st = agent::ControlRequest(proto::ControlAddressFor(addr), "status");
+  auto st = client::ControlRequest(proto::ControlAddressFor(addr), "status");
   ASSERT_TRUE(st.ok()) << st.status();
   auto j = nlohmann::json::parse(*st);
   EXPECT_EQ(j["workers"].size(), 2u);
@@ -96,7 +96,7 @@ TEST(ServiceE2E, FleetAndInProcessRecordsShareTheModuleHash) {
   auto broker = StartBroker(addr);
   auto w1 = StartWorker(addr, "w1");
   ASSERT_TRUE(WaitForWorkers(proto::ControlAddressFor(addr), 1, 10s));
-  auto client = agent::Client::Connect(addr);
+  auto client = client::Client::Connect(addr);
   ASSERT_TRUE(client.ok());
   const std::string body =
       "\n\nENTRY main {\n  a = f32[4] parameter(0), metadata={op_name=\"x\"}\n  b = f32[4] parameter(1)\n"
@@ -131,12 +131,12 @@ TEST(ServiceE2E, BareClassPinsRunAtOneLevelPerCampaign) {
   auto best = StartWorker(addr, "best");
   auto generic = StartWorker(addr, "generic", {"--isa", "generic"});
   ASSERT_TRUE(WaitForWorkers(proto::ControlAddressFor(addr), 2, 10s));
-  auto client = agent::Client::Connect(addr);
+  auto client = client::Client::Connect(addr);
   ASSERT_TRUE(client.ok());
   auto text = std::make_shared<const std::string>(AddModule());
   const int n = 10;
   for (int i = 0; i < n; ++i) {
-    agent::JobSpec j = Job("b" + std::to_string(i), text, false);
+    client::JobSpec j = Job("b" + std::to_string(i), text, false);
     j.campaign = "bare";
     j.hardware_class = "cpu";
     ASSERT_TRUE((*client)->Submit(std::move(j)).ok());
@@ -158,7 +158,7 @@ TEST(ServiceE2E, CacheAnswersIdenticalJobsAndCoalesces) {
   auto broker = StartBroker(addr);
   auto w1 = StartWorker(addr, "w1", {"--test-mode", "sleep-200"});
   ASSERT_TRUE(WaitForWorkers(proto::ControlAddressFor(addr), 1, 10s));
-  auto client = agent::Client::Connect(addr);
+  auto client = client::Client::Connect(addr);
   ASSERT_TRUE(client.ok());
   auto text = std::make_shared<const std::string>(AddModule());
   // Two identical jobs in flight together: one evaluation, the twin coalesced.
@@ -174,7 +174,7 @@ TEST(ServiceE2E, CacheAnswersIdenticalJobsAndCoalesces) {
   EXPECT_EQ(third["c"].attempts, 0u);
   EXPECT_TRUE(third["c"].cached);
   EXPECT_EQ(third["c"].record.status, JobStatus::kOk);
-  auto st = nlohmann::json::parse(*agent::ControlRequest(proto::ControlAddressFor(addr), "status"));
+  auto st = nlohmann::json::parse(*client::ControlRequest(proto::ControlAddressFor(addr), "status"));
   EXPECT_EQ(st["totals"]["cache_hits"].get<int>(), 2);
   EXPECT_EQ(st["workers"][0]["jobs_done"].get<int>(), 1);
 }
@@ -189,7 +189,7 @@ TEST(ServiceE2E, RecordsBeyondTheMemoryBoundAreReadBackFromTheStore) {
   auto w1 = StartWorker(addr, "w1", {"--test-mode", "sleep-10"});
   const std::string control = proto::ControlAddressFor(addr);
   ASSERT_TRUE(WaitForWorkers(control, 1, 10s));
-  auto client = agent::Client::Connect(addr);
+  auto client = client::Client::Connect(addr);
   ASSERT_TRUE(client.ok());
   auto x = std::make_shared<const std::string>(AddModule("x"));
   auto y = std::make_shared<const std::string>(AddModule("y"));
@@ -197,10 +197,10 @@ TEST(ServiceE2E, RecordsBeyondTheMemoryBoundAreReadBackFromTheStore) {
   ASSERT_TRUE((*client)->Submit(Job("b", y)).ok());
   auto first = Collect(**client, 2, 10s, nullptr);
   ASSERT_EQ(first.size(), 2u);
-  auto status = [&] { return nlohmann::json::parse(*agent::ControlRequest(control, "status")); };
+  auto status = [&] { return nlohmann::json::parse(*client::ControlRequest(control, "status")); };
   EXPECT_EQ(status()["totals"]["resident_result_bytes"].get<int64_t>(), 0);
   EXPECT_EQ(status()["totals"]["store_reads"].get<int64_t>(), 0);
-  auto late = agent::Client::Connect(addr);
+  auto late = client::Client::Connect(addr);
   ASSERT_TRUE((*late)->Submit(Job("a", x)).ok());   // the same id again
   ASSERT_TRUE((*late)->Submit(Job("c", x)).ok());   // a new id, same job: the cache
   auto again = Collect(**late, 2, 10s, nullptr);
@@ -225,7 +225,7 @@ TEST(ServiceE2E, TwinSubmittedAfterDispatchCoalesces) {
   auto broker = StartBroker(addr);
   auto w1 = StartWorker(addr, "w1", {"--test-mode", "sleep-400"});
   ASSERT_TRUE(WaitForWorkers(proto::ControlAddressFor(addr), 1, 10s));
-  auto client = agent::Client::Connect(addr);
+  auto client = client::Client::Connect(addr);
   ASSERT_TRUE(client.ok());
   auto text = std::make_shared<const std::string>(AddModule());
   ASSERT_TRUE((*client)->Submit(Job("a", text)).ok());
@@ -235,7 +235,7 @@ TEST(ServiceE2E, TwinSubmittedAfterDispatchCoalesces) {
   ASSERT_EQ(r.size(), 2u);
   EXPECT_FALSE(r["a"].cached);
   EXPECT_TRUE(r["b"].cached);
-  auto st = nlohmann::json::parse(*agent::ControlRequest(proto::ControlAddressFor(addr), "status"));
+  auto st = nlohmann::json::parse(*client::ControlRequest(proto::ControlAddressFor(addr), "status"));
   EXPECT_EQ(st["workers"][0]["jobs_done"].get<int>(), 1);
 }
 
@@ -246,7 +246,7 @@ TEST(ServiceE2E, ControlCancelDrainShutdown) {
   auto broker = StartBroker(addr);
   auto w1 = StartWorker(addr, "w1", {"--test-mode", "sleep-100", "--credit", "1"});
   ASSERT_TRUE(WaitForWorkers(ctl, 1, 10s));
-  auto client = agent::Client::Connect(addr);
+  auto client = client::Client::Connect(addr);
   auto text = std::make_shared<const std::string>(AddModule());
   for (int i = 0; i < 50; ++i) {
     ASSERT_TRUE((*client)->Submit(Job(absl::StrCat("c", i), text, false)).ok());
@@ -254,8 +254,8 @@ TEST(ServiceE2E, ControlCancelDrainShutdown) {
   std::this_thread::sleep_for(300ms);
   // Status answers (within the request's own deadline) although 50 jobs are queued behind a
   // slow worker: control never waits behind evaluations.
-  ASSERT_TRUE(agent::ControlRequest(ctl, "status").ok());
-  ASSERT_TRUE(agent::ControlRequest(ctl, "cancel", "e2e").ok());
+  ASSERT_TRUE(client::ControlRequest(ctl, "status").ok());
+  ASSERT_TRUE(client::ControlRequest(ctl, "cancel", "e2e").ok());
   auto results = Collect(**client, 50, 10s, nullptr);
   ASSERT_EQ(results.size(), 50u);
   int cancelled = 0, ok = 0;
@@ -265,27 +265,27 @@ TEST(ServiceE2E, ControlCancelDrainShutdown) {
   }
   EXPECT_GT(cancelled, 35);
   EXPECT_EQ(cancelled + ok, 50);
-  EXPECT_FALSE(agent::ControlRequest(ctl, "bogus-op").ok());
-  ASSERT_TRUE(agent::ControlRequest(ctl, "drain", "w1").ok());
+  EXPECT_FALSE(client::ControlRequest(ctl, "bogus-op").ok());
+  ASSERT_TRUE(client::ControlRequest(ctl, "drain", "w1").ok());
   EXPECT_NE(w1->Wait(5s), -1) << "a drained worker exits";
-  ASSERT_TRUE(agent::ControlRequest(ctl, "shutdown").ok());
+  ASSERT_TRUE(client::ControlRequest(ctl, "shutdown").ok());
   EXPECT_NE(broker->Wait(5s), -1);
 }
 
 // The fleet's workers register under its hardware_class ("local" plus the active ISA level), so
 // jobs pinned to that class run (a class the workers do not carry would leave them queued).
 TEST(ServiceE2E, EmbeddedFleet) {
-  agent::EmbeddedOptions o;
+  client::EmbeddedOptions o;
   o.hlox_binary = HloxBinary();
-  auto fleet = agent::StartEmbeddedFleet(2, o);
+  auto fleet = client::StartEmbeddedFleet(2, o);
   ASSERT_TRUE(fleet.ok()) << fleet.status();
   const std::string isa(IsaName(ActiveIsa()));
   EXPECT_EQ(fleet->hardware_class, "local-" + isa);
-  auto client = agent::Client::Connect(fleet->address);
+  auto client = client::Client::Connect(fleet->address);
   ASSERT_TRUE(client.ok());
   auto text = std::make_shared<const std::string>(AddModule());
   for (int i = 0; i < 6; ++i) {
-    agent::JobSpec j = Job("e" + std::to_string(i), text, false);
+    client::JobSpec j = Job("e" + std::to_string(i), text, false);
     j.hardware_class = fleet->hardware_class;
     ASSERT_TRUE((*client)->Submit(std::move(j)).ok());
   }
@@ -303,20 +303,20 @@ TEST(ServiceE2E, EmbeddedFleet) {
 // uses the ipc address; both get every result, and the endpoint is gone with the fleet (a
 // client that outlives it still shuts down).
 TEST(ServiceE2E, EmbeddedFleetInprocAndIpcClients) {
-  agent::EmbeddedOptions o;
+  client::EmbeddedOptions o;
   o.hlox_binary = HloxBinary();
   o.worker_args = {"--test-mode", "echo"};
-  auto fleet = agent::StartEmbeddedFleet(1, o);
+  auto fleet = client::StartEmbeddedFleet(1, o);
   ASSERT_TRUE(fleet.ok()) << fleet.status();
-  agent::LocalEndpoint local = agent::LocalEndpointFor(fleet->address);
+  client::LocalEndpoint local = client::LocalEndpointFor(fleet->address);
   ASSERT_NE(local.context, nullptr);
   EXPECT_EQ(local.inproc.rfind("inproc://", 0), 0u) << local.inproc;
-  EXPECT_EQ(agent::LocalEndpointFor("ipc:///tmp/not-a-fleet").context, nullptr);
+  EXPECT_EQ(client::LocalEndpointFor("ipc:///tmp/not-a-fleet").context, nullptr);
   local = {};
-  auto inproc = agent::Client::Connect(fleet->address);
-  agent::ClientOptions co;
+  auto inproc = client::Client::Connect(fleet->address);
+  client::ClientOptions co;
   co.local_inproc = false;
-  auto ipc = agent::Client::Connect(fleet->address, co);
+  auto ipc = client::Client::Connect(fleet->address, co);
   ASSERT_TRUE(inproc.ok() && ipc.ok());
   auto text = std::make_shared<const std::string>(AddModule());
   for (int i = 0; i < 20; ++i) {
@@ -331,7 +331,7 @@ TEST(ServiceE2E, EmbeddedFleetInprocAndIpcClients) {
   for (auto& [id, r] : b) EXPECT_EQ(id.rfind("ipc", 0), 0u) << id;
   const std::string address = fleet->address;
   fleet->handle.reset();
-  EXPECT_EQ(agent::LocalEndpointFor(address).context, nullptr);
+  EXPECT_EQ(client::LocalEndpointFor(address).context, nullptr);
   inproc->reset();  // outlived the broker: closes without hanging on the shared context
 }
 

@@ -120,10 +120,10 @@ std::string CustomCallModule(const std::string& target) {
          "  ROOT c = f32[4] custom-call(a), custom_call_target=\"" + target + "\"\n}\n";
 }
 
-std::map<std::string, agent::JobResult> Collect(agent::Client& c, size_t n,
+std::map<std::string, client::JobResult> Collect(client::Client& c, size_t n,
                                                 std::chrono::milliseconds timeout,
                                                 int* duplicates) {
-  std::map<std::string, agent::JobResult> out;
+  std::map<std::string, client::JobResult> out;
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (out.size() < n && std::chrono::steady_clock::now() < deadline) {
     auto r = c.Next(std::chrono::milliseconds(50));
@@ -138,7 +138,7 @@ bool WaitForWorkers(const std::string& control_addr, int workers,
                     std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {
-    auto s = agent::ControlRequest(control_addr, "status", "", std::chrono::milliseconds(500));
+    auto s = client::ControlRequest(control_addr, "status", "", std::chrono::milliseconds(500));
     if (s.ok()) {
       auto j = nlohmann::json::parse(*s, nullptr, false);
       if (!j.is_discarded() && j["workers"].size() >= static_cast<size_t>(workers)) return true;

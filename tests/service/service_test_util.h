@@ -1,5 +1,5 @@
 // Helpers for the service tests: child processes of the built hlox binary (broker, workers),
-// free loopback ports, tiny HLO modules, and collecting results from an agent::Client.
+// free loopback ports, tiny HLO modules, and collecting results from an client::Client.
 #pragma once
 
 #include <chrono>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/client.h"
+#include "client/client.h"
 
 namespace hlox::testing {
 
@@ -46,7 +46,7 @@ std::string CustomCallModule(const std::string& target);
 
 // Waits until `n` results arrived or `timeout` passed; results keyed by job id. Counts
 // duplicates (a result for an id already seen) in *duplicates.
-std::map<std::string, agent::JobResult> Collect(agent::Client& c, size_t n,
+std::map<std::string, client::JobResult> Collect(client::Client& c, size_t n,
                                                 std::chrono::milliseconds timeout,
                                                 int* duplicates);
 

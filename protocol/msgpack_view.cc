@@ -1,11 +1,11 @@
 // Bounded msgpack unpacking and typed map access; see msgpack_view.h.
-#include "broker/msgpack_view.h"
+#include "protocol/msgpack_view.h"
 
 #include <cstring>
 #include <exception>
 
 #include "absl/strings/str_cat.h"
-#include "broker/protocol.h"
+#include "protocol/protocol.h"
 
 namespace hlox::proto {
 namespace {

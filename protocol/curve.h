@@ -1,7 +1,7 @@
 // CURVE key material for hlox sockets: Z85 key files written by `hlox keygen`, the client key
 // set a worker or agent needs (its own secret key and the broker's public key), the broker's
 // allow-list of public keys, and the rule that says which bind addresses are loopback-only.
-// Plain strings only, so headers such as agent/client.h can carry keys without libzmq.
+// Plain strings only, so headers such as client/client.h can carry keys without libzmq.
 #pragma once
 
 #include <string>

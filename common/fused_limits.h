@@ -1,6 +1,7 @@
 // The fused loop's size limits, in one place: the runtime's fused evaluators apply them, and the
 // analytical cost model (cost/fused_flops.cc) reads them to charge what the runtime does. Plain
-// constants only, so the cost library includes this header without linking the runtime.
+// constants only, kept in common/ so that the cost model's core can include them without depending
+// on the runtime (scripts/check_layers.py).
 #pragma once
 
 #include <cstdint>

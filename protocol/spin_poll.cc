@@ -1,5 +1,5 @@
 // The adaptive spin before a blocking poll; see spin_poll.h.
-#include "broker/spin_poll.h"
+#include "protocol/spin_poll.h"
 
 #include <algorithm>
 #include <chrono>

@@ -5,10 +5,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "broker/msgpack_view.h"
-#include "broker/protocol.h"
 #include "common/status_macros.h"
 #include "cost/module_hash.h"
+#include "protocol/msgpack_view.h"
+#include "protocol/protocol.h"
 
 namespace hlox::proto {
 namespace {

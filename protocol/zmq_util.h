@@ -11,8 +11,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "broker/curve.h"
-#include "broker/protocol.h"
+#include "protocol/curve.h"
+#include "protocol/protocol.h"
 #include "zmq.hpp"
 
 namespace hlox::proto {

@@ -1,8 +1,8 @@
 // The effective hardware class of a worker: its requested class plus its ISA level.
-#include "broker/hardware_class.h"
+#include "protocol/hardware_class.h"
 
 #include "absl/strings/str_cat.h"
-#include "broker/protocol.h"
+#include "protocol/protocol.h"
 
 namespace hlox::proto {
 

@@ -1,11 +1,11 @@
 // Encoding and bounded decoding of every protocol message; see protocol.h and docs/PROTOCOL.md.
-#include "broker/protocol.h"
+#include "protocol/protocol.h"
 
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
-#include "broker/msgpack_view.h"
 #include "common/status_macros.h"
+#include "protocol/msgpack_view.h"
 
 namespace hlox::proto {
 namespace {

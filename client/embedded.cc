@@ -1,5 +1,5 @@
 // The embedded fleet: broker thread plus forked-and-exec'd worker processes; see embedded.h.
-#include "agent/embedded.h"
+#include "client/embedded.h"
 
 #include <signal.h>
 #include <sys/prctl.h>
@@ -14,11 +14,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "broker/broker.h"
-#include "broker/hardware_class.h"
 #include "common/cpu_isa.h"
 #include "common/logging.h"
+#include "protocol/hardware_class.h"
 
-namespace hlox::agent {
+namespace hlox::client {
 namespace {
 
 // Live fleets of this process: ipc address -> (inproc endpoint, the broker's context).
@@ -139,4 +139,4 @@ LocalEndpoint LocalEndpointFor(const std::string& address) {
   return {it->second.first, std::move(ctx)};
 }
 
-}  // namespace hlox::agent
+}  // namespace hlox::client

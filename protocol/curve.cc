@@ -1,5 +1,5 @@
 // Key files, allow-lists and the loopback rule; see curve.h.
-#include "broker/curve.h"
+#include "protocol/curve.h"
 
 #include <zmq.h>
 

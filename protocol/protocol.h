@@ -14,8 +14,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/decisions.h"
 #include "cost/result.h"
-#include "passes/pass.h"
 
 namespace hlox::proto {
 

@@ -1,5 +1,5 @@
 // Socket setup and non-blocking multipart I/O; see zmq_util.h.
-#include "broker/zmq_util.h"
+#include "protocol/zmq_util.h"
 
 #include "absl/strings/str_cat.h"
 

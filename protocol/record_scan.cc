@@ -1,15 +1,15 @@
 // Allocation-free bounded scan of DONE bodies and result records; see record_scan.h. A Reader
 // decodes one msgpack header at a time (scalars and str/bin payloads whole, containers as a
 // count); ScanMap walks a map against a small table of expected fields.
-#include "broker/record_scan.h"
+#include "protocol/record_scan.h"
 
 #include <cstring>
 #include <iterator>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
-#include "broker/protocol.h"
 #include "common/status_macros.h"
+#include "protocol/protocol.h"
 
 namespace hlox::proto {
 namespace {

@@ -17,11 +17,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "broker/curve.h"
+#include "common/decisions.h"
 #include "cost/result.h"
-#include "passes/pass.h"
+#include "protocol/curve.h"
 
-namespace hlox::agent {
+namespace hlox::client {
 
 struct ClientOptions {
   std::string identity;           // "" = agent-<random>; keep it stable to resume after a crash
@@ -31,7 +31,7 @@ struct ClientOptions {
   int full_backoff_ms = 50;       // wait after the broker says FULL
   proto::CurveClientKeys curve;   // CURVE keys for a secured broker (default: off)
   // Reach an embedded fleet of this process through its broker's inproc:// endpoint
-  // (agent/embedded.h) instead of its ipc:// address; false = always the address given.
+  // (client/embedded.h) instead of its ipc:// address; false = always the address given.
   bool local_inproc = true;
 };
 
@@ -94,4 +94,4 @@ absl::StatusOr<std::string> ControlRequest(const std::string& control_address,
                                                std::chrono::milliseconds(3000),
                                            const proto::CurveClientKeys& curve = {});
 
-}  // namespace hlox::agent
+}  // namespace hlox::client

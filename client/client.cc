@@ -8,7 +8,7 @@
 // (which also orders the socket's memory between threads, as ZeroMQ requires); whoever owns the
 // socket polls an eventfd with it, so Submit from another thread and a caller asking for the
 // socket can wake it.
-#include "agent/client.h"
+#include "client/client.h"
 
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -24,11 +24,11 @@
 #include <unordered_set>
 
 #include "absl/strings/str_cat.h"
-#include "agent/embedded.h"
-#include "broker/zmq_util.h"
+#include "client/embedded.h"
 #include "common/logging.h"
+#include "protocol/zmq_util.h"
 
-namespace hlox::agent {
+namespace hlox::client {
 
 using proto::Command;
 
@@ -511,4 +511,4 @@ absl::StatusOr<std::string> ControlRequest(const std::string& control_address,
   return op == "status" ? r->json : r->message;
 }
 
-}  // namespace hlox::agent
+}  // namespace hlox::client

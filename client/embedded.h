@@ -1,7 +1,7 @@
 // The embedded local mode: an in-process broker (on a thread) on an ipc:// address in a fresh
 // temporary directory, plus N local worker processes (the hlox binary's `worker` subcommand),
 // so `hlox search` / `hlox eval` work with no setup. Destroying the handle stops everything.
-// An agent::Client in the same process that connects to the fleet's ipc address is put on an
+// An client::Client in the same process that connects to the fleet's ipc address is put on an
 // inproc:// endpoint of the same broker socket instead (LocalEndpointFor): its messages reach
 // the broker thread without ZeroMQ's I/O threads or the kernel in between.
 #pragma once
@@ -16,7 +16,7 @@ namespace zmq {
 class context_t;
 }
 
-namespace hlox::agent {
+namespace hlox::client {
 
 struct EmbeddedOptions {
   std::string hlox_binary;        // "" = /proc/self/exe (right when called from hlox itself)
@@ -29,7 +29,7 @@ struct EmbeddedOptions {
 class EmbeddedFleetHandle {
  public:
   virtual ~EmbeddedFleetHandle() = default;
-  // Broker address for agent::Client, and its control address.
+  // Broker address for client::Client, and its control address.
   virtual const std::string& address() const = 0;
   virtual const std::string& control_address() const = 0;
   // Process ids of the worker processes (tests kill them).
@@ -59,4 +59,4 @@ struct LocalEndpoint {
 };
 LocalEndpoint LocalEndpointFor(const std::string& address);
 
-}  // namespace hlox::agent
+}  // namespace hlox::client

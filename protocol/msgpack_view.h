@@ -9,8 +9,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/decisions.h"
 #include "msgpack.hpp"
-#include "passes/pass.h"
 
 namespace hlox::proto {
 
