@@ -21,12 +21,12 @@ struct TimingProtocol {
   double min_sample_seconds = 1e-3; // batch calls until one sample takes at least this
   // Interference guard (cost/interference.h): a sample whose bracketing probe ran more than
   // this much slower than the fastest probe is left out. Off (0) by default: on the 2-vCPU
-  // guests measured so far it did not make repeated medians agree (docs/RESULTS.md).
+  // guests measured so far it did not make repeated medians agree (docs/MEASUREMENTS.md).
   double interference_threshold = 0;
   double interference_cap_factor = 3;  // sampling may exceed the time cap this much for it
   // Scheduler guard (cost/sched_guard.h): a sample during which steal + run-queue wait exceeded
   // this fraction of its duration is left out, under the same rules as the probe guard's. Off
-  // (0) by default: it narrowed the spread bench's spread only modestly (docs/RESULTS.md).
+  // (0) by default: it narrowed the spread bench's spread only modestly (docs/MEASUREMENTS.md).
   double sched_threshold = 0;
   bool sched_record = true;  // read the counters at sample boundaries for the record's totals
   // Host-speed reference (cost/host_reference.h) timed at every sample boundary; the record

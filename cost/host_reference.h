@@ -6,7 +6,7 @@
 // DRAM-streaming one (reads 4 MiB of a 128 MiB buffer, a different part each call, so the data
 // always comes from DRAM; about 0.4 ms). A sample's nearby reference time is the mean of the
 // two compute-reference runs bracketing it, or the faster of the two memory-reference runs
-// (which have DRAM outliers of their own; docs/RESULTS.md has the comparison); its normalized
+// (which have DRAM outliers of their own; docs/MEASUREMENTS.md has the comparison); its normalized
 // cost is sample / nearby * quiet, quiet being the reference's calibrated time on a quiet host
 // (or the fastest run this process has seen).
 // The arithmetic is pure so tests drive it with synthetic times.

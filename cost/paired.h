@@ -2,7 +2,7 @@
 // worker, which cancels the slow drifts of a shared machine that separate runs would see.
 //
 // The design is symmetric so that an A/A pair (the same module on both sides) has no built-in
-// lean (docs/RESULTS.md, "Calibrated verdicts", has the experiments behind each point):
+// lean (docs/MEASUREMENTS.md, "Calibrated verdicts", has the experiments behind each point):
 //  - each side runs on several INSTANCES (separately built executors), rotated every two rounds:
 //    two executors of one module differ persistently by up to 2% on these hosts (the earlier
 //    built one is slower: where its plan and constants landed), so one executor per side

@@ -36,7 +36,7 @@ const char* SizeClassName(SizeClass c) {
 
 VerdictCalibration DefaultVerdictCalibration() {
   // `hlox calibrate-verdict` on an "AMD EPYC" (Zen 3 class) 2-vCPU guest, AVX2, one runtime
-  // thread, 2026-11-26 (docs/RESULTS.md, "Calibrated verdicts"); planted entries are
+  // thread, 2026-11-26 (docs/MEASUREMENTS.md, "Calibrated verdicts"); planted entries are
   // {effect, pairs, measured slowdown, detected, verdicts}.
   VerdictCalibration c;
   c.classes[0] = {0.005, "hloenv_jaxlie_round.hlo", 2.1e-6, 100, 2, 2,

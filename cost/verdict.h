@@ -7,7 +7,7 @@
 // itself) and planted effects (the same module with a known amount of extra work) on this
 // machine, counts false gains, false losses and detections per module size, and stores delta
 // per size class at $HLOX_VERDICT_CALIBRATION, else verdict.json beside the peaks file
-// (cost/calibrate.h). Without a stored file the built-in figures (docs/RESULTS.md,
+// (cost/calibrate.h). Without a stored file the built-in figures (docs/MEASUREMENTS.md,
 // "Calibrated verdicts") are used, and every verdict names its source.
 #pragma once
 
@@ -67,7 +67,7 @@ struct VerdictCalibration {
   double DeltaFor(double seconds_per_call) const;
 };
 
-// The built-in figures (measured on the hosts docs/RESULTS.md names).
+// The built-in figures (measured on the hosts docs/MEASUREMENTS.md names).
 VerdictCalibration DefaultVerdictCalibration();
 // $HLOX_VERDICT_CALIBRATION if set, else verdict.json in CalibrationPath()'s folder.
 std::string VerdictCalibrationPath();

@@ -21,7 +21,7 @@ namespace hlox::rt {
 // writes them). Zero or absent keeps the runtime's own choice. They steer only the packed f32
 // GEMM and the batch split, and none changes bits: every C element still sums its k-blocks in
 // order. (The k-block is not a choice: regrouping the k-sum moved outputs of deep f16 models
-// past validation, and it was never faster; docs/RESULTS.md.)
+// past validation, and it was never faster; docs/MEASUREMENTS.md.)
 struct GemmTuning {
   enum Schedule : uint8_t { kAutoSchedule, kRows, kColumns };
   enum Batches : uint8_t { kAutoBatches, kSplitBatches, kSplitEach };

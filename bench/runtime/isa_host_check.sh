@@ -2,7 +2,7 @@
 # One host's check of the portable build at every instruction-set level it supports: the whole
 # test suite at the best level, the runtime tests again at each lower one, the dot and fused-chain
 # benches at the best level and at avx2, whole graphs against a baseline build and per level, and
-# the corpus's per-level checksums. Used to check an AVX-512 host (docs/RESULTS.md "Instruction-set
+# the corpus's per-level checksums. Used to check an AVX-512 host (docs/MEASUREMENTS.md "Instruction-set
 # levels"); run it from the repository root after a build.
 #
 #   bash bench/runtime/isa_host_check.sh [OUTDIR]

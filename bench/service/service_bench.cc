@@ -228,7 +228,7 @@ void OneMsJobs(std::shared_ptr<const std::string> text, int rounds = 3, int n = 
   add(2, dflt, "credit 2, default spin", "sleep-1");
   add(2, 0, "credit 2, spin off", "sleep-1");
   add(2, -1, "credit 2, spin forced on", "sleep-1");
-  // Two jobs waiting: a refill may take two job lengths instead of one (see RESULTS.md).
+  // Two jobs waiting: a refill may take two job lengths instead of one (see docs/MEASUREMENTS.md).
   add(3, dflt, "credit 3, default spin", "sleep-1");
   // The worker's old order: the result hand-off (waking its I/O thread) before the next job.
   add(2, dflt, "credit 2, serial hand-off (old)", "sleep-1-serial");

@@ -8,7 +8,7 @@
 //   inference (x, scale, offset, mean, var) -> out, the same formula with the given statistics
 // Half types compute in f32 and round once at the end, as the runtime's kernel does. The
 // default policy is keep: the runtime's batch-norm kernel reads x twice, the expansion up to
-// three times unless fusion merges it (docs/RESULTS.md has the measured comparison).
+// three times unless fusion merges it (docs/MEASUREMENTS.md has the measured comparison).
 #include "absl/strings/str_cat.h"
 #include "passes/passes.h"
 #include "passes/simplify/simp_util.h"
