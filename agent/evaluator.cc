@@ -4,7 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "passes/pipeline.h"
-#include "runtime/executor.h"
+#include "runtime/core/executor.h"
 
 namespace hlox {
 
