@@ -8,12 +8,12 @@
 #include <limits>
 #include <type_traits>
 
+#include "runtime/math/half.h"
 #include "runtime/fused/node.h"
+#include "runtime/math/block_ops.h"
 #include "runtime/fused/program_impl.h"
 #include "runtime/fused/stream.h"
 #include "runtime/fused/walk.h"
-#include "runtime/math/block_ops.h"
-#include "runtime/math/half.h"
 
 namespace hlox::rt {
 namespace {
@@ -96,307 +96,343 @@ void BlockEval::Chunked(int64_t n, F&& f) {
   }
 }
 
-const void* BlockEval::Compute(int node, const IndexSet& set) {
+void* BlockEval::AllocResult(int node, const IndexSet& set, VKind k) {
+  if (node == dest_node_ && set.id == dest_set_ && k == VKind::kF32 && dest_ != nullptr) {
+    return dest_;
+  }
+  return arena_.Alloc(KindBytes(k) * set.n + 8);
+}
+
+const void* BlockEval::Operand(const FusedNode& nd, int i, const IndexSet& set) {
+  const int64_t n = set.n;
+  const FusedNode& op = nodes_[nd.operands[i]];
+  if (!op.dims.empty() || nd.dims.empty()) return Eval(nd.operands[i], set);
+  IndexSet one{1, 0, nullptr, NewSetId()};
+  const void* v = Eval(nd.operands[i], one);
+  void* out = arena_.Alloc(KindBytes(op.kind) * n + 8);
+  if (op.kind == VKind::kF32) std::fill_n(static_cast<float*>(out), n, *static_cast<const float*>(v));
+  else if (op.kind == VKind::kF64) std::fill_n(static_cast<double*>(out), n, *static_cast<const double*>(v));
+  else std::fill_n(static_cast<int64_t*>(out), n, *static_cast<const int64_t*>(v));
+  return out;
+}
+
+const void* BlockEval::ComputeParam(int node, const IndexSet& set) {
+  const FusedNode& nd = nodes_[node];
+  const Buffer& b = *params_[nd.param];
+  if (set.idx == nullptr && (b.shape().element_type() == PrimitiveType::kF32 && nd.kind == VKind::kF32)) {
+    return b.as<float>() + set.start;
+  }
+  if (set.idx == nullptr && (b.shape().element_type() == PrimitiveType::kF64 && nd.kind == VKind::kF64)) {
+    return b.as<double>() + set.start;
+  }
+  if (set.idx == nullptr && (b.shape().element_type() == PrimitiveType::kS64 && nd.kind == VKind::kI64)) {
+    return b.as<int64_t>() + set.start;
+  }
+  void* out = AllocResult(node, set, nd.kind);
+  if (set.runs > 0 && b.shape().element_type() == PrimitiveType::kF32 && nd.kind == VKind::kF32) {
+    float* o = static_cast<float*>(out);
+    const int64_t step = set.run_step;
+    if (step != 1 && TileRuns(set)) {  // a tile: read it row by row, not down its columns
+      GatherTileF32(b.as<float>() + set.run_start[0], step, set.runs, set.run_len[0], o);
+      return out;
+    }
+    for (int64_t r = 0; r < set.runs; ++r) {
+      const float* from = b.as<float>() + set.run_start[r];
+      const int64_t len = set.run_len[r];
+      if (step == 1) {
+        std::memcpy(o, from, static_cast<size_t>(len) * 4);
+      } else {
+        for (int64_t k = 0; k < len; ++k) o[k] = from[k * step];
+      }
+      o += len;
+    }
+    return out;
+  }
+  if (nd.kind == VKind::kF32) GatherBuffer(b, set, static_cast<float*>(out));
+  else if (nd.kind == VKind::kF64) GatherBuffer(b, set, static_cast<double*>(out));
+  else GatherBuffer(b, set, static_cast<int64_t*>(out));
+  return out;
+}
+
+const void* BlockEval::ComputeConstant(int node, const IndexSet& set) {
+  const FusedNode& nd = nodes_[node];
+  if (nd.kind == VKind::kF32) {
+    if (!set.idx) return nd.cf.data() + set.start;
+    void* out = AllocResult(node, set, nd.kind);
+    GatherVec(nd.cf.data(), set, static_cast<float*>(out));
+    return out;
+  }
+  if (nd.kind == VKind::kF64) {
+    if (!set.idx) return nd.cd.data() + set.start;
+    void* out = AllocResult(node, set, nd.kind);
+    GatherVec(nd.cd.data(), set, static_cast<double*>(out));
+    return out;
+  }
+  if (!set.idx) return nd.ci.data() + set.start;
+  void* out = AllocResult(node, set, nd.kind);
+  GatherVec(nd.ci.data(), set, static_cast<int64_t*>(out));
+  return out;
+}
+
+const void* BlockEval::ComputeIota(int node, const IndexSet& set) {
   const FusedNode& nd = nodes_[node];
   const int64_t n = set.n;
-  auto alloc = [&](VKind k) -> void* {
-    if (node == dest_node_ && set.id == dest_set_ && k == VKind::kF32 && dest_ != nullptr) {
-      return dest_;
+  void* out = AllocResult(node, set, nd.kind);
+  const int64_t stride = nd.strides[nd.iota_dim], size = nd.dims[nd.iota_dim];
+  fused_walk::WithKind(nd.kind, [&](auto tag) {
+    using T = decltype(tag);
+    T* o = static_cast<T*>(out);
+    if (n == 0 || stride <= 0 || size <= 0) return;  // empty shapes
+    if (set.idx != nullptr) {
+      for (int64_t j = 0; j < n; ++j) o[j] = static_cast<T>((set.idx[j] / stride) % size);
+      return;
     }
-    return arena_.Alloc(KindBytes(k) * n + 8);
-  };
-  // Operand i on the same set, broadcast when the operand is a scalar and this node is not.
-  auto operand = [&](int i) -> const void* {
-    const FusedNode& op = nodes_[nd.operands[i]];
-    if (!op.dims.empty() || nd.dims.empty()) return Eval(nd.operands[i], set);
-    IndexSet one{1, 0, nullptr, NewSetId()};
-    const void* v = Eval(nd.operands[i], one);
-    void* out = arena_.Alloc(KindBytes(op.kind) * n + 8);
-    if (op.kind == VKind::kF32) std::fill_n(static_cast<float*>(out), n, *static_cast<const float*>(v));
-    else if (op.kind == VKind::kF64) std::fill_n(static_cast<double*>(out), n, *static_cast<const double*>(v));
-    else std::fill_n(static_cast<int64_t*>(out), n, *static_cast<const int64_t*>(v));
+    // Contiguous set: step the coordinate (no division per element).
+    int64_t c = (set.start / stride) % size, r = set.start % stride;
+    for (int64_t j = 0; j < n; ++j) {
+      o[j] = static_cast<T>(c);
+      if (++r == stride) {
+        r = 0;
+        if (++c == size) c = 0;
+      }
+    }
+  });
+  if (nd.kind == VKind::kF32) fused::RoundToType(nd.type, static_cast<float*>(out), n);
+  if (nd.kind == VKind::kI64) fused::WrapToType(nd.type, static_cast<int64_t*>(out), n);
+  return out;
+}
+
+const void* BlockEval::ComputeUnary(int node, const IndexSet& set) {
+  const FusedNode& nd = nodes_[node];
+  const int64_t n = set.n;
+  const void* a = Operand(nd, 0, set);
+  void* out = AllocResult(node, set, nd.kind);
+  if (nd.opcode == Opcode::kIsFinite) {
+    const FusedNode& op = nodes_[nd.operands[0]];
+    int64_t* o = static_cast<int64_t*>(out);
+    if (op.kind == VKind::kF32) for (int64_t j = 0; j < n; ++j) o[j] = std::isfinite(static_cast<const float*>(a)[j]);
+    else if (op.kind == VKind::kF64) for (int64_t j = 0; j < n; ++j) o[j] = std::isfinite(static_cast<const double*>(a)[j]);
+    else for (int64_t j = 0; j < n; ++j) o[j] = 1;
     return out;
+  }
+  if (nd.kind == VKind::kF32) {
+    const float* x = static_cast<const float*>(a);
+    float* o = static_cast<float*>(out);
+    Chunked(n, [&](int64_t lo, int64_t hi) {
+      fused::UnaryFloat(nd.opcode, x + lo, o + lo, hi - lo);
+      fused::RoundToType(nd.type, o + lo, hi - lo);
+    });
+  } else if (nd.kind == VKind::kF64) {
+    fused::UnaryFloat(nd.opcode, static_cast<const double*>(a), static_cast<double*>(out), n);
+  } else {
+    fused::UnaryInt(nd.opcode, nd.type, static_cast<const int64_t*>(a), static_cast<int64_t*>(out), n);
+  }
+  return out;
+}
+
+const void* BlockEval::ComputeBinaryWithScalar(int node, const IndexSet& set) {
+  const FusedNode& nd = nodes_[node];
+  const int64_t n = set.n;
+  auto scalar_id = [&](int i) -> int {
+    int id = nd.operands[i];
+    const FusedNode* op = &nodes_[id];
+    if (op->op == NodeOp::kAffine && op->op_dims.empty()) id = op->operands[0];
+    return nodes_[id].dims.empty() ? id : -1;
   };
-  switch (nd.op) {
-    case NodeOp::kParam: {
-      const Buffer& b = *params_[nd.param];
-      if (set.idx == nullptr && (b.shape().element_type() == PrimitiveType::kF32 && nd.kind == VKind::kF32)) {
-        return b.as<float>() + set.start;
-      }
-      if (set.idx == nullptr && (b.shape().element_type() == PrimitiveType::kF64 && nd.kind == VKind::kF64)) {
-        return b.as<double>() + set.start;
-      }
-      if (set.idx == nullptr && (b.shape().element_type() == PrimitiveType::kS64 && nd.kind == VKind::kI64)) {
-        return b.as<int64_t>() + set.start;
-      }
-      void* out = alloc(nd.kind);
-      if (set.runs > 0 && b.shape().element_type() == PrimitiveType::kF32 && nd.kind == VKind::kF32) {
-        float* o = static_cast<float*>(out);
-        const int64_t step = set.run_step;
-        if (step != 1 && TileRuns(set)) {  // a tile: read it row by row, not down its columns
-          GatherTileF32(b.as<float>() + set.run_start[0], step, set.runs, set.run_len[0], o);
-          return out;
-        }
-        for (int64_t r = 0; r < set.runs; ++r) {
-          const float* from = b.as<float>() + set.run_start[r];
-          const int64_t len = set.run_len[r];
-          if (step == 1) {
-            std::memcpy(o, from, static_cast<size_t>(len) * 4);
-          } else {
-            for (int64_t k = 0; k < len; ++k) o[k] = from[k * step];
-          }
-          o += len;
-        }
-        return out;
-      }
-      if (nd.kind == VKind::kF32) GatherBuffer(b, set, static_cast<float*>(out));
-      else if (nd.kind == VKind::kF64) GatherBuffer(b, set, static_cast<double*>(out));
-      else GatherBuffer(b, set, static_cast<int64_t*>(out));
-      return out;
-    }
-    case NodeOp::kConstant: {
-      if (nd.kind == VKind::kF32) {
-        if (!set.idx) return nd.cf.data() + set.start;
-        void* out = alloc(nd.kind);
-        GatherVec(nd.cf.data(), set, static_cast<float*>(out));
-        return out;
-      }
-      if (nd.kind == VKind::kF64) {
-        if (!set.idx) return nd.cd.data() + set.start;
-        void* out = alloc(nd.kind);
-        GatherVec(nd.cd.data(), set, static_cast<double*>(out));
-        return out;
-      }
-      if (!set.idx) return nd.ci.data() + set.start;
-      void* out = alloc(nd.kind);
-      GatherVec(nd.ci.data(), set, static_cast<int64_t*>(out));
-      return out;
-    }
-    case NodeOp::kIota: {
-      void* out = alloc(nd.kind);
-      const int64_t stride = nd.strides[nd.iota_dim], size = nd.dims[nd.iota_dim];
-      fused_walk::WithKind(nd.kind, [&](auto tag) {
-        using T = decltype(tag);
-        T* o = static_cast<T*>(out);
-        if (n == 0 || stride <= 0 || size <= 0) return;  // empty shapes
-        if (set.idx != nullptr) {
-          for (int64_t j = 0; j < n; ++j) o[j] = static_cast<T>((set.idx[j] / stride) % size);
-          return;
-        }
-        // Contiguous set: step the coordinate (no division per element).
-        int64_t c = (set.start / stride) % size, r = set.start % stride;
-        for (int64_t j = 0; j < n; ++j) {
-          o[j] = static_cast<T>(c);
-          if (++r == stride) {
-            r = 0;
-            if (++c == size) c = 0;
-          }
-        }
+  int s0 = scalar_id(0), s1 = scalar_id(1);
+  if ((s0 < 0) == (s1 < 0)) return nullptr;
+  const bool first = s0 >= 0;
+  IndexSet one{1, 0, nullptr, NewSetId()};
+  const void* sv = Eval(first ? s0 : s1, one);
+  const void* a = Operand(nd, first ? 1 : 0, set);
+  void* out = AllocResult(node, set, nd.kind);
+  bool done;
+  if (nd.kind == VKind::kF32) {
+    const float* x = static_cast<const float*>(a);
+    const float s = *static_cast<const float*>(sv);
+    float* o = static_cast<float*>(out);
+    done = fused::BinaryFloatScalar<float>(nd.opcode, nullptr, s, first, nullptr, 0);
+    if (done) {
+      Chunked(n, [&](int64_t lo, int64_t hi) {
+        fused::BinaryFloatScalar(nd.opcode, x + lo, s, first, o + lo, hi - lo);
+        fused::RoundToType(nd.type, o + lo, hi - lo);
       });
-      if (nd.kind == VKind::kF32) fused::RoundToType(nd.type, static_cast<float*>(out), n);
-      if (nd.kind == VKind::kI64) fused::WrapToType(nd.type, static_cast<int64_t*>(out), n);
-      return out;
     }
-    case NodeOp::kUnary: {
-      const void* a = operand(0);
-      void* out = alloc(nd.kind);
-      if (nd.opcode == Opcode::kIsFinite) {
-        const FusedNode& op = nodes_[nd.operands[0]];
-        int64_t* o = static_cast<int64_t*>(out);
-        if (op.kind == VKind::kF32) for (int64_t j = 0; j < n; ++j) o[j] = std::isfinite(static_cast<const float*>(a)[j]);
-        else if (op.kind == VKind::kF64) for (int64_t j = 0; j < n; ++j) o[j] = std::isfinite(static_cast<const double*>(a)[j]);
-        else for (int64_t j = 0; j < n; ++j) o[j] = 1;
-        return out;
+  } else {
+    done = fused::BinaryFloatScalar(nd.opcode, static_cast<const double*>(a),
+                                    *static_cast<const double*>(sv), first,
+                                    static_cast<double*>(out), n);
+  }
+  return done ? out : nullptr;
+}
+
+const void* BlockEval::ComputeBinary(int node, const IndexSet& set) {
+  const FusedNode& nd = nodes_[node];
+  const int64_t n = set.n;
+  if (nd.kind != VKind::kI64 && !nd.dims.empty()) {
+    if (const void* out = ComputeBinaryWithScalar(node, set)) return out;
+  }
+  const void* a = Operand(nd, 0, set);
+  const void* b = Operand(nd, 1, set);
+  void* out = AllocResult(node, set, nd.kind);
+  if (nd.kind == VKind::kF32) {
+    const float* x = static_cast<const float*>(a);
+    const float* y = static_cast<const float*>(b);
+    float* o = static_cast<float*>(out);
+    Chunked(n, [&](int64_t lo, int64_t hi) {
+      fused::BinaryFloat(nd.opcode, x + lo, y + lo, o + lo, hi - lo);
+      fused::RoundToType(nd.type, o + lo, hi - lo);
+    });
+  } else if (nd.kind == VKind::kF64) {
+    fused::BinaryFloat(nd.opcode, static_cast<const double*>(a), static_cast<const double*>(b),
+                       static_cast<double*>(out), n);
+  } else {
+    fused::BinaryInt(nd.opcode, nd.type, static_cast<const int64_t*>(a),
+                     static_cast<const int64_t*>(b), static_cast<int64_t*>(out), n);
+  }
+  return out;
+}
+
+const void* BlockEval::ComputeCompare(int node, const IndexSet& set) {
+  const FusedNode& nd = nodes_[node];
+  const int64_t n = set.n;
+  const void* a = Operand(nd, 0, set);
+  const void* b = Operand(nd, 1, set);
+  int64_t* o = static_cast<int64_t*>(AllocResult(node, set, VKind::kI64));
+  switch (nodes_[nd.operands[0]].kind) {
+    case VKind::kF32: fused::CompareBlock(nd.dir, static_cast<const float*>(a), static_cast<const float*>(b), o, n); break;
+    case VKind::kF64: fused::CompareBlock(nd.dir, static_cast<const double*>(a), static_cast<const double*>(b), o, n); break;
+    case VKind::kI64: fused::CompareBlock(nd.dir, static_cast<const int64_t*>(a), static_cast<const int64_t*>(b), o, n); break;
+  }
+  return o;
+}
+
+const void* BlockEval::ComputeSelectOrClamp(int node, const IndexSet& set) {
+  const FusedNode& nd = nodes_[node];
+  const int64_t n = set.n;
+  const void* a = Operand(nd, 0, set);
+  const void* b = Operand(nd, 1, set);
+  const void* c = Operand(nd, 2, set);
+  void* out = AllocResult(node, set, nd.kind);
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    T* o = static_cast<T*>(out);
+    const T* x = static_cast<const T*>(b);
+    if (nd.op == NodeOp::kSelect) {
+      const int64_t* p = static_cast<const int64_t*>(a);
+      const T* y = static_cast<const T*>(c);
+      // Both values loaded unconditionally: the loop becomes blends, not a branch per
+      // element (predicates such as ReLU masks are random, so the branch mispredicts).
+      for (int64_t j = 0; j < n; ++j) {
+        const T xv = x[j], yv = y[j];
+        o[j] = p[j] != 0 ? xv : yv;
       }
-      if (nd.kind == VKind::kF32) {
-        const float* x = static_cast<const float*>(a);
-        float* o = static_cast<float*>(out);
-        Chunked(n, [&](int64_t lo, int64_t hi) {
-          fused::UnaryFloat(nd.opcode, x + lo, o + lo, hi - lo);
-          fused::RoundToType(nd.type, o + lo, hi - lo);
-        });
-      } else if (nd.kind == VKind::kF64) {
-        fused::UnaryFloat(nd.opcode, static_cast<const double*>(a), static_cast<double*>(out), n);
+    } else {
+      const T* lo = static_cast<const T*>(a);
+      const T* hi = static_cast<const T*>(c);
+      for (int64_t j = 0; j < n; ++j) {
+        T v = x[j] < lo[j] ? lo[j] : x[j];
+        o[j] = v > hi[j] ? hi[j] : v;
+      }
+    }
+  };
+  if (nd.kind == VKind::kF32) run(float{});
+  else if (nd.kind == VKind::kF64) run(double{});
+  else run(int64_t{});
+  return out;
+}
+
+const void* BlockEval::ComputeConvert(int node, const IndexSet& set) {
+  const FusedNode& nd = nodes_[node];
+  const int64_t n = set.n;
+  const FusedNode& op = nodes_[nd.operands[0]];
+  const void* a = Operand(nd, 0, set);
+  void* out = AllocResult(node, set, nd.kind);
+  auto from = [&](auto stag) {
+    using S = decltype(stag);
+    const S* x = static_cast<const S*>(a);
+    if (nd.kind == VKind::kI64) {
+      int64_t* o = static_cast<int64_t*>(out);
+      if constexpr (std::is_floating_point_v<S>) {
+        for (int64_t j = 0; j < n; ++j) o[j] = FloatToInt(x[j], nd.type);
       } else {
-        fused::UnaryInt(nd.opcode, nd.type, static_cast<const int64_t*>(a), static_cast<int64_t*>(out), n);
-      }
-      return out;
-    }
-    case NodeOp::kBinary: {
-      if (nd.kind != VKind::kI64 && !nd.dims.empty()) {
-        // One scalar (or scalar-broadcast) operand: no need to materialize it.
-        auto scalar_id = [&](int i) -> int {
-          int id = nd.operands[i];
-          const FusedNode* op = &nodes_[id];
-          if (op->op == NodeOp::kAffine && op->op_dims.empty()) id = op->operands[0];
-          return nodes_[id].dims.empty() ? id : -1;
-        };
-        int s0 = scalar_id(0), s1 = scalar_id(1);
-        if ((s0 < 0) != (s1 < 0)) {
-          const bool first = s0 >= 0;
-          IndexSet one{1, 0, nullptr, NewSetId()};
-          const void* sv = Eval(first ? s0 : s1, one);
-          const void* a = operand(first ? 1 : 0);
-          void* out = alloc(nd.kind);
-          bool done;
-          if (nd.kind == VKind::kF32) {
-            const float* x = static_cast<const float*>(a);
-            const float s = *static_cast<const float*>(sv);
-            float* o = static_cast<float*>(out);
-            done = fused::BinaryFloatScalar<float>(nd.opcode, nullptr, s, first, nullptr, 0);
-            if (done) {
-              Chunked(n, [&](int64_t lo, int64_t hi) {
-                fused::BinaryFloatScalar(nd.opcode, x + lo, s, first, o + lo, hi - lo);
-                fused::RoundToType(nd.type, o + lo, hi - lo);
-              });
-            }
-          } else {
-            done = fused::BinaryFloatScalar(nd.opcode, static_cast<const double*>(a),
-                                            *static_cast<const double*>(sv), first,
-                                            static_cast<double*>(out), n);
-          }
-          if (done) return out;
-        }
-      }
-      const void* a = operand(0);
-      const void* b = operand(1);
-      void* out = alloc(nd.kind);
-      if (nd.kind == VKind::kF32) {
-        const float* x = static_cast<const float*>(a);
-        const float* y = static_cast<const float*>(b);
-        float* o = static_cast<float*>(out);
-        Chunked(n, [&](int64_t lo, int64_t hi) {
-          fused::BinaryFloat(nd.opcode, x + lo, y + lo, o + lo, hi - lo);
-          fused::RoundToType(nd.type, o + lo, hi - lo);
-        });
-      } else if (nd.kind == VKind::kF64) {
-        fused::BinaryFloat(nd.opcode, static_cast<const double*>(a), static_cast<const double*>(b),
-                           static_cast<double*>(out), n);
-      } else {
-        fused::BinaryInt(nd.opcode, nd.type, static_cast<const int64_t*>(a),
-                         static_cast<const int64_t*>(b), static_cast<int64_t*>(out), n);
-      }
-      return out;
-    }
-    case NodeOp::kCompare: {
-      const void* a = operand(0);
-      const void* b = operand(1);
-      int64_t* o = static_cast<int64_t*>(alloc(VKind::kI64));
-      switch (nodes_[nd.operands[0]].kind) {
-        case VKind::kF32: fused::CompareBlock(nd.dir, static_cast<const float*>(a), static_cast<const float*>(b), o, n); break;
-        case VKind::kF64: fused::CompareBlock(nd.dir, static_cast<const double*>(a), static_cast<const double*>(b), o, n); break;
-        case VKind::kI64: fused::CompareBlock(nd.dir, static_cast<const int64_t*>(a), static_cast<const int64_t*>(b), o, n); break;
-      }
-      return o;
-    }
-    case NodeOp::kSelect:
-    case NodeOp::kClamp: {
-      const void* a = operand(0);
-      const void* b = operand(1);
-      const void* c = operand(2);
-      void* out = alloc(nd.kind);
-      auto run = [&](auto tag) {
-        using T = decltype(tag);
-        T* o = static_cast<T*>(out);
-        const T* x = static_cast<const T*>(b);
-        if (nd.op == NodeOp::kSelect) {
-          const int64_t* p = static_cast<const int64_t*>(a);
-          const T* y = static_cast<const T*>(c);
-          // Both values loaded unconditionally: the loop becomes blends, not a branch per
-          // element (predicates such as ReLU masks are random, so the branch mispredicts).
-          for (int64_t j = 0; j < n; ++j) {
-            const T xv = x[j], yv = y[j];
-            o[j] = p[j] != 0 ? xv : yv;
-          }
-        } else {
-          const T* lo = static_cast<const T*>(a);
-          const T* hi = static_cast<const T*>(c);
-          for (int64_t j = 0; j < n; ++j) {
-            T v = x[j] < lo[j] ? lo[j] : x[j];
-            o[j] = v > hi[j] ? hi[j] : v;
-          }
-        }
-      };
-      if (nd.kind == VKind::kF32) run(float{});
-      else if (nd.kind == VKind::kF64) run(double{});
-      else run(int64_t{});
-      return out;
-    }
-    case NodeOp::kConvert: {
-      const FusedNode& op = nodes_[nd.operands[0]];
-      const void* a = operand(0);
-      void* out = alloc(nd.kind);
-      auto from = [&](auto stag) {
-        using S = decltype(stag);
-        const S* x = static_cast<const S*>(a);
-        if (nd.kind == VKind::kI64) {
-          int64_t* o = static_cast<int64_t*>(out);
-          if constexpr (std::is_floating_point_v<S>) {
-            for (int64_t j = 0; j < n; ++j) o[j] = FloatToInt(x[j], nd.type);
-          } else {
-            for (int64_t j = 0; j < n; ++j) o[j] = x[j];
-            if (nd.type == PrimitiveType::kPred) for (int64_t j = 0; j < n; ++j) o[j] = o[j] != 0;
-            fused::WrapToType(nd.type, o, n);
-          }
-        } else if (nd.kind == VKind::kF32) {
-          float* o = static_cast<float*>(out);
-          for (int64_t j = 0; j < n; ++j) o[j] = static_cast<float>(x[j]);
-          fused::RoundToType(nd.type, o, n);
-        } else {
-          double* o = static_cast<double*>(out);
-          for (int64_t j = 0; j < n; ++j) o[j] = static_cast<double>(x[j]);
-        }
-      };
-      if (op.kind == VKind::kF32) from(float{});
-      else if (op.kind == VKind::kF64) from(double{});
-      else from(int64_t{});
-      return out;
-    }
-    case NodeOp::kBitcastConvert: {
-      const FusedNode& op = nodes_[nd.operands[0]];
-      const void* a = operand(0);
-      void* out = alloc(nd.kind);
-      if (op.kind == VKind::kF32) {  // f32 -> s32/u32
-        const float* x = static_cast<const float*>(a);
-        int64_t* o = static_cast<int64_t*>(out);
-        for (int64_t j = 0; j < n; ++j) { uint32_t u; std::memcpy(&u, &x[j], 4); o[j] = u; }
+        for (int64_t j = 0; j < n; ++j) o[j] = x[j];
+        if (nd.type == PrimitiveType::kPred) for (int64_t j = 0; j < n; ++j) o[j] = o[j] != 0;
         fused::WrapToType(nd.type, o, n);
-      } else if (op.kind == VKind::kF64) {  // f64 -> s64
-        const double* x = static_cast<const double*>(a);
-        int64_t* o = static_cast<int64_t*>(out);
-        for (int64_t j = 0; j < n; ++j) std::memcpy(&o[j], &x[j], 8);
-      } else if (nd.kind == VKind::kF32) {  // s32/u32 -> f32
-        const int64_t* x = static_cast<const int64_t*>(a);
-        float* o = static_cast<float*>(out);
-        for (int64_t j = 0; j < n; ++j) { uint32_t u = static_cast<uint32_t>(x[j]); std::memcpy(&o[j], &u, 4); }
-      } else {  // s64 -> f64
-        const int64_t* x = static_cast<const int64_t*>(a);
-        double* o = static_cast<double*>(out);
-        for (int64_t j = 0; j < n; ++j) std::memcpy(&o[j], &x[j], 8);
       }
-      return out;
+    } else if (nd.kind == VKind::kF32) {
+      float* o = static_cast<float*>(out);
+      for (int64_t j = 0; j < n; ++j) o[j] = static_cast<float>(x[j]);
+      fused::RoundToType(nd.type, o, n);
+    } else {
+      double* o = static_cast<double*>(out);
+      for (int64_t j = 0; j < n; ++j) o[j] = static_cast<double>(x[j]);
     }
-    case NodeOp::kIdentity:
-      return Eval(nd.operands[0], set);
-    case NodeOp::kAffine: {
-      if (nd.op_dims.empty()) return operand(0);  // scalar broadcast
+  };
+  if (op.kind == VKind::kF32) from(float{});
+  else if (op.kind == VKind::kF64) from(double{});
+  else from(int64_t{});
+  return out;
+}
+
+const void* BlockEval::ComputeBitcastConvert(int node, const IndexSet& set) {
+  const FusedNode& nd = nodes_[node];
+  const int64_t n = set.n;
+  const FusedNode& op = nodes_[nd.operands[0]];
+  const void* a = Operand(nd, 0, set);
+  void* out = AllocResult(node, set, nd.kind);
+  if (op.kind == VKind::kF32) {  // f32 -> s32/u32
+    const float* x = static_cast<const float*>(a);
+    int64_t* o = static_cast<int64_t*>(out);
+    for (int64_t j = 0; j < n; ++j) { uint32_t u; std::memcpy(&u, &x[j], 4); o[j] = u; }
+    fused::WrapToType(nd.type, o, n);
+  } else if (op.kind == VKind::kF64) {  // f64 -> s64
+    const double* x = static_cast<const double*>(a);
+    int64_t* o = static_cast<int64_t*>(out);
+    for (int64_t j = 0; j < n; ++j) std::memcpy(&o[j], &x[j], 8);
+  } else if (nd.kind == VKind::kF32) {  // s32/u32 -> f32
+    const int64_t* x = static_cast<const int64_t*>(a);
+    float* o = static_cast<float*>(out);
+    for (int64_t j = 0; j < n; ++j) { uint32_t u = static_cast<uint32_t>(x[j]); std::memcpy(&o[j], &u, 4); }
+  } else {  // s64 -> f64
+    const int64_t* x = static_cast<const int64_t*>(a);
+    double* o = static_cast<double*>(out);
+    for (int64_t j = 0; j < n; ++j) std::memcpy(&o[j], &x[j], 8);
+  }
+  return out;
+}
+
+const void* BlockEval::ComputeDynamicSlice(const FusedNode& nd, const IndexSet& set) {
+  int64_t offset = 0;
+  for (size_t d = 0; d < nd.dims.size(); ++d) {
+    int64_t s = ScalarInt(nd.operands[1 + d]);
+    s = std::max<int64_t>(0, std::min<int64_t>(s, nd.op_dims[d] - nd.dims[d]));
+    offset += s * nd.op_strides[d];
+  }
+  return EvalAffine(nd, set, offset);
+}
+
+const void* BlockEval::Compute(int node, const IndexSet& set) {
+  const FusedNode& nd = nodes_[node];
+  switch (nd.op) {
+    case NodeOp::kParam: return ComputeParam(node, set);
+    case NodeOp::kConstant: return ComputeConstant(node, set);
+    case NodeOp::kIota: return ComputeIota(node, set);
+    case NodeOp::kUnary: return ComputeUnary(node, set);
+    case NodeOp::kBinary: return ComputeBinary(node, set);
+    case NodeOp::kCompare: return ComputeCompare(node, set);
+    case NodeOp::kSelect:
+    case NodeOp::kClamp: return ComputeSelectOrClamp(node, set);
+    case NodeOp::kConvert: return ComputeConvert(node, set);
+    case NodeOp::kBitcastConvert: return ComputeBitcastConvert(node, set);
+    case NodeOp::kIdentity: return Eval(nd.operands[0], set);
+    case NodeOp::kAffine:
+      if (nd.op_dims.empty()) return Operand(nd, 0, set);  // scalar broadcast
       return EvalAffine(nd, set, nd.offset);
-    }
-    case NodeOp::kDynamicSlice: {
-      int64_t offset = 0;
-      for (size_t d = 0; d < nd.dims.size(); ++d) {
-        int64_t s = ScalarInt(nd.operands[1 + d]);
-        s = std::max<int64_t>(0, std::min<int64_t>(s, nd.op_dims[d] - nd.dims[d]));
-        offset += s * nd.op_strides[d];
-      }
-      return EvalAffine(nd, set, offset);
-    }
-    case NodeOp::kLayoutBitcast:
-      return EvalLayoutBitcast(nd, set);
-    case NodeOp::kPad:
-      return EvalPad(nd, set);
-    case NodeOp::kConcat:
-      return EvalConcat(nd, set);
+    case NodeOp::kDynamicSlice: return ComputeDynamicSlice(nd, set);
+    case NodeOp::kLayoutBitcast: return EvalLayoutBitcast(nd, set);
+    case NodeOp::kPad: return EvalPad(nd, set);
+    case NodeOp::kConcat: return EvalConcat(nd, set);
     case NodeOp::kReduce:
     case NodeOp::kTuple:
       break;  // roots only; Run handles them

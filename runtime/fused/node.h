@@ -111,7 +111,27 @@ class BlockEval {
   }
 
  private:
+  // Computes node `node` at `set` (no memo): dispatches on the node's op to one of the
+  // Compute* functions below or to the index-map evaluators (fused/eval.cc, fused/affine.cc).
   const void* Compute(int node, const IndexSet& set);
+  // Storage for `node`'s values at `set` as kind k: the destination buffer when
+  // set_destination named this node and set (f32 only), else the arena.
+  void* AllocResult(int node, const IndexSet& set, VKind k);
+  // Operand i of `nd` at `set`, broadcast when the operand is a scalar and `nd` is not.
+  const void* Operand(const FusedNode& nd, int i, const IndexSet& set);
+  const void* ComputeParam(int node, const IndexSet& set);
+  const void* ComputeConstant(int node, const IndexSet& set);
+  const void* ComputeIota(int node, const IndexSet& set);
+  const void* ComputeUnary(int node, const IndexSet& set);
+  const void* ComputeBinary(int node, const IndexSet& set);
+  // A float binary node with exactly one scalar (or scalar-broadcast) operand, computed
+  // without materializing the scalar; null when the shape or opcode does not qualify.
+  const void* ComputeBinaryWithScalar(int node, const IndexSet& set);
+  const void* ComputeCompare(int node, const IndexSet& set);
+  const void* ComputeSelectOrClamp(int node, const IndexSet& set);
+  const void* ComputeConvert(int node, const IndexSet& set);
+  const void* ComputeBitcastConvert(int node, const IndexSet& set);
+  const void* ComputeDynamicSlice(const FusedNode& nd, const IndexSet& set);
   // Calls f(lo, hi) over [0, n) in kWorkChunk pieces, stepping the prefetcher between them.
   template <typename F>
   void Chunked(int64_t n, F&& f);
