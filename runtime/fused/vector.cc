@@ -161,9 +161,151 @@ void RunMicroBlocks(const std::vector<MicroStep>& steps, const std::vector<const
   }
 }
 
+// The plain path's steps with one chunk's temporaries, the prefetch lines spread over them,
+// and the copies to outputs no op writes directly.
+struct MicroPlan {
+  std::vector<MicroStep> steps;
+  std::vector<const char*> pf;
+  std::vector<MicroCopy> copies;
+};
+
+MicroPlan BuildMicroPlan(const std::vector<VectorProgram::Op>& ops,
+                         const std::vector<VectorProgram::Slot>& output_slots,
+                         const std::vector<char>& direct, const IsaKernels& kernels,
+                         const std::vector<const float*>& base, std::vector<BufferPtr>& out,
+                         bool big, float* temps) {
+  MicroPlan plan;
+  const int64_t ninputs = static_cast<int64_t>(base.size());
+  auto at = [&](const VectorProgram::Slot& sl, int64_t* moves) -> const float* {
+    *moves = sl.input ? 1 : 0;
+    return sl.input ? base[sl.index] : temps + sl.index * kTempStride;
+  };
+  const int64_t lines = ninputs * (kMicro * 4 / 64);
+  const int64_t nops = static_cast<int64_t>(ops.size());
+  for (int64_t l = 0; l < lines; ++l) {  // line l: input l % ninputs, line l / ninputs
+    plan.pf.push_back(reinterpret_cast<const char*>(base[l % ninputs] + kMicroAhead) + 64 * (l / ninputs));
+  }
+  for (int64_t j = 0; j < nops; ++j) {
+    const VectorProgram::Op& op = ops[j];
+    MicroStep st;
+    st.a = at(op.a, &st.ma);
+    st.b = at(op.b, &st.mb);
+    vecops::StoreMode mode = kTemp;
+    if (op.out >= 0) {
+      st.o = out[op.out]->as<float>();
+      st.mo = 1;
+      mode = big && (reinterpret_cast<uintptr_t>(st.o) & 63) == 0 ? kStream : kOut;
+    } else {
+      st.o = temps + op.dst * kTempStride;
+    }
+    st.fn = kernels.op(op.code, mode, true);
+    st.pf_end = ((j + 1) * lines) / std::max<int64_t>(1, nops);
+    plan.steps.push_back(st);
+  }
+  for (size_t k = 0; k < out.size(); ++k) {
+    if (direct[k]) continue;
+    MicroCopy c;
+    c.src = at(output_slots[k], &c.ms);
+    c.dst = out[k]->as<float>();
+    plan.copies.push_back(c);
+  }
+  return plan;
+}
+
+// Points in[i] at input i's values for elements [start, start + n) of a sub-block: in place
+// when it is an f32 array read at the output's indices and the sub-block is whole, otherwise a
+// copy in staging + i * kTempStride (half inputs widened, index maps gathered), zero-padded to
+// whole registers.
+void StageInputs(const std::vector<VectorProgram::Input>& inputs, const std::vector<FusedNode>& nodes,
+                 const std::vector<const float*>& base, int64_t start, int64_t n, float* staging,
+                 GatherState* gather, const float** in) {
+  constexpr int64_t S = VectorProgram::kSubBlock;
+  const int64_t ninputs = static_cast<int64_t>(base.size());
+  for (int64_t i = 0; i < ninputs; ++i) {
+    if (inputs[i].half) {  // widened into the staging copy
+      float* st = staging + i * kTempStride;
+      const uint16_t* src = reinterpret_cast<const uint16_t*>(base[i]);
+      const uint8_t h = inputs[i].half;
+      if (inputs[i].affine >= 0) {
+        GatherAffine(nodes[inputs[i].affine], src, h, start, n, st, &gather[i]);
+      } else {
+        fused::HalfToF32(static_cast<fused::HalfType>(h), src + start, st, n);
+      }
+      if (n < S) std::fill(st + n, st + S, 0.0f);
+      in[i] = st;
+      continue;
+    }
+    if (inputs[i].affine >= 0) {
+      float* st = staging + i * kTempStride;
+      GatherAffine(nodes[inputs[i].affine], base[i], 0, start, n, st, &gather[i]);
+      if (n < S) std::fill(st + n, st + S, 0.0f);
+      in[i] = st;
+      continue;
+    }
+    if (n == S) {
+      in[i] = base[i] + start;
+      continue;
+    }
+    float* st = staging + i * kTempStride;  // zero-padded to whole registers
+    std::memcpy(st, base[i] + start, static_cast<size_t>(n) * 4);
+    std::fill(st + n, st + S, 0.0f);
+    in[i] = st;
+  }
+}
+
 }  // namespace
 
 VectorProgram::~VectorProgram() = default;
+
+bool VectorProgram::BindInputs(const std::vector<FusedNode>& nodes,
+                               const std::vector<const Buffer*>& params, int64_t total,
+                               std::vector<std::vector<float>>* computed,
+                               std::vector<const float*>* base, int64_t* streamed) const {
+  // Computed operands of index maps, evaluated whole by the block evaluator.
+  computed->assign(inputs_.size(), {});
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    if (!inputs_[i].computed) continue;
+    const int64_t cnt = Elements(nodes[inputs_[i].node].dims);
+    BlockEval ev(nodes, params, t_arena);
+    ev.NewBlock();
+    IndexSet all{cnt, 0, nullptr, ev.NewSetId()};
+    const float* v = static_cast<const float*>(ev.Eval(inputs_[i].node, all));
+    (*computed)[i].assign(v, v + cnt);
+  }
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const Input& in = inputs_[i];
+    *streamed += in.affine < 0;
+    if (in.computed) {
+      base->push_back((*computed)[i].data());
+      continue;
+    }
+    if (in.param < 0) {
+      base->push_back(nodes[in.node].cf.data());
+      continue;
+    }
+    if (in.param >= static_cast<int64_t>(params.size())) return false;
+    const Buffer* b = params[in.param];
+    // An index map reads its source at the source's own shape.
+    const int64_t want = in.affine < 0 ? total : Elements(nodes[nodes[in.affine].operands[0]].dims);
+    const PrimitiveType t = HalfType(in.half);
+    if (b == nullptr || b->shape().element_type() != t || b->element_count() != want) return false;
+    // Half sources are held as their bits (widened per sub-block).
+    base->push_back(reinterpret_cast<const float*>(b->data()));
+  }
+  return true;
+}
+
+std::vector<float> VectorProgram::EvalScalars(const std::vector<FusedNode>& nodes,
+                                              const std::vector<const Buffer*>& params) const {
+  std::vector<float> scalars;
+  if (!scalar_nodes_.empty()) {
+    BlockEval ev(nodes, params, t_arena);
+    ev.NewBlock();
+    IndexSet one{1, 0, nullptr, ev.NewSetId()};
+    for (int id : scalar_nodes_) scalars.push_back(*static_cast<const float*>(ev.Eval(id, one)));
+  }
+  return scalars;
+}
 
 bool VectorProgram::Run(const std::vector<FusedNode>& nodes, const std::vector<const Buffer*>& params,
                         std::vector<BufferPtr>& out, ThreadPool* pool,
@@ -177,44 +319,9 @@ bool VectorProgram::Run(const std::vector<FusedNode>& nodes, const std::vector<c
   }
   std::vector<const float*> base;
   int64_t streamed = 0;  // inputs read at the output's own indices
-  // Computed operands of index maps, evaluated whole by the block evaluator.
-  std::vector<std::vector<float>> computed(inputs_.size());
-  for (size_t i = 0; i < inputs_.size(); ++i) {
-    if (!inputs_[i].computed) continue;
-    const int64_t cnt = Elements(nodes[inputs_[i].node].dims);
-    BlockEval ev(nodes, params, t_arena);
-    ev.NewBlock();
-    IndexSet all{cnt, 0, nullptr, ev.NewSetId()};
-    const float* v = static_cast<const float*>(ev.Eval(inputs_[i].node, all));
-    computed[i].assign(v, v + cnt);
-  }
-  for (size_t i = 0; i < inputs_.size(); ++i) {
-    const Input& in = inputs_[i];
-    streamed += in.affine < 0;
-    if (in.computed) {
-      base.push_back(computed[i].data());
-      continue;
-    }
-    if (in.param < 0) {
-      base.push_back(nodes[in.node].cf.data());
-      continue;
-    }
-    if (in.param >= static_cast<int64_t>(params.size())) return false;
-    const Buffer* b = params[in.param];
-    // An index map reads its source at the source's own shape.
-    const int64_t want = in.affine < 0 ? total : Elements(nodes[nodes[in.affine].operands[0]].dims);
-    const PrimitiveType t = HalfType(in.half);
-    if (b == nullptr || b->shape().element_type() != t || b->element_count() != want) return false;
-    // Half sources are held as their bits (widened per sub-block).
-    base.push_back(reinterpret_cast<const float*>(b->data()));
-  }
-  std::vector<float> scalars;
-  if (!scalar_nodes_.empty()) {
-    BlockEval ev(nodes, params, t_arena);
-    ev.NewBlock();
-    IndexSet one{1, 0, nullptr, ev.NewSetId()};
-    for (int id : scalar_nodes_) scalars.push_back(*static_cast<const float*>(ev.Eval(id, one)));
-  }
+  std::vector<std::vector<float>> computed;
+  if (!BindInputs(nodes, params, total, &computed, &base, &streamed)) return false;
+  const std::vector<float> scalars = EvalScalars(nodes, params);
   // The plain path: every input read in place at the output's indices, f32 outputs.
   const bool plain = options.micro_blocks && plain_;
   const int64_t streams = streamed + static_cast<int64_t>(out.size());
@@ -222,44 +329,6 @@ bool VectorProgram::Run(const std::vector<FusedNode>& nodes, const std::vector<c
   constexpr int64_t S = kSubBlock;
   const int64_t nsub = (total + S - 1) / S;
   const int64_t ninputs = static_cast<int64_t>(base.size());
-  // The plain path's steps with this chunk's temporaries, the prefetch lines spread over them,
-  // and the copies to outputs no op writes directly.
-  auto build_micro = [&](float* temps, std::vector<MicroStep>* steps, std::vector<const char*>* pf,
-                         std::vector<MicroCopy>* copies) {
-    auto at = [&](const Slot& sl, int64_t* moves) -> const float* {
-      *moves = sl.input ? 1 : 0;
-      return sl.input ? base[sl.index] : temps + sl.index * kTempStride;
-    };
-    const int64_t lines = ninputs * (kMicro * 4 / 64);
-    const int64_t nops = static_cast<int64_t>(ops_.size());
-    for (int64_t l = 0; l < lines; ++l) {  // line l: input l % ninputs, line l / ninputs
-      pf->push_back(reinterpret_cast<const char*>(base[l % ninputs] + kMicroAhead) + 64 * (l / ninputs));
-    }
-    for (int64_t j = 0; j < nops; ++j) {
-      const Op& op = ops_[j];
-      MicroStep st;
-      st.a = at(op.a, &st.ma);
-      st.b = at(op.b, &st.mb);
-      vecops::StoreMode mode = kTemp;
-      if (op.out >= 0) {
-        st.o = out[op.out]->as<float>();
-        st.mo = 1;
-        mode = big && (reinterpret_cast<uintptr_t>(st.o) & 63) == 0 ? kStream : kOut;
-      } else {
-        st.o = temps + op.dst * kTempStride;
-      }
-      st.fn = kernels.op(op.code, mode, true);
-      st.pf_end = ((j + 1) * lines) / std::max<int64_t>(1, nops);
-      steps->push_back(st);
-    }
-    for (size_t k = 0; k < out.size(); ++k) {
-      if (direct_[k]) continue;
-      MicroCopy c;
-      c.src = at(output_slots_[k], &c.ms);
-      c.dst = out[k]->as<float>();
-      copies->push_back(c);
-    }
-  };
   // Generated code for whole sub-blocks of the plain path: its pointers and memory variant.
   // (The code was generated for the level active at Build: only that level runs it.)
   const bool jit = plain && jit_ != nullptr && options.jit && jit_->level() == kernels.level;
@@ -299,14 +368,14 @@ bool VectorProgram::Run(const std::vector<FusedNode>& nodes, const std::vector<c
     auto ptr = [&](const Slot& sl) -> const float* {
       return sl.input ? in[sl.index] : temps + sl.index * kTempStride;
     };
-    std::vector<MicroStep> steps;
-    std::vector<const char*> pf;
-    std::vector<MicroCopy> copies;
-    if (plain && !jit) build_micro(temps, &steps, &pf, &copies);
+    MicroPlan micro;
+    if (plain && !jit) {
+      micro = BuildMicroPlan(ops_, output_slots_, direct_, kernels, base, out, big, temps);
+    }
     for (int64_t s = s0; s < s1; ++s) {
       const int64_t start = s * S, n = std::min(S, total - start);
       if (plain && n == S) {
-        RunMicroBlocks(steps, pf, copies, start, S, total, big, big);
+        RunMicroBlocks(micro.steps, micro.pf, micro.copies, start, S, total, big, big);
         continue;
       }
       // Prefetch lines of this sub-block's share, spread over its ops (a burst of prefetches
@@ -326,36 +395,7 @@ bool VectorProgram::Run(const std::vector<FusedNode>& nodes, const std::vector<c
           }
         }
       };
-      for (int64_t i = 0; i < ninputs; ++i) {
-        if (inputs_[i].half) {  // widened into the staging copy
-          float* st = staging + i * kTempStride;
-          const uint16_t* src = reinterpret_cast<const uint16_t*>(base[i]);
-          const uint8_t h = inputs_[i].half;
-          if (inputs_[i].affine >= 0) {
-            GatherAffine(nodes[inputs_[i].affine], src, h, start, n, st, &gather[i]);
-          } else {
-            fused::HalfToF32(static_cast<fused::HalfType>(h), src + start, st, n);
-          }
-          if (n < S) std::fill(st + n, st + S, 0.0f);
-          in[i] = st;
-          continue;
-        }
-        if (inputs_[i].affine >= 0) {
-          float* st = staging + i * kTempStride;
-          GatherAffine(nodes[inputs_[i].affine], base[i], 0, start, n, st, &gather[i]);
-          if (n < S) std::fill(st + n, st + S, 0.0f);
-          in[i] = st;
-          continue;
-        }
-        if (n == S) {
-          in[i] = base[i] + start;
-          continue;
-        }
-        float* st = staging + i * kTempStride;  // zero-padded to whole registers
-        std::memcpy(st, base[i] + start, static_cast<size_t>(n) * 4);
-        std::fill(st + n, st + S, 0.0f);
-        in[i] = st;
-      }
+      StageInputs(inputs_, nodes, base, start, n, staging, gather.data(), in.data());
       const int64_t padded = (n + 15) / 16 * 16;  // values an op runs over (zero-padded)
       const bool whole = n == S;
       const int64_t nops = static_cast<int64_t>(ops_.size());

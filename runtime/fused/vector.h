@@ -83,6 +83,16 @@ class VectorProgram {
   };
 
  private:
+  // Checks the parameters against the program's inputs and points base[i] at input i's values
+  // (computed inputs evaluated whole into (*computed)[i]); *streamed counts the inputs read at
+  // the output's own indices. False when a parameter does not fit.
+  bool BindInputs(const std::vector<FusedNode>& nodes, const std::vector<const Buffer*>& params,
+                  int64_t total, std::vector<std::vector<float>>* computed,
+                  std::vector<const float*>* base, int64_t* streamed) const;
+  // The scalar nodes' values, evaluated once per run by the block evaluator.
+  std::vector<float> EvalScalars(const std::vector<FusedNode>& nodes,
+                                 const std::vector<const Buffer*>& params) const;
+
   std::vector<Op> ops_;
   std::vector<Input> inputs_;
   std::vector<int> scalar_nodes_;       // evaluated once per run by the block evaluator

@@ -91,6 +91,108 @@ void DropOutputRounds(const std::vector<FusedNode>& nodes, const std::vector<int
   pending.swap(kept);
 }
 
+// Marks in (*need) the nodes the outputs need: 1 for a non-scalar node (an op or input), 2 for
+// a scalar (evaluated once per run). False when one of them is not f32-held math of a register
+// type over the outputs' element count `total`.
+bool MarkNeeded(const std::vector<FusedNode>& nodes, const std::vector<int>& outputs, int64_t total,
+                std::vector<char>* need_out) {
+  const int64_t count = static_cast<int64_t>(nodes.size());
+  std::vector<char>& need = *need_out;
+  need.assign(count, 0);
+  std::vector<int> stack(outputs.begin(), outputs.end());
+  while (!stack.empty()) {
+    const int id = stack.back();
+    stack.pop_back();
+    if (need[id]) continue;
+    const FusedNode& nd = nodes[id];
+    if (nd.kind != VKind::kF32) return false;
+    if (nd.dims.empty()) {
+      need[id] = 2;
+      continue;
+    }
+    if (!RegisterType(nd.type) || Elements(nd.dims) != total) {
+      return false;
+    }
+    need[id] = 1;
+    if (nd.op == NodeOp::kAffine && !nd.op_dims.empty()) continue;  // gathers its source
+    for (int o : nd.operands) {
+      if (o < 0 || o >= count) return false;
+      stack.push_back(o);
+    }
+  }
+  return true;
+}
+
+// The pending ops with their temporaries assigned: one per scalar (filled once), then op
+// results reusing a temporary after its value's last use (outputs live to the end of the
+// sub-block). direct[i]: the output op i may store straight into (in whole sub-blocks), when
+// no other op reads its value and only that output takes it; -1 or -2 otherwise.
+struct TempPlan {
+  std::vector<VectorProgram::Op> ops;
+  std::vector<VectorProgram::Slot> output_slots;  // where each output reads its value
+  std::vector<int64_t> scalar_temps;
+  std::vector<int64_t> direct;
+  int64_t temps = 0;
+};
+
+TempPlan AssignTemporaries(const std::vector<Pending>& pending, const std::vector<Ref>& out_ref,
+                           int64_t nscalars) {
+  using Op = VectorProgram::Op;
+  using Slot = VectorProgram::Slot;
+  TempPlan plan;
+  const int64_t nvals = static_cast<int64_t>(pending.size());
+  constexpr int64_t kForever = std::numeric_limits<int64_t>::max();
+  std::vector<int64_t> last_use(nvals, -1);
+  for (int64_t i = 0; i < nvals; ++i) {
+    for (const Ref& r : {pending[i].a, pending[i].b}) {
+      if (r.kind == Ref::kValue) last_use[r.index] = i;
+    }
+  }
+  std::vector<int64_t>& direct = plan.direct;
+  direct.assign(nvals, -2);  // -2: no output yet, -1: several, else the output
+  for (size_t k = 0; k < out_ref.size(); ++k) {
+    const Ref& r = out_ref[k];
+    if (r.kind != Ref::kValue) continue;
+    direct[r.index] = last_use[r.index] == -1 && direct[r.index] == -2 ? static_cast<int64_t>(k) : -1;
+    last_use[r.index] = kForever;
+  }
+  int64_t temps = nscalars;
+  for (int64_t s = 0; s < temps; ++s) plan.scalar_temps.push_back(s);
+  std::vector<int64_t> value_temp(nvals, -1), free_temps;
+  auto slot = [&](const Ref& r) {
+    switch (r.kind) {
+      case Ref::kInput: return Slot{true, r.index};
+      case Ref::kScalar: return Slot{false, plan.scalar_temps[r.index]};
+      default: return Slot{false, value_temp[r.index]};
+    }
+  };
+  for (int64_t i = 0; i < nvals; ++i) {
+    Op op;
+    op.code = pending[i].code;
+    op.a = slot(pending[i].a);
+    op.b = slot(pending[i].b);
+    // Operands whose last use is this op free their temporaries first (ops are elementwise:
+    // writing a register's lanes where it was read is safe).
+    for (const Ref& r : {pending[i].a, pending[i].b}) {
+      if (r.kind == Ref::kValue && last_use[r.index] == i && value_temp[r.index] >= 0) {
+        free_temps.push_back(value_temp[r.index]);
+        value_temp[r.index] = -2 - value_temp[r.index];  // freed (kept distinct from -1)
+      }
+    }
+    if (free_temps.empty()) {
+      op.dst = temps++;
+    } else {
+      op.dst = free_temps.back();
+      free_temps.pop_back();
+    }
+    value_temp[i] = op.dst;
+    plan.ops.push_back(op);
+  }
+  for (const Ref& r : out_ref) plan.output_slots.push_back(slot(r));
+  plan.temps = temps;
+  return plan;
+}
+
 }  // namespace
 
 std::unique_ptr<VectorProgram> VectorProgram::Build(const std::vector<FusedNode>& nodes,
@@ -102,28 +204,8 @@ std::unique_ptr<VectorProgram> VectorProgram::Build(const std::vector<FusedNode>
   }
   const int64_t total = Elements(nodes[outputs[0]].dims);
   // Nodes the outputs need: non-scalar ones become ops, scalars are evaluated once per run.
-  std::vector<char> need(count, 0);  // 1: op/input, 2: scalar
-  std::vector<int> stack(outputs.begin(), outputs.end());
-  while (!stack.empty()) {
-    const int id = stack.back();
-    stack.pop_back();
-    if (need[id]) continue;
-    const FusedNode& nd = nodes[id];
-    if (nd.kind != VKind::kF32) return nullptr;
-    if (nd.dims.empty()) {
-      need[id] = 2;
-      continue;
-    }
-    if (!RegisterType(nd.type) || Elements(nd.dims) != total) {
-      return nullptr;
-    }
-    need[id] = 1;
-    if (nd.op == NodeOp::kAffine && !nd.op_dims.empty()) continue;  // gathers its source
-    for (int o : nd.operands) {
-      if (o < 0 || o >= count) return nullptr;
-      stack.push_back(o);
-    }
-  }
+  std::vector<char> need;  // 1: op/input, 2: scalar
+  if (!MarkNeeded(nodes, outputs, total, &need)) return nullptr;
   auto prog = std::unique_ptr<VectorProgram>(new VectorProgram());
   std::vector<Pending> pending;
   std::vector<Ref> ref(count);
@@ -221,68 +303,20 @@ std::unique_ptr<VectorProgram> VectorProgram::Build(const std::vector<FusedNode>
   std::vector<Ref> out_ref;
   for (int o : outputs) out_ref.push_back(ref[o]);
   DropOutputRounds(nodes, outputs, pending, out_ref);
-  // Temporaries: one per scalar (filled once), then op results reusing a temporary after
-  // its value's last use (outputs live to the end of the sub-block).
+  TempPlan plan = AssignTemporaries(pending, out_ref, static_cast<int64_t>(prog->scalar_nodes_.size()));
+  prog->ops_ = std::move(plan.ops);
+  prog->output_slots_ = std::move(plan.output_slots);
+  prog->scalar_temps_ = std::move(plan.scalar_temps);
+  const std::vector<int64_t>& direct = plan.direct;
   const int64_t nvals = static_cast<int64_t>(pending.size());
-  constexpr int64_t kForever = std::numeric_limits<int64_t>::max();
-  std::vector<int64_t> last_use(nvals, -1);
-  for (int64_t i = 0; i < nvals; ++i) {
-    for (const Ref& r : {pending[i].a, pending[i].b}) {
-      if (r.kind == Ref::kValue) last_use[r.index] = i;
-    }
-  }
-  // An op whose value no other op reads and only one output takes stores straight into that
-  // output (in whole sub-blocks).
-  std::vector<int64_t> direct(nvals, -2);  // -2: no output yet, -1: several, else the output
-  for (size_t k = 0; k < outputs.size(); ++k) {
-    const Ref& r = out_ref[k];
-    if (r.kind != Ref::kValue) continue;
-    direct[r.index] = last_use[r.index] == -1 && direct[r.index] == -2 ? static_cast<int64_t>(k) : -1;
-    last_use[r.index] = kForever;
-  }
-  int64_t temps = static_cast<int64_t>(prog->scalar_nodes_.size());
-  for (int64_t s = 0; s < temps; ++s) prog->scalar_temps_.push_back(s);
-  std::vector<int64_t> value_temp(nvals, -1), free_temps;
-  auto slot = [&](const Ref& r) {
-    switch (r.kind) {
-      case Ref::kInput: return Slot{true, r.index};
-      case Ref::kScalar: return Slot{false, prog->scalar_temps_[r.index]};
-      default: return Slot{false, value_temp[r.index]};
-    }
-  };
-  for (int64_t i = 0; i < nvals; ++i) {
-    Op op;
-    op.code = pending[i].code;
-    op.a = slot(pending[i].a);
-    op.b = slot(pending[i].b);
-    // Operands whose last use is this op free their temporaries first (ops are elementwise:
-    // writing a register's lanes where it was read is safe).
-    for (const Ref& r : {pending[i].a, pending[i].b}) {
-      if (r.kind == Ref::kValue && last_use[r.index] == i && value_temp[r.index] >= 0) {
-        free_temps.push_back(value_temp[r.index]);
-        value_temp[r.index] = -2 - value_temp[r.index];  // freed (kept distinct from -1)
-      }
-    }
-    if (free_temps.empty()) {
-      op.dst = temps++;
-    } else {
-      op.dst = free_temps.back();
-      free_temps.pop_back();
-    }
-    value_temp[i] = op.dst;
-    prog->ops_.push_back(op);
-  }
-  for (size_t k = 0; k < outputs.size(); ++k) {
-    prog->output_slots_.push_back(slot(out_ref[k]));
-    prog->out_half_.push_back(HalfOf(nodes[outputs[k]].type));
-  }
+  for (size_t k = 0; k < outputs.size(); ++k) prog->out_half_.push_back(HalfOf(nodes[outputs[k]].type));
   prog->direct_.assign(outputs.size(), 0);
   for (int64_t i = 0; i < nvals; ++i) {
     if (direct[i] < 0 || prog->out_half_[direct[i]] != fused::kNotHalf) continue;
     prog->ops_[i].out = direct[i];
     prog->direct_[direct[i]] = 1;
   }
-  prog->temps_ = temps;
+  prog->temps_ = plan.temps;
   // The plain path (every input an f32 array read in place, f32 outputs), as machine code.
   prog->plain_ = true;
   for (const Input& in : prog->inputs_) prog->plain_ = prog->plain_ && in.affine < 0 && in.half == 0 && !in.computed;
