@@ -1,6 +1,6 @@
 // Bayesian linear regression with per-group Gaussian priors, a Huber reweighting and Thompson
 // sampling, sized for search budgets (a few hundred features, a few hundred observations).
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12 + Eigen AVX-512 (see runtime/gemm.cc)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12 + Eigen AVX-512 (see runtime/gemm/gemm.cc)
 
 #include "agent/guided_surrogate.h"
 

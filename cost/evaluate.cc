@@ -14,7 +14,7 @@
 #include "cost/validate.h"
 #include "ir/verifier.h"
 #include "passes/pipeline.h"
-#include "runtime/executor.h"
+#include "runtime/core/executor.h"
 
 namespace hlox {
 namespace {

@@ -9,7 +9,7 @@
 #include "cost/evaluate.h"
 #include "cost/paired.h"
 #include "cost/timing.h"
-#include "runtime/executor.h"
+#include "runtime/core/executor.h"
 
 namespace hlox {
 namespace {

@@ -7,7 +7,7 @@
 #include "cost/timing.h"
 #include "cost/verdict.h"
 #include "passes/pipeline.h"
-#include "runtime/executor.h"
+#include "runtime/core/executor.h"
 
 namespace hlox {
 namespace {

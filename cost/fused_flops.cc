@@ -94,7 +94,7 @@ bool IsIndexMap(Opcode op) {
   }
 }
 
-// The register path's Build (fused_vector_build.cc): every node the outputs need is f32-kind;
+// The register path's Build (fused/vector_build.cc): every node the outputs need is f32-kind;
 // non-scalar ones have the outputs' element count and are parameters, full constants,
 // reshapes, float converts, vector unary/binary ops or index maps of a parameter, constant
 // or computed value of at most kMaxComputedSource elements. Transposes take the tiled walk.
@@ -233,7 +233,7 @@ class PassCounter {
   std::unordered_map<const Instruction*, int64_t> hoist_ctx_;
 };
 
-// ElementwiseBlock (fused_run.cc): 4096, halved down to 1024 while a block's intermediates
+// ElementwiseBlock (fused/run.cc): 4096, halved down to 1024 while a block's intermediates
 // (4 bytes per f32-kind value, 8 per f64/integer value, 8 more per index list) exceed 40 KiB.
 double BlockSize(const std::vector<const Instruction*>& live) {
   double per_elem = 0;

@@ -1,4 +1,4 @@
-// FLOPs of a fusion as the runtime's fused loop (runtime/fused_*.cc) really evaluates it, read
+// FLOPs of a fusion as the runtime's fused loop (runtime/fused/*.cc) really evaluates it, read
 // from the IR alone (the cost core does not link the runtime). The runtime's rules:
 // - A fused computation the block evaluator cannot compile (FusedProgram::Compile: dot, gather,
 //   a reduce that is not an output, ...) runs unfused: every instruction once over its shape.
@@ -10,7 +10,7 @@
 //   included), so a producer under a broadcast is recomputed per consumer element, except a
 //   small computed operand (<= 16384 elements, replicated >= 16x, no contiguous minor run of a
 //   block or more) that the block loop computes once per evaluator and gathers.
-// - The register path (pure f32/bf16/f16 elementwise programs, fused_vector*.cc) computes each
+// - The register path (pure f32/bf16/f16 elementwise programs, fused/vector*.cc) computes each
 //   node once per output element and each computed index-map source (<= 65536 elements) once.
 // - Elementwise outputs of equal dims share one pass; every other output (a reduce, an output
 //   of other dims) is its own pass, so what it shares with the others is computed again.

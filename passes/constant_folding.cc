@@ -7,7 +7,7 @@
 #include "passes/module_util.h"
 #include "passes/passes.h"
 #include "passes/site_util.h"
-#include "runtime/executor.h"
+#include "runtime/core/executor.h"
 
 namespace hlox {
 namespace {

@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "cost/timing.h"
 #include "ir/parser.h"
-#include "runtime/executor.h"
+#include "runtime/core/executor.h"
 
 namespace hlox::cli {
 namespace {

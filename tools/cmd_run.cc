@@ -16,10 +16,10 @@
 #include "ir/parser.h"
 #include "ir/verifier.h"
 #include "nlohmann/json.hpp"
-#include "runtime/executor.h"
-#include "runtime/finite.h"
-#include "runtime/kernel_util.h"
-#include "runtime/npy.h"
+#include "runtime/core/executor.h"
+#include "runtime/core/finite.h"
+#include "runtime/core/kernel_util.h"
+#include "runtime/core/npy.h"
 #include "tools/commands.h"
 
 namespace hlox::cli {

@@ -16,8 +16,8 @@
 #include "cost/evaluate.h"
 #include "cost/module_hash.h"
 #include "cost/reference_cache.h"
-#include "runtime/executor.h"
-#include "runtime/value.h"
+#include "runtime/core/executor.h"
+#include "runtime/core/value.h"
 #include "worker/child_process.h"
 
 namespace hlox::worker {

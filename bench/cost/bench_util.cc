@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "cost/timing.h"
-#include "runtime/executor.h"
+#include "runtime/core/executor.h"
 
 namespace hlox::bench {
 

@@ -19,7 +19,7 @@
 #include "cost/verdict.h"
 #include "ir/parser.h"
 #include "passes/pipeline.h"
-#include "runtime/executor.h"
+#include "runtime/core/executor.h"
 
 namespace hlox {
 namespace {

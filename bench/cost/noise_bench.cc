@@ -31,7 +31,7 @@
 #include "cost/timing.h"
 #include "ir/parser.h"
 #include "passes/pipeline.h"
-#include "runtime/executor.h"
+#include "runtime/core/executor.h"
 
 using namespace hlox;
 

@@ -14,7 +14,7 @@
 //     cache, run by /usr/bin/python3 once per thread count before its rounds (skipped when
 //     torch does not import);
 //   * the fused time (hlox's InstructionFusion output run by the executor, FusionKernel: the
-//     register path, runtime/fused_vector.h, as generated code, runtime/fused_jit.h), the same
+//     register path, runtime/fused/vector.h, as generated code, runtime/fused/jit.h), the same
 //     fused program forced onto the block loop (the path before the register path), the
 //     register path without micro-blocks (every op over a whole 256-element sub-block before
 //     the next: the register path before micro-blocks), the micro-blocks run through per-op
@@ -47,9 +47,9 @@
 #include "common/cpu_isa.h"
 #include "ir/parser.h"
 #include "passes/passes.h"
-#include "runtime/executor.h"
-#include "runtime/fused_program.h"
-#include "runtime/thread_pool.h"
+#include "runtime/core/executor.h"
+#include "runtime/core/thread_pool.h"
+#include "runtime/fused/program.h"
 
 namespace hlox {
 namespace {

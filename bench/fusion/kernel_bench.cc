@@ -1,4 +1,4 @@
-// Bench: the core-time cost of hlox's f32 vector math (runtime/vmath.h: ExpF32, TanhF32,
+// Bench: the core-time cost of hlox's f32 vector math (runtime/math/vmath.h: ExpF32, TanhF32,
 // LogisticF32, LogF32, and tanh then exp, the chain bench's compute floor), at every
 // instruction-set level up to the active one (common/cpu_isa.h: the CPU's, or lower with
 // HLOX_ISA), next to the same functions from Eigen built for that level (eigen_floor.h: code
@@ -19,7 +19,7 @@
 
 #include "bench/fusion/eigen_floor.h"
 #include "common/cpu_isa.h"
-#include "runtime/vmath.h"
+#include "runtime/math/vmath.h"
 
 namespace hlox {
 namespace {
@@ -70,7 +70,7 @@ int Main(int argc, char** argv) {
   }
   for (int r = 0; r < rounds; ++r) {
     for (int l = 0; l <= static_cast<int>(top); ++l) {
-      ScopedIsa isa(static_cast<IsaLevel>(l));  // the level runtime/vmath.h dispatches to
+      ScopedIsa isa(static_cast<IsaLevel>(l));  // the level runtime/math/vmath.h dispatches to
       for (Variant& v : vs) {
         if (static_cast<int>(v.level) != l) continue;
         const float* a = v.positive ? positive.data() : in.data();

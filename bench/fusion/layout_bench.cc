@@ -24,9 +24,9 @@
 
 #include "absl/strings/str_split.h"
 #include "ir/parser.h"
-#include "runtime/executor.h"
-#include "runtime/fused_program.h"
-#include "runtime/thread_pool.h"
+#include "runtime/core/executor.h"
+#include "runtime/core/thread_pool.h"
+#include "runtime/fused/program.h"
 
 namespace hlox {
 namespace {

@@ -16,7 +16,7 @@
 #include "ir/parser.h"
 #include "passes/module_util.h"
 #include "passes/pipeline.h"
-#include "runtime/executor.h"
+#include "runtime/core/executor.h"
 
 namespace hlox {
 namespace {

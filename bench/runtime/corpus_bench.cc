@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "ir/parser.h"
-#include "runtime/executor.h"
-#include "runtime/finite.h"
+#include "runtime/core/executor.h"
+#include "runtime/core/finite.h"
 
 namespace {
 

@@ -3,7 +3,7 @@
 (HLOX_ISA=generic, avx2, avx512) and at 1 and 2 threads, and compares output checksums.
 
 Within a level the outputs must be the same bits on 1 and 2 threads (the runtime never splits a
-sum by thread count). Across levels, elementwise math is the same bits (runtime/simd/math.h) but
+sum by thread count). Across levels, elementwise math is the same bits (runtime/isa/simd/math.h) but
 dots and convolutions use other tile shapes, so checksums may differ; the script then reports the
 largest difference of the outputs' finite sums, relative to their magnitude, between each level
 and the best one.

@@ -1,4 +1,4 @@
-// Dot f32 benchmark: hlox's GEMM (runtime/dot.h) against OpenBLAS cblas_sgemm at square sizes
+// Dot f32 benchmark: hlox's GEMM (runtime/gemm/dot_general.h) against OpenBLAS cblas_sgemm at square sizes
 // 128..2048 and a few non-square model shapes (some with transposed B), 1 and 2 threads: GFLOP/s
 // and the ratio hlox/OpenBLAS, both measured in this run in alternating blocks (best-of,
 // HLOX_BENCH_BUDGET seconds per shape, default 1; HLOX_BENCH_CLOCK=thread times 1-thread rows on
@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "common/cpu_isa.h"
-#include "runtime/dot.h"
-#include "runtime/thread_pool.h"
+#include "runtime/core/thread_pool.h"
+#include "runtime/gemm/dot_general.h"
 
 #include <openblas-pthread/cblas.h>
 

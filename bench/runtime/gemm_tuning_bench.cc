@@ -22,9 +22,9 @@
 #include "common/cpu_isa.h"
 #include "ir/attributes.h"
 #include "ir/shape.h"
-#include "runtime/dot.h"
-#include "runtime/thread_pool.h"
-#include "runtime/value.h"
+#include "runtime/core/thread_pool.h"
+#include "runtime/core/value.h"
+#include "runtime/gemm/dot_general.h"
 
 namespace {
 

@@ -4,13 +4,13 @@
 // - "tune:<fusion>": the fused loop's block size (elements per block) and thread count (1, or
 //   0 = every pool thread): hlox_block / hlox_threads, read by FusionKernel.
 // - "gemm:<dot>" (dots of at least kMinDotMnk multiply-adds with a float result): one knob of
-//   the packed GEMM per choice (runtime/dot.h GemmTuning, read by the dot kernel): a single
+//   the packed GEMM per choice (runtime/gemm/dot_general.h GemmTuning, read by the dot kernel): a single
 //   thread, the row or column schedule, fewer or more A panels per unit (mc), fewer or more B
 //   panels per A panel (nc), and for batched dots whether threads split the batches or each
 //   GEMM. Only knobs that can change this dot's run are offered (e.g. no thread choices for a
 //   dot too small to split). None changes a bit of the result.
 // - "conv:<convolution>" (convolutions of at least kMinDotMnk multiply-adds): the algorithm
-//   (runtime/conv.h: tiles, wide_k, planes, plane_filter, where the convolution has that form)
+//   (runtime/conv/tuning.h: tiles, wide_k, planes, plane_filter, where the convolution has that form)
 //   and a single thread: hlox_conv_algo / hlox_threads, read by the convolution kernel.
 //   Algorithms change results by rounding only (each sums the same products in its own order).
 // Sites never overlap; fused loops, dots and convolutions are listed in post order.
@@ -21,7 +21,7 @@
 #include "common/status_macros.h"
 #include "passes/fusion/fusion_util.h"
 #include "passes/passes.h"
-#include "runtime/conv.h"
+#include "runtime/conv/tuning.h"
 
 namespace hlox {
 namespace {
@@ -31,7 +31,7 @@ constexpr int kThreads[] = {1, 0};
 
 // Dots below this many multiply-adds run in microseconds whatever the blocking: no site.
 constexpr int64_t kMinDotMnk = int64_t{1} << 16;
-// Below this the runtime never splits a dot over threads (runtime/gemm_internal.h).
+// Below this the runtime never splits a dot over threads (runtime/gemm/gemm.h).
 constexpr int64_t kParallelMnk = int64_t{1} << 20;
 
 // One choice of a dot or convolution: its name and the backend_config keys it sets.

@@ -9,8 +9,8 @@
 #include "ir/computation.h"
 #include "ir/instruction.h"
 #include "ir/primitive_type.h"
-#include "runtime/executor.h"
-#include "runtime/value.h"
+#include "runtime/core/executor.h"
+#include "runtime/core/value.h"
 #include "python/src/bindings.h"
 
 namespace hlox::py {

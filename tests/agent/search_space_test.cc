@@ -9,7 +9,7 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "passes/pipeline.h"
-#include "runtime/dot.h"
+#include "runtime/gemm/dot_general.h"
 
 namespace hlox {
 namespace {

@@ -17,7 +17,7 @@
 #include "ir/parser.h"
 #include "nlohmann/json.hpp"
 #include "passes/module_util.h"
-#include "runtime/executor.h"
+#include "runtime/core/executor.h"
 #include "tests/test_util.h"
 
 namespace hlox {

@@ -8,7 +8,7 @@
 #include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
 #include "ir/parser.h"
-#include "runtime/executor.h"
+#include "runtime/core/executor.h"
 
 namespace hlox::rt {
 namespace {

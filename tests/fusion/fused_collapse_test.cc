@@ -6,10 +6,10 @@
 
 #include "gtest/gtest.h"
 #include "ir/parser.h"
-#include "runtime/fused_program.h"
-#include "runtime/thread_pool.h"
+#include "runtime/fused/program.h"
+#include "runtime/core/thread_pool.h"
 #include "tests/fusion/fused_test_util.h"
-#include "runtime/value.h"
+#include "runtime/core/value.h"
 
 namespace hlox::rt {
 namespace {

@@ -1,4 +1,4 @@
-// f16 (and bf16) on the fused loop's register path (runtime/fused_vector*, fused_half.h): the
+// f16 (and bf16) on the fused loop's register path (runtime/fused_vector*, math/half.h): the
 // inline conversions must give literal.h's bits for every f16 pattern and for floats around
 // every rounding boundary (ties, denormals, overflow to inf, NaN); f16/bf16 programs (a chain
 // with transcendental ops, a row-vector bias add, converts between the three types) must give
@@ -13,8 +13,8 @@
 #include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
 #include "ir/literal.h"
-#include "runtime/executor.h"
-#include "runtime/fused_half.h"
+#include "runtime/core/executor.h"
+#include "runtime/math/half.h"
 #include "tests/fusion/fused_test_util.h"
 #include "tests/test_util.h"
 

@@ -1,4 +1,4 @@
-// The fused loop's generated machine code (runtime/fused_jit.*): programs on the register
+// The fused loop's generated machine code (runtime/fused/jit.*): programs on the register
 // path's plain path run as one generated loop for whole sub-blocks; its results must be the
 // exact bits of the micro-block interpreter (FusedRunOptions::jit = false) and of the block
 // loop, for every op it emits, special values (NaN, infinities, signed zeros, denormals,

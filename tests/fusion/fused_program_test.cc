@@ -8,9 +8,9 @@
 
 #include "gtest/gtest.h"
 #include "ir/parser.h"
-#include "runtime/fused_program.h"
-#include "runtime/thread_pool.h"
-#include "runtime/value.h"
+#include "runtime/core/thread_pool.h"
+#include "runtime/core/value.h"
+#include "runtime/fused/program.h"
 
 namespace hlox::rt {
 namespace {

@@ -1,4 +1,4 @@
-// Index maps evaluated run by run (runtime/fused_eval.cc EvalAffineRuns): a transformer-style
+// Index maps evaluated run by run (runtime/fused/eval.cc EvalAffineRuns): a transformer-style
 // head split (bias add, reshape, slice, reshape, transpose, reshape) whose transpose hands its
 // operand contiguous runs that the slice and broadcast below it consume as runs, and a
 // reversed, strided slice of a computed operand under a transpose, both against plain
@@ -8,10 +8,10 @@
 
 #include "gtest/gtest.h"
 #include "ir/parser.h"
-#include "runtime/fused_program.h"
-#include "runtime/thread_pool.h"
+#include "runtime/fused/program.h"
+#include "runtime/core/thread_pool.h"
 #include "tests/fusion/fused_test_util.h"
-#include "runtime/value.h"
+#include "runtime/core/value.h"
 
 namespace hlox::rt {
 namespace {

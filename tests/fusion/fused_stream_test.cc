@@ -17,11 +17,11 @@
 #include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
 #include "ir/parser.h"
-#include "runtime/fused_node.h"
-#include "runtime/fused_program.h"
-#include "runtime/fused_stream.h"
-#include "runtime/thread_pool.h"
-#include "runtime/value.h"
+#include "runtime/core/thread_pool.h"
+#include "runtime/core/value.h"
+#include "runtime/fused/node.h"
+#include "runtime/fused/program.h"
+#include "runtime/fused/stream.h"
 
 namespace hlox::rt {
 namespace {

@@ -1,4 +1,4 @@
-// Tiled walks of transposing fusion outputs (runtime/fused_tile.cc) against plain reference
+// Tiled walks of transposing fusion outputs (runtime/fused/tile.cc) against plain reference
 // loops written here: 2-D transposes of sizes that are not multiples of the tile, 3-D and 4-D
 // permutations, a transpose behind reshape and slice of a bias add (the transformer's
 // head-split fusion), a reversed tile dim, a bf16 output, an s32 output and a transpose big
@@ -12,8 +12,8 @@
 
 #include "gtest/gtest.h"
 #include "ir/literal.h"
-#include "runtime/fused_program.h"
-#include "runtime/thread_pool.h"
+#include "runtime/core/thread_pool.h"
+#include "runtime/fused/program.h"
 #include "tests/fusion/fused_test_util.h"
 
 namespace hlox::rt {

@@ -13,8 +13,8 @@
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "passes/passes.h"
-#include "runtime/executor.h"
-#include "runtime/fused_program.h"
+#include "runtime/core/executor.h"
+#include "runtime/fused/program.h"
 #include "tests/fusion/fusion_test_util.h"
 #include "tests/test_util.h"
 

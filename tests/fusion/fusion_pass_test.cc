@@ -9,9 +9,9 @@
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "passes/passes.h"
-#include "runtime/conv.h"
-#include "runtime/dot.h"
-#include "runtime/fused_program.h"
+#include "runtime/conv/tuning.h"
+#include "runtime/fused/program.h"
+#include "runtime/gemm/dot_general.h"
 #include "tests/fusion/fusion_test_util.h"
 
 namespace hlox {
@@ -338,7 +338,7 @@ TEST(CodegenTuning, DotSiteWhoseKnobNoLongerAppliesIsStale) {
   EXPECT_FALSE(other->entry()->root()->operand(0)->attrs().has_backend_config);
 }
 
-// Convolutions get "conv:" sites listing the algorithms their form allows (runtime/conv.h);
+// Convolutions get "conv:" sites listing the algorithms their form allows (runtime/conv/tuning.h);
 // each choice keeps the outputs and writes the key the convolution kernel reads.
 TEST(CodegenTuning, ConvolutionSitesOfferTheAlgorithmsOfTheirForm) {
   auto m = Parse(R"(HloModule convs

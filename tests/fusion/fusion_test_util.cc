@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/executor.h"
-#include "runtime/kernels_family_util.h"
+#include "runtime/core/executor.h"
+#include "runtime/kernels/scalar_access.h"
 
 namespace hlox::testing {
 

@@ -6,7 +6,7 @@
 
 #include "absl/status/statusor.h"
 #include "ir/module.h"
-#include "runtime/value.h"
+#include "runtime/core/value.h"
 
 namespace hlox::testing {
 

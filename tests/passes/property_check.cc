@@ -19,8 +19,8 @@
 #include "ir/verifier.h"
 #include "passes/decisions_io.h"
 #include "passes/pipeline.h"
-#include "runtime/buffer_pool.h"
-#include "runtime/value.h"
+#include "runtime/core/buffer_pool.h"
+#include "runtime/core/value.h"
 
 namespace hlox::testing {
 namespace {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "ir/module.h"
-#include "runtime/executor.h"
+#include "runtime/core/executor.h"
 
 namespace hlox::testing {
 

@@ -1,7 +1,7 @@
-// Tests of the process-wide buffer pool (runtime/buffer_pool.h): large buffers are 2 MiB
+// Tests of the process-wide buffer pool (runtime/core/buffer_pool.h): large buffers are 2 MiB
 // aligned, never overlap while live (splitting and coalescing of cached ranges), are reused
 // without fresh mappings, stay under the resident bound, and TrimBufferPool gives memory back.
-#include "runtime/buffer_pool.h"
+#include "runtime/core/buffer_pool.h"
 
 #include <cstring>
 #include <random>

@@ -6,9 +6,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "runtime/executor.h"
-#include "runtime/npy.h"
-#include "runtime/thread_pool.h"
+#include "runtime/core/executor.h"
+#include "runtime/core/npy.h"
+#include "runtime/core/thread_pool.h"
 #include "tests/runtime/runtime_test_util.h"
 
 namespace hlox::rt {

@@ -12,8 +12,8 @@
 
 #include "gtest/gtest.h"
 #include "ir/parser.h"
-#include "runtime/executor.h"
-#include "runtime/finite.h"
+#include "runtime/core/executor.h"
+#include "runtime/core/finite.h"
 #include "tests/test_util.h"
 
 namespace hlox::rt {

@@ -1,4 +1,4 @@
-// In-place donation (runtime/executor_donation.h): results must be bit-identical with donation
+// In-place donation (runtime/core/executor_donation.h): results must be bit-identical with donation
 // on and off, on odd cases built to break an unsafe donation (a fusion reading its dying operand
 // transposed, reversed or broadcast; multi-output fusions; views; values read again later;
 // while loops) checked against plain references, and on corpus modules before and after the
@@ -10,7 +10,7 @@
 #include "gtest/gtest.h"
 #include "ir/parser.h"
 #include "passes/pipeline.h"
-#include "runtime/executor.h"
+#include "runtime/core/executor.h"
 #include "tests/runtime/runtime_test_util.h"
 #include "tests/test_util.h"
 

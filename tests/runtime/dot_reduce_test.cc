@@ -8,8 +8,8 @@
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "ir/parser.h"
-#include "runtime/kernel_util.h"
-#include "runtime/kernels_scalar_program.h"
+#include "runtime/core/kernel_util.h"
+#include "runtime/kernels/scalar_program.h"
 #include "tests/runtime/runtime_test_util.h"
 
 namespace hlox::rt {

@@ -16,8 +16,8 @@
 #include "gtest/gtest.h"
 #include "ir/parser.h"
 #include "nlohmann/json.hpp"
-#include "runtime/executor.h"
-#include "runtime/finite.h"
+#include "runtime/core/executor.h"
+#include "runtime/core/finite.h"
 #include "tests/test_util.h"
 
 namespace hlox::rt {

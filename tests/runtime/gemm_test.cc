@@ -1,4 +1,4 @@
-// Sgemm (runtime/dot.h) against a plain double-precision triple loop: odd and prime shapes,
+// Sgemm (runtime/gemm/dot_general.h) against a plain double-precision triple loop: odd and prime shapes,
 // k = 0, shapes narrower than one micro-tile, all four transpose combinations, leading
 // dimensions larger than the minimum (padding must stay untouched), accumulate on and off,
 // shapes that take several k-blocks and column blocks, and identical bits for 1 and 2 threads.
@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/dot.h"
-#include "runtime/gemm_internal.h"
-#include "runtime/thread_pool.h"
+#include "runtime/core/thread_pool.h"
+#include "runtime/gemm/dot_general.h"
+#include "runtime/gemm/gemm.h"
 
 namespace hlox::rt {
 namespace {

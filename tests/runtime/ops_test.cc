@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
-#include "runtime/kernel_util.h"
+#include "runtime/core/kernel_util.h"
 #include "tests/runtime/runtime_test_util.h"
 
 namespace hlox::rt {

@@ -9,7 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "ir/module.h"
-#include "runtime/executor.h"
+#include "runtime/core/executor.h"
 
 namespace hlox::rt::testing {
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/strided_copy.h"
-#include "runtime/thread_pool.h"
+#include "runtime/core/strided_copy.h"
+#include "runtime/core/thread_pool.h"
 
 namespace hlox::rt {
 namespace {

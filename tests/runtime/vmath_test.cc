@@ -1,4 +1,4 @@
-// The f32 vector math (runtime/vmath.h) on every instruction-set level the CPU has, against
+// The f32 vector math (runtime/math/vmath.h) on every instruction-set level the CPU has, against
 // std::exp / std::tanh / std::log evaluated in double: a sweep over the whole f32 range (every
 // 509th bit pattern, both signs, denormals included), dense sweeps where the formulas switch
 // (exp's overflow and underflow edges, tanh's saturation, log's mantissa split) and the special
@@ -14,8 +14,8 @@
 
 #include "gtest/gtest.h"
 #include "ir/opcode.h"
-#include "runtime/fused_ops.h"
-#include "runtime/vmath.h"
+#include "runtime/math/block_ops.h"
+#include "runtime/math/vmath.h"
 #include "tests/test_util.h"
 
 namespace hlox::rt::vmath {

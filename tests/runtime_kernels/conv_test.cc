@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernel_test_util.h"
-#include "runtime/conv.h"
-#include "runtime/isa_kernels.h"
+#include "runtime/conv/tuning.h"
+#include "runtime/isa/isa_kernels.h"
 
 namespace hlox::rt::testing {
 namespace {
@@ -258,7 +258,7 @@ ConvCase Canonical2D(int64_t n, int64_t c, int64_t o, int64_t groups, int64_t ba
 }
 
 // Runs `cc` in f32 with 1 and 2 threads: identical bits, and close to the reference. A
-// backend_config picks the algorithm (runtime/conv.h).
+// backend_config picks the algorithm (runtime/conv/tuning.h).
 // `result`, when given, receives the 1-thread result.
 void CheckFastPath(const ConvCase& cc, uint64_t seed, const std::string& backend_config = "", double tol = 1e-4,
                    Value* result = nullptr) {
@@ -326,7 +326,7 @@ TEST(ConvolutionFastPaths, WideReductionWeightGradientForm) {
 }  // namespace
 }  // namespace hlox::rt::testing
 
-// --- The plane paths (conv_planes.cc, conv_plane_filter.cc): stride-1 convolutions whose
+// --- The plane paths (conv/planes.cc, conv/plane_filter.cc): stride-1 convolutions whose
 // spatial dims stay innermost (NCHW as PyTorch exports it), forward and weight-gradient form.
 namespace hlox::rt::testing {
 namespace {
@@ -387,7 +387,7 @@ TEST(ConvolutionPlanePaths, ResNetBlockShapesForwardAndGradients) {
 }  // namespace
 }  // namespace hlox::rt::testing
 
-// --- Algorithm choices (runtime/conv.h, the codegen pass's "conv:" sites): which algorithms a
+// --- Algorithm choices (runtime/conv/tuning.h, the codegen pass's "conv:" sites): which algorithms a
 // convolution offers, and every offered one (forced through backend_config) computes the same
 // convolution, with the same bits on 1 and 2 threads.
 namespace hlox::rt::testing {

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "runtime/thread_pool.h"
+#include "runtime/core/thread_pool.h"
 
 namespace hlox::rt::testing {
 

@@ -10,8 +10,8 @@
 
 #include "gtest/gtest.h"
 #include "ir/module.h"
-#include "runtime/kernel.h"
-#include "runtime/kernels_family_util.h"
+#include "runtime/core/kernel.h"
+#include "runtime/kernels/scalar_access.h"
 
 namespace hlox::rt::testing {
 

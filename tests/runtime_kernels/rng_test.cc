@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "kernel_test_util.h"
-#include "runtime/kernels_rng_core.h"
+#include "runtime/kernels/rng_core.h"
 
 namespace hlox::rt::testing {
 namespace {

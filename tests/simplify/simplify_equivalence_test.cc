@@ -12,7 +12,7 @@
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "passes/passes.h"
-#include "runtime/executor.h"
+#include "runtime/core/executor.h"
 #include "tests/simplify/simp_cases.h"
 #include "tests/test_util.h"
 

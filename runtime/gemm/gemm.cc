@@ -1,0 +1,175 @@
+// GEMM backends behind DotGeneral. f32 runs hlox's packed GEMM with the active level's
+// micro-kernels (gemm/packed.h; AVX-512 and AVX2); at the generic level, and for f64/complex,
+// Eigen's blocked GEMM on row-major maps. Eigen
+// work is split into fixed row blocks of C (a function of the shape only), so each block runs the
+// same Eigen call whatever the thread count, which keeps results bit-identical across thread
+// counts. Few rows of C (m <= 4) take a streaming GEMV-like path for every type.
+// GCC 12 reports false -Wmaybe-uninitialized inside Eigen's AVX-512 packet code.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <Eigen/Core>
+#include <algorithm>
+#include <complex>
+#include <type_traits>
+
+#include "runtime/gemm/dot_general.h"
+#include "runtime/gemm/packed.h"
+#include "runtime/gemm/gemm.h"
+#include "runtime/isa/isa_kernels.h"
+#include "runtime/core/value.h"
+
+namespace hlox::rt {
+namespace {
+
+template <typename T>
+using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <typename T>
+using CMap = Eigen::Map<const RowMat<T>, Eigen::Unaligned, Eigen::OuterStride<>>;
+template <typename T>
+using MMap = Eigen::Map<RowMat<T>, Eigen::Unaligned, Eigen::OuterStride<>>;
+
+// Rows of C per block: whole matrix when small, else a multiple of 16 chosen from m and the
+// flop count only.
+int64_t RowBlock(int64_t m, int64_t n, int64_t k) {
+  double flops = 2.0 * m * n * k;
+  if (flops < 4e6 || m < 64) return m;
+  // Few blocks: each Eigen call repacks all of B, so more blocks cost more packing.
+  int64_t blocks = std::clamp<int64_t>(m / 64, 1, 4);
+  int64_t rb = (m + blocks - 1) / blocks;
+  return (rb + 15) / 16 * 16;
+}
+
+// Sum of x[p] * y[p * stride] for p < k as eight partial sums over p mod 8, combined in a fixed
+// order: the compiler vectorizes the eight (a single running sum is one add per element, each
+// waiting for the last), and the order depends only on k, so bits never change with threads.
+template <typename T>
+T DotStrided(const T* x, const T* y, int64_t stride, int64_t k) {
+  T s[8] = {};
+  int64_t p = 0;
+  if (stride == 1) {
+    for (; p + 8 <= k; p += 8) {
+      for (int l = 0; l < 8; ++l) s[l] += x[p + l] * y[p + l];
+    }
+  } else {
+    for (; p + 8 <= k; p += 8) {
+      for (int l = 0; l < 8; ++l) s[l] += x[(p + l) * stride] * y[p + l];
+    }
+  }
+  for (; p < k; ++p) s[0] += x[p * stride] * y[p];
+  return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
+}
+
+// Few rows of C (decode-style GEMV): stream B once. For row-major B every row of B meets all m
+// rows of A before the next, C[i,:] = sum_p A[i,p] * B[p,:] in p order; for transposed B each
+// C element is a dot product over contiguous k (DotStrided). Columns are split in fixed chunks,
+// so threads never change bits.
+template <typename T>
+void SmallM(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
+            T* c, int64_t ldc, bool accumulate, ThreadPool* pool) {
+  constexpr int64_t kCols = 256;
+  constexpr int64_t kMaxRows = 4;  // GemmT sends m <= 4 here
+  int64_t chunks = (n + kCols - 1) / kCols;
+  auto body = [&](int64_t lo, int64_t hi) {
+    T acc[kMaxRows][kCols];
+    for (int64_t ch = lo; ch < hi; ++ch) {
+      const int64_t j0 = ch * kCols, j1 = std::min(n, j0 + kCols), w = j1 - j0;
+      for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < w; ++j) acc[i][j] = accumulate ? c[i * ldc + j0 + j] : T(0);
+      }
+      if (!tb) {
+        for (int64_t p = 0; p < k; ++p) {
+          const T* brow = b + p * ldb + j0;
+          for (int64_t i = 0; i < m; ++i) {
+            const T av = ta ? a[p * lda + i] : a[i * lda + p];
+            T* row = acc[i];
+            for (int64_t j = 0; j < w; ++j) row[j] += av * brow[j];
+          }
+        }
+      } else {
+        for (int64_t j = 0; j < w; ++j) {
+          const T* bcol = b + (j0 + j) * ldb;
+          for (int64_t i = 0; i < m; ++i) {
+            acc[i][j] += ta ? DotStrided(a + i, bcol, lda, k) : DotStrided(a + i * lda, bcol, 1, k);
+          }
+        }
+      }
+      for (int64_t i = 0; i < m; ++i) std::copy(acc[i], acc[i] + w, c + i * ldc + j0);
+    }
+  };
+  if (pool != nullptr && chunks > 1 && m * n * k > (1 << 16)) pool->ParallelFor(chunks, 1, body);
+  else body(0, chunks);
+}
+
+}  // namespace
+
+template <typename T>
+void GemmT(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
+           int64_t ldb, T* c, int64_t ldc, bool accumulate, ThreadPool* pool, const GemmTuning& tuning) {
+  if (m == 0 || n == 0) return;
+  if (tuning.threads == 1) pool = nullptr;
+  if (k == 0) {
+    if (!accumulate) for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, T(0));
+    return;
+  }
+  if (m <= 4) {
+    SmallM<T>(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate, pool);
+    return;
+  }
+  // f32 runs the active level's packed GEMM when it has one. Narrow C (fewer columns than half
+  // a micro-tile, e.g. a decode step's [vocab, batch] logits) runs as its transpose, C^T =
+  // op(B)^T op(A)^T, whose rows are few and columns many, into scratch, then transposed back.
+  if constexpr (std::is_same_v<T, float>) {
+    const gemm::MicroKernels* mk = Kernels().gemm;
+    if (mk != nullptr && n >= mk->nr / 2) {
+      gemm::SgemmPacked(*mk, ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate, pool, tuning);
+      return;
+    }
+    if (mk != nullptr && m >= mk->nr) {
+      BufferPtr scratch = ScratchBuffer(m * n * static_cast<int64_t>(sizeof(float)));
+      float* ct = scratch->as<float>();  // C^T, [n, m]
+      gemm::SgemmPacked(*mk, !tb, !ta, n, m, k, b, ldb, a, lda, ct, m, false, pool, tuning);
+      for (int64_t i = 0; i < m; ++i) {
+        float* row = c + i * ldc;
+        for (int64_t j = 0; j < n; ++j) row[j] = accumulate ? row[j] + ct[j * m + i] : ct[j * m + i];
+      }
+      return;
+    }
+  }
+  int64_t rb = RowBlock(m, n, k);
+  int64_t blocks = (m + rb - 1) / rb;
+  auto body = [&](int64_t lo, int64_t hi) {
+    for (int64_t blk = lo; blk < hi; ++blk) {
+      int64_t r0 = blk * rb, rows = std::min(rb, m - r0);
+      MMap<T> C(c + r0 * ldc, rows, n, Eigen::OuterStride<>(ldc));
+      auto run = [&](const auto& A) {
+        if (!tb) {
+          CMap<T> B(b, k, n, Eigen::OuterStride<>(ldb));
+          if (accumulate) C.noalias() += A * B; else C.noalias() = A * B;
+        } else {
+          CMap<T> Bt(b, n, k, Eigen::OuterStride<>(ldb));
+          if (accumulate) C.noalias() += A * Bt.transpose(); else C.noalias() = A * Bt.transpose();
+        }
+      };
+      if (!ta) {
+        run(CMap<T>(a + r0 * lda, rows, k, Eigen::OuterStride<>(lda)));
+      } else {
+        // A stored [k, m]: rows r0.. of A are columns r0.. of the stored matrix.
+        CMap<T> At(a, k, m, Eigen::OuterStride<>(lda));
+        run(At.middleCols(r0, rows).transpose());
+      }
+    }
+  };
+  if (pool != nullptr && blocks > 1) pool->ParallelFor(blocks, 1, body);
+  else body(0, blocks);
+}
+
+template void GemmT<float>(bool, bool, int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, bool, ThreadPool*, const GemmTuning&);
+template void GemmT<double>(bool, bool, int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, bool, ThreadPool*, const GemmTuning&);
+template void GemmT<std::complex<float>>(bool, bool, int64_t, int64_t, int64_t, const std::complex<float>*, int64_t, const std::complex<float>*, int64_t, std::complex<float>*, int64_t, bool, ThreadPool*, const GemmTuning&);
+template void GemmT<std::complex<double>>(bool, bool, int64_t, int64_t, int64_t, const std::complex<double>*, int64_t, const std::complex<double>*, int64_t, std::complex<double>*, int64_t, bool, ThreadPool*, const GemmTuning&);
+
+void Sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+           const float* b, int64_t ldb, float* c, int64_t ldc, bool accumulate, ThreadPool* pool) {
+  GemmT<float>(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate, pool);
+}
+
+}  // namespace hlox::rt

@@ -1,0 +1,24 @@
+// Internal: the templated GEMM backend shared by gemm/dot_general.cc (float, double, complex).
+#pragma once
+
+#include <cstdint>
+
+#include "runtime/core/thread_pool.h"
+#include "runtime/gemm/dot_general.h"
+
+namespace hlox::rt {
+
+// Below this m*n*k a GEMM (or a chunk of a batched dot) runs on one thread: a fork/join costs
+// about 1 us, a GEMM of 1M multiply-adds about 8 us.
+constexpr int64_t kParallelMinMnk = int64_t{1} << 20;
+// Batched dots split their batches over threads when each GEMM is below this m*n*k (or there
+// are at least 4 batches per thread); bigger GEMMs split their own rows and columns, which
+// balances better than a few whole batches per thread.
+constexpr int64_t kBatchSplitMaxMnk = int64_t{1} << 24;
+
+// Row-major C[m,n] (=|+=) op(A)[m,k] * op(B)[k,n]; see Sgemm in gemm/dot_general.h.
+template <typename T>
+void GemmT(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
+           int64_t ldb, T* c, int64_t ldc, bool accumulate, ThreadPool* pool, const GemmTuning& tuning = {});
+
+}  // namespace hlox::rt
