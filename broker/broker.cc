@@ -1,5 +1,5 @@
-// Broker setup, the poll loop and message routing; see broker.h. Job and worker bookkeeping is
-// in broker_jobs.cc, control and status in broker_status.cc.
+// Broker setup, the poll loop and message routing; see broker.h. SUBMIT is in broker_submit.cc,
+// workers and leases in broker_jobs.cc, control and status in broker_status.cc.
 #include "broker/broker.h"
 
 #include <chrono>
@@ -10,33 +10,35 @@
 #include "common/logging.h"
 #include "common/status_macros.h"
 #include "cost/provenance.h"
+#include "protocol/frames.h"
 #include "protocol/spin_poll.h"
 
 namespace hlox::broker {
 
 using proto::Command;
 
-absl::StatusOr<std::unique_ptr<Broker>> Broker::Create(const BrokerOptions& options) {
-  std::unique_ptr<Broker> b(new Broker(options));
+Broker::Broker(const BrokerOptions& o, std::unique_ptr<ResultStore> store, std::string host)
+    : opts_(o),
+      store_(std::move(store)),
+      queue_(o.poison_crashes),
+      workers_(std::move(host)),
+      results_(store_.get(), o.result_memory_bytes) {}
+
+absl::StatusOr<std::unique_ptr<Broker>> Broker::Create(const BrokerOptions& options,
+                                                       std::unique_ptr<DoneReader> done_reader) {
+  auto store = ResultStore::Open(options.db_path);
+  if (!store.ok()) return store.status();
+  std::unique_ptr<Broker> b(new Broker(options, std::move(*store), HostName()));
+  b->done_reader_ = done_reader ? std::move(done_reader) : std::make_unique<ScanDoneReader>();
   b->instance_ = std::random_device{}() | (uint64_t(std::random_device{}()) << 32) | 1;
   b->started_ms_ = proto::NowMs();
   b->start_time_unix_s_ = std::chrono::duration<double>(
       std::chrono::system_clock::now().time_since_epoch()).count();
-  auto store = ResultStore::Open(options.db_path);
-  if (!store.ok()) return store.status();
-  b->store_ = std::move(*store);
-  absl::Status st = b->store_->ForEachResult([&](StoredResult&& r) {
-    const size_t bytes = r.record.size();
-    DoneJob d{std::move(r.record), std::move(r.campaign), std::move(r.status), r.attempts, true};
-    if (!r.cache_key.empty()) b->cache_[r.cache_key] = r.job_id;
-    const size_t before = b->done_.size();
-    auto it = b->AddDone(std::move(r.job_id), std::move(d));
-    if (b->done_.size() > before) b->KeepResident(it->first, bytes);
-  });
-  if (!st.ok()) return st;
+  HLOX_RETURN_IF_ERROR(b->results_.Reload());
   // Finished-job counters continue from the store, so a restart does not reset them.
-  b->job_metrics_.SeedFinished({b->done_by_status_.begin(), b->done_by_status_.end()});
-  st = b->store_->ForEachModule(
+  const auto& by_status = b->results_.done_by_status();
+  b->stats_.metrics().SeedFinished({by_status.begin(), by_status.end()});
+  absl::Status st = b->store_->ForEachModule(
       [&](std::string&& h, std::string&& t) { b->modules_.emplace(std::move(h), std::move(t)); });
   if (!st.ok()) return st;
 
@@ -61,12 +63,10 @@ absl::StatusOr<std::unique_ptr<Broker>> Broker::Create(const BrokerOptions& opti
     b->control_ = std::make_unique<zmq::socket_t>(std::move(*control));
     if (b->zap_) HLOX_RETURN_IF_ERROR(b->zap_->Watch(*b->control_, "control"));
   }
-  b->latencies_.reserve(4096);
-  b->host_ = HostName();
   b->cores_ = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   log::broker().info("broker {} on {} (control {}), store '{}': {} results, {} modules reloaded",
                      b->instance_, options.bind, b->control_addr_, options.db_path,
-                     b->done_.size(), b->modules_.size());
+                     b->results_.done_count(), b->modules_.size());
   return b;
 }
 
@@ -143,7 +143,7 @@ absl::Status Broker::Run() {
     // within microseconds, so spin briefly before sleeping in poll, if a core is idle: the
     // local workers that hold a job and the broker itself leave one free.
     if (job_sends_ != job_sends_before &&
-        (!opts_.spin_needs_spare_core || local_busy_ + 1 <= cores_)) {
+        (!opts_.spin_needs_spare_core || workers_.local_busy() + 1 <= cores_)) {
       poller.Arm();
     }
     int64_t now = proto::NowMs();
@@ -161,35 +161,27 @@ absl::Status Broker::Run() {
 }
 
 void Broker::HandleMessage(proto::Received& in, bool control_socket) {
-  if (in.frames.size() < 1 || in.frames.size() > 2) {
-    Reject(in.identity, proto::kErrBadFrame, absl::StrCat(in.frames.size(), " frames"));
+  absl::StatusOr<proto::Frames> f = proto::SplitFrames(in);
+  if (!f.ok()) {
+    Reject(in.identity, proto::FrameErrorCode(f.status()), std::string(f.status().message()));
     return;
   }
-  std::string_view header(static_cast<const char*>(in.frames[0].data()), in.frames[0].size());
-  absl::StatusOr<Command> cmd = proto::ParseHeader(header);
-  if (!cmd.ok()) {
-    std::string msg(cmd.status().message());
-    Reject(in.identity, msg.substr(0, msg.find(':')), msg);
-    return;
-  }
-  std::string_view body;
-  if (in.frames.size() == 2) {
-    body = std::string_view(static_cast<const char*>(in.frames[1].data()), in.frames[1].size());
-  }
-  if (control_socket && *cmd != Command::kControl) {
+  const Command cmd = f->command;
+  const std::string_view body = f->body;
+  if (control_socket && cmd != Command::kControl) {
     Reject(in.identity, proto::kErrUnknownCommand, "only CONTROL on the control socket");
     return;
   }
-  auto wit = workers_.find(in.identity);
-  if (wit != workers_.end()) wit->second.last_seen_ms = proto::NowMs();
-  switch (*cmd) {
+  Worker* worker = workers_.Find(in.identity);
+  if (worker) worker->last_seen_ms = proto::NowMs();
+  switch (cmd) {
     case Command::kSubmit: OnSubmit(in.identity, body); return;
     case Command::kReady: OnReady(in.identity, body); return;
     case Command::kDone: OnDone(in.identity, body); return;
     case Command::kNeedModule: OnNeedModule(in.identity, body); return;
     case Command::kControl: OnControl(in.identity, body, control_socket); return;
     case Command::kHeartbeat:
-      if (wit == workers_.end()) {
+      if (!worker) {
         // Agents ping to learn the broker instance; a worker we do not know re-registers.
         SendTo(in.identity, Command::kHeartbeat, proto::Encode(proto::HeartbeatMsg{instance_}),
                false);
@@ -225,11 +217,12 @@ void Broker::SendError(const std::string& identity, std::string_view job_id,
 
 void Broker::Reject(const std::string& identity, std::string_view code,
                     const std::string& message, std::string_view job_id) {
-  ++rejected_;
+  ++stats_.rejected;
   log::broker().debug("rejected message: {} {}", std::string(code), message);
   int64_t now = proto::NowMs();
   if (now - rejected_logged_at_ > 5000) {
-    log::broker().warn("rejecting bad messages ({} so far), latest: {}", rejected_, message);
+    log::broker().warn("rejecting bad messages ({} so far), latest: {}", stats_.rejected,
+                       message);
     rejected_logged_at_ = now;
   }
   proto::ErrorMsg e{std::string(job_id), std::string(code), message.substr(0, 512)};
@@ -248,76 +241,26 @@ void Broker::FlushCompletions() {
       log::broker().error("store commit failed, will retry: {}", std::string(st.message()));
       return;
     }
-    for (const StoredResult& r : to_commit_) {
-      auto it = done_.find(r.job_id);
-      if (it == done_.end() || it->second.committed) continue;
-      it->second.committed = true;
-      KeepResident(r.job_id, it->second.record.size());
-    }
+    for (const StoredResult& r : to_commit_) results_.MarkCommitted(r.job_id);
     to_commit_.clear();
   }
   for (Ack& a : acks_) SendTo(a.agent, Command::kResult, proto::Encode(a.msg), false);
   acks_.clear();
 }
 
-std::unordered_map<std::string, Broker::DoneJob>::iterator Broker::AddDone(std::string job_id,
-                                                                           DoneJob d) {
-  auto [it, fresh] = done_.try_emplace(std::move(job_id), std::move(d));
-  if (fresh) {
-    ++done_by_campaign_[it->second.campaign];
-    ++done_by_status_[it->second.status];
-  }
-  return it;
-}
-
-void Broker::EraseDone(std::unordered_map<std::string, DoneJob>::iterator it) {
-  if (--done_by_campaign_[it->second.campaign] == 0) done_by_campaign_.erase(it->second.campaign);
-  if (--done_by_status_[it->second.status] == 0) done_by_status_.erase(it->second.status);
-  done_.erase(it);
-}
-
-void Broker::KeepResident(const std::string& job_id, size_t bytes) {
-  resident_.emplace_back(job_id, bytes);
-  resident_bytes_ += bytes;
-  while (resident_bytes_ > opts_.result_memory_bytes && !resident_.empty()) {
-    auto [id, size] = std::move(resident_.front());
-    resident_.pop_front();
-    resident_bytes_ -= size;
-    auto it = done_.find(id);
-    if (it == done_.end() || it->second.in_store_only) continue;
-    std::string().swap(it->second.record);  // the store has it
-    it->second.in_store_only = true;
-  }
-}
-
-absl::StatusOr<std::string> Broker::RecordOf(const std::string& job_id, const DoneJob& d) {
-  if (!d.in_store_only) return d.record;
-  ++store_reads_;
-  return store_->ReadRecord(job_id);
-}
-
 void Broker::ForgiveStall(int64_t stall_ms, int64_t now_ms) {
   log::broker().info("broker did not run for {} ms; not counted as its workers' silence",
                      stall_ms);
-  for (auto& [id, w] : workers_) w.last_seen_ms = std::min(now_ms, w.last_seen_ms + stall_ms);
-  for (auto& [id, job] : jobs_) {
-    if (job->running) job->lease_deadline_ms += stall_ms;
-  }
+  workers_.Forgive(stall_ms, now_ms);
+  queue_.ExtendLeases(stall_ms);
 }
 
 void Broker::OnTimer(int64_t now_ms) {
   const std::string hb = proto::Encode(proto::HeartbeatMsg{instance_});
   const int64_t expiry = int64_t(opts_.heartbeat_ms) * opts_.liveness;
-  std::vector<std::string> lost;
-  for (auto& [id, w] : workers_) {
-    if (now_ms - w.last_seen_ms > expiry) lost.push_back(id);
-  }
-  for (const std::string& id : lost) LoseWorker(id, "silent");
+  for (const std::string& id : workers_.Silent(now_ms, expiry)) LoseWorker(id, "silent");
   // A failed send may lose (erase) a worker: iterate over a copy of the identities.
-  std::vector<std::string> ids;
-  ids.reserve(workers_.size());
-  for (auto& [id, w] : workers_) ids.push_back(id);
-  for (const std::string& id : ids) SendTo(id, Command::kHeartbeat, hb, true);
+  for (const std::string& id : workers_.Identities()) SendTo(id, Command::kHeartbeat, hb, true);
   ExpireJobs(now_ms);
 }
 

@@ -26,6 +26,7 @@
 #include "absl/strings/str_cat.h"
 #include "client/embedded.h"
 #include "common/logging.h"
+#include "protocol/frames.h"
 #include "protocol/zmq_util.h"
 
 namespace hlox::client {
@@ -290,16 +291,15 @@ class Client::Impl {
     }
   }
   void OnMessage(proto::Received& in, int64_t now) {
-    if (in.frames.empty()) return;
-    std::string_view header(static_cast<const char*>(in.frames[0].data()), in.frames[0].size());
-    absl::StatusOr<Command> cmd = proto::ParseHeader(header);
-    if (!cmd.ok()) return;
-    std::string_view body;
-    if (in.frames.size() >= 2) {
-      body = std::string_view(static_cast<const char*>(in.frames[1].data()), in.frames[1].size());
+    absl::StatusOr<proto::Frames> f = proto::SplitFrames(in);
+    if (!f.ok()) {
+      log::agent().debug("bad message from the broker: {}", std::string(f.status().message()));
+      return;
     }
+    const Command cmd = f->command;
+    const std::string_view body = f->body;
     std::lock_guard<std::mutex> lock(mu_);
-    if (*cmd == Command::kResult) {
+    if (cmd == Command::kResult) {
       auto m = proto::DecodeResult(body);
       if (!m.ok()) { log::agent().warn("bad RESULT: {}", std::string(m.status().message())); return; }
       JobResult r;
@@ -315,7 +315,7 @@ class Client::Impl {
       }
       FinishLocked(m->job_id, std::move(r));
       cv_.notify_all();
-    } else if (*cmd == Command::kError) {
+    } else if (cmd == Command::kError) {
       auto e = proto::DecodeError(body);
       if (!e.ok()) return;
       if (e->code == proto::kErrFull) {
@@ -333,7 +333,7 @@ class Client::Impl {
       } else {
         log::agent().warn("broker error: {} {}", e->code, e->message);
       }
-    } else if (*cmd == Command::kHeartbeat) {
+    } else if (cmd == Command::kHeartbeat) {
       auto h = proto::DecodeHeartbeat(body);
       if (h.ok() && h->instance != 0) {
         if (instance_ != 0 && h->instance != instance_) ResubmitAllLocked("broker restarted");
@@ -501,11 +501,22 @@ absl::StatusOr<std::string> ControlRequest(const std::string& control_address,
   zmq::pollitem_t item{static_cast<void*>(*s), 0, ZMQ_POLLIN, 0};
   zmq::poll(&item, 1, timeout);
   proto::Received in;
-  if (!(item.revents & ZMQ_POLLIN) || !proto::RecvMsg(*s, false, &in) || in.frames.size() != 2) {
+  if (!(item.revents & ZMQ_POLLIN) || !proto::RecvMsg(*s, false, &in)) {
     return absl::DeadlineExceededError("no reply from the broker's control channel");
   }
-  std::string_view body(static_cast<const char*>(in.frames[1].data()), in.frames[1].size());
-  auto r = proto::DecodeControlReply(body);
+  absl::StatusOr<proto::Frames> f = proto::SplitFrames(in);
+  if (!f.ok()) return f.status();
+  if (f->command == Command::kError) {
+    auto e = proto::DecodeError(f->body);
+    if (!e.ok()) return e.status();
+    return absl::FailedPreconditionError(absl::StrCat(e->code, ": ", e->message));
+  }
+  if (f->command != Command::kControlReply) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unexpected command '", std::string(1, static_cast<char>(f->command)),
+        "' on the control channel"));
+  }
+  auto r = proto::DecodeControlReply(f->body);
   if (!r.ok()) return r.status();
   if (!r->ok) return absl::FailedPreconditionError(r->message);
   return op == "status" ? r->json : r->message;

@@ -133,7 +133,8 @@ struct ControlReplyMsg {
   std::string json;              // status JSON for "status"
 };
 
-// A decoded message: its command and raw body, before typed decoding.
+// A received message split by SplitFrames (protocol/frames.h): its command and raw body,
+// before typed decoding.
 struct Frames {
   Command command;
   std::string_view body;

@@ -25,6 +25,7 @@
 #include "cost/provenance.h"
 #include "ir/parser.h"
 #include "protocol/hardware_class.h"
+#include "protocol/frames.h"
 #include "protocol/zmq_util.h"
 #include "worker/evaluator.h"
 
@@ -283,23 +284,14 @@ absl::Status WorkerLoop::Run(std::atomic<bool>* stop) {
     }
     for (int i = 0; i < 4096 && running && proto::RecvMsg(*sock_, false, &in); ++i) {
       last_heard_ms_ = proto::NowMs();
-      if (in.frames.empty() || in.frames.size() > 2) {
+      absl::StatusOr<proto::Frames> f = proto::SplitFrames(in);
+      if (!f.ok()) {
         ++rejected_;
-        log::worker().debug("dropped a message of {} frames", in.frames.size());
+        log::worker().debug("bad message from broker: {}", std::string(f.status().message()));
         continue;
       }
-      std::string_view header(static_cast<const char*>(in.frames[0].data()), in.frames[0].size());
-      absl::StatusOr<Command> cmd = proto::ParseHeader(header);
-      std::string_view body;
-      if (in.frames.size() == 2) {
-        body = std::string_view(static_cast<const char*>(in.frames[1].data()), in.frames[1].size());
-      }
-      if (!cmd.ok()) {
-        ++rejected_;
-        log::worker().debug("bad frame from broker: {}", std::string(cmd.status().message()));
-        continue;
-      }
-      switch (*cmd) {
+      const std::string_view body = f->body;
+      switch (f->command) {
         case Command::kJob: OnJob(body); break;
         case Command::kHeartbeat: {
           // A new broker instance (restart) does not know us: register again.
@@ -339,7 +331,7 @@ absl::Status WorkerLoop::Run(std::atomic<bool>* stop) {
         }
         default:
           ++rejected_;
-          log::worker().debug("unexpected command {} from broker", static_cast<char>(*cmd));
+          log::worker().debug("unexpected command {} from broker", static_cast<char>(f->command));
       }
     }
     int64_t now = proto::NowMs();

@@ -90,14 +90,16 @@ struct Fleet {
 };
 
 // Broker at `addr` with `workers` workers in test mode `mode` ("" = real evaluations) and
-// `credit` (and `extra` worker flags); waits until they have registered (polls the status).
+// `credit` (and `extra` worker flags), reading DONEs with `reader` (null: the broker's own scan);
+// waits until they have registered (polls the status).
 inline std::unique_ptr<Fleet> StartFleet(const std::string& addr, int workers,
                                          const std::string& mode, int credit,
                                          broker::BrokerOptions o = {},
-                                         const std::vector<std::string>& extra = {}) {
+                                         const std::vector<std::string>& extra = {},
+                                         std::unique_ptr<broker::DoneReader> reader = nullptr) {
   auto f = std::make_unique<Fleet>();
   o.bind = addr;
-  f->b = std::move(*broker::Broker::Create(o));
+  f->b = std::move(*broker::Broker::Create(o, std::move(reader)));
   f->t = std::thread([p = f->b.get()] { (void)p->Run(); });
   for (int i = 0; i < workers; ++i) {
     std::vector<std::string> args = {"--id", "bw" + std::to_string(i), "--credit",

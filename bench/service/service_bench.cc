@@ -299,9 +299,29 @@ void OneMsJobs(std::shared_ptr<const std::string> text, int rounds = 3, int n = 
   }
 }
 
+// The broker's old way of reading a DONE, kept here as the baseline of --noop-only: decode the
+// message and its record fully (msgpack objects, copies) instead of the bounded scan.
+class FullDecodeReader final : public broker::DoneReader {
+ public:
+  absl::StatusOr<proto::DoneView> ReadDone(std::string_view body) override {
+    absl::StatusOr<proto::DoneMsg> d = proto::DecodeDone(body);
+    if (!d.ok()) return d.status();
+    done_ = std::move(*d);
+    return proto::DoneView{done_.job_id, done_.attempt, done_.crashed, done_.record};
+  }
+  absl::StatusOr<proto::RecordSummary> Summarize(std::string_view record) override {
+    absl::StatusOr<ResultRecord> r = proto::DecodeRecord(record);
+    if (!r.ok()) return r.status();
+    return proto::RecordSummary{r->status, r->cost.median, r->cost.mad, r->cost.samples.size()};
+  }
+
+ private:
+  proto::DoneMsg done_;  // what the last ReadDone's views point into
+};
+
 // --noop-only: no-op jobs/s many in flight through the default broker, which scans each result
-// record for the fields it needs (protocol/record_scan.h), next to the same broker decoding every
-// DONE and record fully (BrokerOptions::full_record_decode, the old path), and the direct
+// record for the fields it needs (protocol/record_scan.h), next to the same broker reading every
+// DONE with FullDecodeReader (the old path, through the broker's DoneReader hook), and the direct
 // pipelined DEALER->ROUTER echo rate (the baseline), 5 interleaved rounds each with the
 // CPU per job of the broker thread, the bench process and the workers.
 int NoopOnly() {
@@ -327,10 +347,10 @@ int NoopOnly() {
   Variant vs[] = {{"record scan (default)", false, nullptr, nullptr},
                   {"full record decode (old path)", true, nullptr, nullptr}};
   for (size_t i = 0; i < 2; ++i) {
-    broker::BrokerOptions o;
-    o.full_record_decode = vs[i].full;
     std::string addr = "tcp://127.0.0.1:" + std::to_string(47829 + 2 * i);
-    vs[i].fleet = StartFleet(addr, 2, "echo", 64, o);
+    std::unique_ptr<broker::DoneReader> reader;
+    if (vs[i].full) reader = std::make_unique<FullDecodeReader>();
+    vs[i].fleet = StartFleet(addr, 2, "echo", 64, {}, {}, std::move(reader));
     vs[i].c = std::move(*client::Client::Connect(addr));
   }
   const int n = 60000;
