@@ -282,6 +282,7 @@ class Client::Impl {
       m.queue_timeout_ms = j.queue_timeout_ms;
       m.run_timeout_ms = j.run_timeout_ms;
       m.use_cache = j.use_cache;
+      m.kind = j.kind;
       if (proto::SendMsg(*sock_, "", Command::kSubmit, proto::Encode(m)) != proto::SendResult::kOk) {
         return;  // socket full: try again next round
       }
@@ -290,12 +291,12 @@ class Client::Impl {
     }
   }
   void OnMessage(proto::Received& in, int64_t now) {
-    if (in.frames.empty()) return;
+    if (in.frames.empty() || in.frames.size() > 2) return;  // the framing rule: header [body]
     std::string_view header(static_cast<const char*>(in.frames[0].data()), in.frames[0].size());
     absl::StatusOr<Command> cmd = proto::ParseHeader(header);
     if (!cmd.ok()) return;
     std::string_view body;
-    if (in.frames.size() >= 2) {
+    if (in.frames.size() == 2) {
       body = std::string_view(static_cast<const char*>(in.frames[1].data()), in.frames[1].size());
     }
     std::lock_guard<std::mutex> lock(mu_);
@@ -501,10 +502,25 @@ absl::StatusOr<std::string> ControlRequest(const std::string& control_address,
   zmq::pollitem_t item{static_cast<void*>(*s), 0, ZMQ_POLLIN, 0};
   zmq::poll(&item, 1, timeout);
   proto::Received in;
-  if (!(item.revents & ZMQ_POLLIN) || !proto::RecvMsg(*s, false, &in) || in.frames.size() != 2) {
+  if (!(item.revents & ZMQ_POLLIN) || !proto::RecvMsg(*s, false, &in) || in.frames.empty() ||
+      in.frames.size() > 2) {
     return absl::DeadlineExceededError("no reply from the broker's control channel");
   }
-  std::string_view body(static_cast<const char*>(in.frames[1].data()), in.frames[1].size());
+  std::string_view header(static_cast<const char*>(in.frames[0].data()), in.frames[0].size());
+  std::string_view body;
+  if (in.frames.size() == 2) {
+    body = std::string_view(static_cast<const char*>(in.frames[1].data()), in.frames[1].size());
+  }
+  absl::StatusOr<Command> cmd = proto::ParseHeader(header);
+  if (!cmd.ok()) return cmd.status();
+  if (*cmd == Command::kError) {
+    auto e = proto::DecodeError(body);
+    if (!e.ok()) return e.status();
+    return absl::FailedPreconditionError(absl::StrCat(e->code, ": ", e->message));
+  }
+  if (*cmd != Command::kControlReply) {
+    return absl::InvalidArgumentError("the control channel answered with another command");
+  }
   auto r = proto::DecodeControlReply(body);
   if (!r.ok()) return r.status();
   if (!r->ok) return absl::FailedPreconditionError(r->message);
