@@ -283,6 +283,7 @@ class Client::Impl {
       m.queue_timeout_ms = j.queue_timeout_ms;
       m.run_timeout_ms = j.run_timeout_ms;
       m.use_cache = j.use_cache;
+      m.kind = j.kind;
       if (proto::SendMsg(*sock_, "", Command::kSubmit, proto::Encode(m)) != proto::SendResult::kOk) {
         return;  // socket full: try again next round
       }

@@ -20,6 +20,7 @@
 #include "common/decisions.h"
 #include "cost/result.h"
 #include "protocol/curve.h"
+#include "protocol/protocol.h"
 
 namespace hlox::client {
 
@@ -47,6 +48,7 @@ struct JobSpec {
   uint32_t queue_timeout_ms = 0;  // 0 = none
   uint32_t run_timeout_ms = 0;    // 0 = broker default
   bool use_cache = true;
+  std::string kind = proto::kKindEvaluate;  // proto::kKind*: evaluate, or list sites
 };
 
 struct JobResult {
@@ -93,5 +95,16 @@ absl::StatusOr<std::string> ControlRequest(const std::string& control_address,
                                            std::chrono::milliseconds timeout =
                                                std::chrono::milliseconds(3000),
                                            const proto::CurveClientKeys& curve = {});
+
+// Asks the fleet at `address` for the decision points of `module_text` under `pipeline` given
+// `decisions` (a "sites" job, docs/PROTOCOL.md) and waits up to `timeout`. Returns the record:
+// OK with `sites` (a JSON array of decision points), or INVALID_DECISIONS / RUN_ERROR with the
+// reason; an error status when no answer came in time.
+absl::StatusOr<ResultRecord> RequestSites(const std::string& address, std::string module_text,
+                                          const std::string& pipeline,
+                                          const PipelineDecisions& decisions,
+                                          std::chrono::milliseconds timeout =
+                                              std::chrono::milliseconds(60000),
+                                          ClientOptions options = {});
 
 }  // namespace hlox::client

@@ -93,6 +93,9 @@ struct ResultRecord {
   std::optional<Mismatch> mismatch;
   int64_t instruction_count = 0;  // of the optimized module
   double eval_seconds = 0;     // wall time of the whole evaluation
+  // A "sites" job's answer (docs/PROTOCOL.md "Job kinds"): a JSON array of the decision points,
+  // ListDecisionPoints as DecisionPointsToJson writes it (passes/). Empty for other jobs.
+  std::string sites;
 };
 
 }  // namespace hlox

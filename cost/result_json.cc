@@ -95,6 +95,7 @@ json ToJson(const ResultRecord& r) {
          {"provenance", ToJson(r.provenance)},
          {"instruction_count", r.instruction_count},
          {"eval_seconds", r.eval_seconds}};
+  if (!r.sites.empty()) j["sites"] = r.sites;  // a sites job's answer: JSON text, as on the wire
   if (r.mismatch) {
     j["mismatch"] = json{{"output", r.mismatch->output},
                          {"index", r.mismatch->index},
@@ -165,6 +166,7 @@ absl::StatusOr<ResultRecord> ResultFromJson(const json& j) {
   HLOX_GET(j, "pipeline", &r.pipeline);
   HLOX_GET(j, "instruction_count", &r.instruction_count);
   HLOX_GET(j, "eval_seconds", &r.eval_seconds);
+  HLOX_GET(j, "sites", &r.sites);
   const json* o = nullptr;
   if (auto st = Object(j, "cost", &o); !st.ok()) return st;
   if (o) {

@@ -113,7 +113,9 @@ std::string GraphFeaturesToJson(const GraphFeatures& f) {
   return j.dump();
 }
 
-std::string SitesToJson(const std::vector<DecisionSite>& sites) {
+namespace {
+
+nlohmann::json SitesJson(const std::vector<DecisionSite>& sites) {
   nlohmann::json arr = nlohmann::json::array();
   for (size_t k = 0; k < sites.size(); ++k) {
     const DecisionSite& s = sites[k];
@@ -126,6 +128,22 @@ std::string SitesToJson(const std::vector<DecisionSite>& sites) {
                    {"default", s.default_choice},
                    {"features", s.features}});
   }
+  return arr;
+}
+
+nlohmann::json PointJson(const DecisionPointSites& p) {
+  return {{"key", p.key}, {"pass", p.pass}, {"decided", p.decided}, {"sites", SitesJson(p.sites)}};
+}
+
+}  // namespace
+
+std::string SitesToJson(const std::vector<DecisionSite>& sites) { return SitesJson(sites).dump(); }
+
+std::string DecisionPointToJson(const DecisionPointSites& point) { return PointJson(point).dump(); }
+
+std::string DecisionPointsToJson(const std::vector<DecisionPointSites>& points) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const DecisionPointSites& p : points) arr.push_back(PointJson(p));
   return arr.dump();
 }
 

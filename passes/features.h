@@ -10,6 +10,7 @@
 
 #include "ir/module.h"
 #include "passes/pass.h"
+#include "passes/pipeline.h"
 
 namespace hlox {
 
@@ -41,5 +42,10 @@ GraphFeatures ExtractGraphFeatures(const Module& module, const std::vector<Decis
 std::string GraphFeaturesToJson(const GraphFeatures& features);
 // JSON array of sites: index, id, rule, computation, instructions, choices, default, features.
 std::string SitesToJson(const std::vector<DecisionSite>& sites);
+// JSON object of one decision point: {"key", "pass", "decided", "sites": SitesToJson}; what
+// `hlox sites --json` prints (plus its pipeline) and one entry of DecisionPointsToJson.
+std::string DecisionPointToJson(const DecisionPointSites& point);
+// JSON array of DecisionPointToJson objects: the "sites" field of a sites job's record.
+std::string DecisionPointsToJson(const std::vector<DecisionPointSites>& points);
 
 }  // namespace hlox

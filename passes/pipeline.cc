@@ -1,6 +1,7 @@
 // Running a pipeline: each step builds its pass, finds sites, picks the given decisions for its
 // invocation key (or the default policy) and applies them; fixpoint stages repeat until nothing
-// changes or the cap. Also stops early at the next undecided decision point for `hlox sites`.
+// changes or the cap. Also stops early at the next undecided decision point for `hlox sites`, or
+// lists every decision point of a run for the sites job.
 #include "passes/pipeline.h"
 
 #include <set>
@@ -16,10 +17,11 @@ namespace {
 // Runs `spec` on `module` in place. With `stop` set, returns at the first invocation that has
 // sites and no decisions, filling *stop (module left as before that invocation).
 // With `policy` set, invocations with sites that `decisions` does not name ask it, and the
-// answers are added to *policy_used.
+// answers are added to *policy_used. With `points` set, every invocation with sites is added.
 absl::Status RunSpec(Module& module, const PipelineSpec& spec, const PipelineDecisions& decisions,
                      PipelineReport* report, std::optional<DecisionPoint>* stop,
-                     const DecisionPolicy* policy = nullptr, PipelineDecisions* policy_used = nullptr) {
+                     const DecisionPolicy* policy = nullptr, PipelineDecisions* policy_used = nullptr,
+                     std::vector<DecisionPointSites>* points = nullptr) {
   std::map<std::string, int> counts;
   std::set<std::string> used;
   for (const PipelineStage& stage : spec.stages) {
@@ -33,6 +35,9 @@ absl::Status RunSpec(Module& module, const PipelineSpec& spec, const PipelineDec
         if (stop != nullptr && given == decisions.end() && !sites.empty()) {
           *stop = DecisionPoint{key, std::move(sites), module.Clone()};
           return absl::OkStatus();
+        }
+        if (points != nullptr && !sites.empty()) {
+          points->push_back({key, step.label, given != decisions.end(), sites});
         }
         DecisionVector d;
         if (given != decisions.end()) {
@@ -104,6 +109,16 @@ absl::StatusOr<std::optional<DecisionPoint>> NextDecisionPoint(const Module& mod
   absl::Status s = RunSpec(*work, spec, decisions, nullptr, &point);
   if (!s.ok()) return s;
   return point;
+}
+
+absl::StatusOr<std::vector<DecisionPointSites>> ListDecisionPoints(const Module& module,
+                                                                   const std::string& name,
+                                                                   const PipelineDecisions& decisions) {
+  HLOX_ASSIGN_OR_RETURN(PipelineSpec spec, GetPipeline(name));
+  std::unique_ptr<Module> work = module.Clone();
+  std::vector<DecisionPointSites> points;
+  HLOX_RETURN_IF_ERROR(RunSpec(*work, spec, decisions, nullptr, nullptr, nullptr, nullptr, &points));
+  return points;
 }
 
 }  // namespace hlox

@@ -89,4 +89,19 @@ struct DecisionPoint {
 absl::StatusOr<std::optional<DecisionPoint>> NextDecisionPoint(const Module& module, const std::string& name,
                                                                const PipelineDecisions& decisions);
 
+// One decision point of a whole pipeline run, as ListDecisionPoints reports it.
+struct DecisionPointSites {
+  std::string key;                  // invocation key, "fusion#0"
+  std::string pass;                 // the step's pass label, "fusion"
+  bool decided = false;             // `decisions` named this invocation
+  std::vector<DecisionSite> sites;  // in order: a decision vector has one choice per site
+};
+// Every invocation that has sites in a run of `name` with `decisions`, in run order; undecided
+// invocations take the choices the pipeline makes without decisions, so the points after the
+// first undecided one (the NextDecisionPoint) are those that run reaches. Errors as RunPipeline
+// (InvalidDecisionsError for decisions that do not fit).
+absl::StatusOr<std::vector<DecisionPointSites>> ListDecisionPoints(const Module& module,
+                                                                   const std::string& name,
+                                                                   const PipelineDecisions& decisions);
+
 }  // namespace hlox

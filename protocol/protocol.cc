@@ -35,6 +35,14 @@ absl::StatusOr<uint32_t> U32(const MapView& m, std::string_view key, bool requir
   return static_cast<uint32_t>(*v);
 }
 
+// The optional "kind" of a SUBMIT or JOB: kKindEvaluate when absent; an unknown kind is an error.
+absl::StatusOr<std::string> DecodeKind(const MapView& m) {
+  HLOX_ASSIGN_OR_RETURN(std::string kind, m.OptStr("kind", kMaxNameBytes));
+  if (kind.empty()) return std::string(kKindEvaluate);
+  if (!IsKnownKind(kind)) return absl::InvalidArgumentError(absl::StrCat("unknown job kind '", kind, "'"));
+  return kind;
+}
+
 }  // namespace
 
 bool IsKnownCommand(uint8_t c) {
@@ -47,6 +55,8 @@ bool IsKnownCommand(uint8_t c) {
   }
   return false;
 }
+
+bool IsKnownKind(std::string_view kind) { return kind == kKindEvaluate || kind == kKindSites; }
 
 std::string MakeHeader(Command c) {
   return std::string{'H', 'X', static_cast<char>(kVersion), static_cast<char>(c)};
@@ -75,8 +85,10 @@ const char* ErrorCodeFor(const absl::Status& s) {
 std::string Encode(const SubmitMsg& m) {
   msgpack::sbuffer buf;
   Packer pk(buf);
-  pk.pack_map(m.module_text.empty() ? 9 : 10);
+  const bool kind = !m.kind.empty() && m.kind != kKindEvaluate;
+  pk.pack_map((m.module_text.empty() ? 9 : 10) + (kind ? 1 : 0));
   KV(pk, "id", m.job_id);
+  if (kind) KV(pk, "kind", m.kind);
   KV(pk, "campaign", m.campaign);
   KV(pk, "module_hash", m.module_hash);
   if (!m.module_text.empty()) KV(pk, "module", m.module_text);
@@ -110,6 +122,7 @@ absl::StatusOr<SubmitMsg> DecodeSubmit(std::string_view body) {
     HLOX_ASSIGN_OR_RETURN(s.queue_timeout_ms, U32(m, "queue_timeout_ms", false));
     HLOX_ASSIGN_OR_RETURN(s.run_timeout_ms, U32(m, "run_timeout_ms", false));
     HLOX_ASSIGN_OR_RETURN(s.use_cache, m.OptBool("cache", true));
+    HLOX_ASSIGN_OR_RETURN(s.kind, DecodeKind(m));
     return s;
   });
 }
@@ -209,8 +222,10 @@ absl::StatusOr<ReadyMsg> DecodeReady(std::string_view body) {
 std::string Encode(const JobMsg& m) {
   msgpack::sbuffer buf;
   Packer pk(buf);
-  pk.pack_map(m.module_text.empty() ? 6 : 7);
+  const bool kind = !m.kind.empty() && m.kind != kKindEvaluate;
+  pk.pack_map((m.module_text.empty() ? 6 : 7) + (kind ? 1 : 0));
   KV(pk, "id", m.job_id);
+  if (kind) KV(pk, "kind", m.kind);
   KU(pk, "attempt", m.attempt);
   KV(pk, "module_hash", m.module_hash);
   if (!m.module_text.empty()) KV(pk, "module", m.module_text);
@@ -231,6 +246,7 @@ absl::StatusOr<JobMsg> DecodeJob(std::string_view body) {
     HLOX_ASSIGN_OR_RETURN(j.pipeline, m.Str("pipeline", kMaxNameBytes));
     HLOX_ASSIGN_OR_RETURN(j.decisions, m.OptDecisions("decisions"));
     HLOX_ASSIGN_OR_RETURN(j.run_timeout_ms, U32(m, "run_timeout_ms", true));
+    HLOX_ASSIGN_OR_RETURN(j.kind, DecodeKind(m));
     return j;
   });
 }

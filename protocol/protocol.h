@@ -1,7 +1,8 @@
 // The hlox wire protocol: every message between agents, the broker, workers and the control
 // channel, its limits and its error codes, in one place. docs/PROTOCOL.md is the same content
-// for other languages. A message is two ZeroMQ frames: a 4-byte header "HX" <version> <command>
-// and a msgpack map body (empty for heartbeats). Decoders refuse trailing bytes, missing required
+// for other languages. A message is two ZeroMQ frames: a 4-byte header 'H' 'X' <version byte 1>
+// <command byte> and a msgpack map body; a receiver also takes a lone header frame as a message
+// with an empty body (heartbeats, REREGISTER, DISCONNECT). Decoders refuse trailing bytes, missing required
 // keys, wrong types and anything over the limits below, and never allocate more than the frame.
 #pragma once
 
@@ -28,6 +29,15 @@ inline constexpr size_t kMaxNameBytes = 256;           // ids, campaigns, classe
 inline constexpr size_t kMaxTextBytes = 1u << 20;      // messages, JSON, record strings
 inline constexpr size_t kMaxSamples = 1u << 16;        // cost samples in a record
 inline constexpr int kMaxDepth = 4;                    // msgpack nesting
+inline constexpr size_t kMaxSitesBytes = 8u << 20;     // a record's "sites" JSON (sites jobs)
+
+// Job kinds: SUBMIT/JOB "kind". Absent or kKindEvaluate: build and measure the candidate.
+// kKindSites: list the decision points and sites of the module under the pipeline given the
+// decisions so far (the record's "sites"); nothing is run. The broker only checks the name.
+inline constexpr char kKindEvaluate[] = "evaluate";
+inline constexpr char kKindSites[] = "sites";
+// True for every kind above.
+bool IsKnownKind(std::string_view kind);
 
 // Command byte, the 4th byte of the header frame.
 enum class Command : uint8_t {
@@ -72,6 +82,7 @@ struct SubmitMsg {
   uint32_t queue_timeout_ms = 0; // 0 = none
   uint32_t run_timeout_ms = 0;   // 0 = the broker's default (kDefaultRunTimeoutMs unless configured)
   bool use_cache = true;         // false: always evaluate (benchmarks, re-measurements)
+  std::string kind = kKindEvaluate;  // a kKind*; DecodeSubmit refuses unknown kinds
 };
 
 struct ResultMsg {
@@ -107,6 +118,7 @@ struct JobMsg {
   std::string pipeline;
   PipelineDecisions decisions;
   uint32_t run_timeout_ms = 0;
+  std::string kind = kKindEvaluate;  // copied from the SUBMIT
 };
 
 struct DoneMsg {
@@ -187,9 +199,11 @@ std::optional<JobStatus> ParseStatusWireName(std::string_view s);
 // Not the module's identity: records carry that as module_hash (ModuleHash of the parsed module).
 std::string TextHash(std::string_view text);
 
-// Cache key of a job: (module hash, pipeline, decisions, hardware class, protocol version).
+// Cache key of a job: (module hash, pipeline, decisions, hardware class, protocol version, and
+// the kind when it is not kKindEvaluate), so jobs of different kinds never share an answer.
 std::string CacheKey(const std::string& module_hash, const std::string& pipeline,
-                     const PipelineDecisions& decisions, const std::string& hardware_class);
+                     const PipelineDecisions& decisions, const std::string& hardware_class,
+                     const std::string& kind = kKindEvaluate);
 
 // The control address that goes with a broker bind/connect address: tcp port + 1, or the ipc
 // path with ".ctl" appended. Empty when `addr` is neither.

@@ -74,7 +74,7 @@ std::optional<JobStatus> ParseStatusWireName(std::string_view s) {
 std::string EncodeRecord(const ResultRecord& r) {
   msgpack::sbuffer buf;
   Packer pk(buf);
-  pk.pack_map(r.mismatch ? 11 : 10);
+  pk.pack_map(10 + (r.mismatch ? 1 : 0) + (r.sites.empty() ? 0 : 1));
   KV(pk, "status", StatusWireName(r.status));
   KV(pk, "message", r.message);
   KV(pk, "module_hash", r.module_hash);
@@ -132,6 +132,7 @@ std::string EncodeRecord(const ResultRecord& r) {
   }
   KI(pk, "instruction_count", r.instruction_count);
   KD(pk, "eval_seconds", r.eval_seconds);
+  if (!r.sites.empty()) KV(pk, "sites", r.sites);
   return std::string(buf.data(), buf.size());
 }
 
@@ -207,6 +208,7 @@ absl::StatusOr<ResultRecord> DecodeRecord(std::string_view bytes) {
   }
   HLOX_ASSIGN_OR_RETURN(r.instruction_count, I64(m, "instruction_count"));
   HLOX_ASSIGN_OR_RETURN(r.eval_seconds, m.OptF64("eval_seconds", 0));
+  HLOX_ASSIGN_OR_RETURN(r.sites, m.OptStr("sites", kMaxSitesBytes));
   return r;
 }
 
@@ -215,15 +217,19 @@ std::string TextHash(std::string_view text) {
 }
 
 std::string CacheKey(const std::string& module_hash, const std::string& pipeline,
-                     const PipelineDecisions& decisions, const std::string& hardware_class) {
+                     const PipelineDecisions& decisions, const std::string& hardware_class,
+                     const std::string& kind) {
+  // Evaluation jobs keep the key they had before kinds existed (stored caches stay valid).
+  const bool other_kind = !kind.empty() && kind != kKindEvaluate;
   msgpack::sbuffer buf;
   Packer pk(buf);
-  pk.pack_array(5);
+  pk.pack_array(other_kind ? 6 : 5);
   PackStr(pk, module_hash);
   PackStr(pk, pipeline);
   PackDecisions(pk, decisions);
   PackStr(pk, hardware_class);
   pk.pack(static_cast<int>(kVersion));
+  if (other_kind) PackStr(pk, kind);
   return TextHash(std::string_view(buf.data(), buf.size()));
 }
 

@@ -326,6 +326,7 @@ constexpr Field kRecordFields[] = {
     {"mismatch", Want::kMap, false, 0, kMismatchFields, std::size(kMismatchFields)},
     {"instruction_count", Want::kInt},
     {"eval_seconds", Want::kNum},
+    {"sites", Want::kStr, false, kMaxSitesBytes},
 };
 
 }  // namespace

@@ -15,6 +15,8 @@
 #include "absl/strings/str_cat.h"
 #include "cost/evaluate.h"
 #include "cost/provenance.h"
+#include "passes/features.h"
+#include "passes/pipeline.h"
 #include "protocol/protocol.h"
 #include "worker/child_process.h"
 #include "worker/reference_prime.h"
@@ -24,6 +26,7 @@ namespace hlox::worker {
 
 ResultRecord EvaluateInThisProcess(const EvalRequest& req, const EvalSettings& s) {
   if (!req.module) return MakeRecord(JobStatus::kRunError, req.parse_error, req, s);
+  if (req.kind == proto::kKindSites) return ListSites(req, s);
   EvalOptions opts;
   opts.threads = s.threads;
   opts.worker_id = s.worker_id;
@@ -44,8 +47,10 @@ EvalOutcome RunForked(const EvalRequest& req, const EvalSettings& s,
   // A reference-output child that crashed or hung already decided this job's fate.
   uint32_t timeout_ms = req.run_timeout_ms ? req.run_timeout_ms : proto::kDefaultRunTimeoutMs;
   auto t0 = std::chrono::steady_clock::now();
-  PrimeOutcome prime;
-  if (s.keep_reference) prime = PrimeReference(req, s.threads, timeout_ms);
+  PrimeOutcome prime;  // a sites job runs no module, so it needs no reference outputs
+  if (s.keep_reference && req.kind != proto::kKindSites) {
+    prime = PrimeReference(req, s.threads, timeout_ms);
+  }
   if (prime.result == PrimeResult::kTimedOut) {
     out.record = MakeRecord(JobStatus::kTimeout,
                             absl::StrCat("evaluation exceeded ", req.run_timeout_ms, " ms"), req, s);
@@ -139,6 +144,30 @@ EvalOutcome RunSleepJob(const EvalRequest& req, const EvalSettings& s,
   return out;
 }
 
+// ListSites without the exception guard.
+ResultRecord SitesRecord(const EvalRequest& req, const EvalSettings& s) {
+  absl::StatusOr<std::vector<DecisionPointSites>> points =
+      ListDecisionPoints(*req.module, req.pipeline, req.decisions);
+  if (!points.ok()) {
+    return MakeRecord(IsInvalidDecisions(points.status()) ? JobStatus::kInvalidDecisions
+                                                          : JobStatus::kRunError,
+                      std::string(points.status().message()), req, s);
+  }
+  ResultRecord r = MakeRecord(JobStatus::kOk, "", req, s);
+  r.sites = DecisionPointsToJson(*points);
+  if (r.sites.size() > proto::kMaxSitesBytes) {
+    return MakeRecord(JobStatus::kRunError,
+                      absl::StrCat("the sites list is ", r.sites.size(),
+                                   " bytes, over the protocol's limit of ", proto::kMaxSitesBytes),
+                      req, s);
+  }
+  return r;
+}
+
+double SteadySeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 }  // namespace
 
 ResultRecord MakeRecord(JobStatus status, const std::string& message, const EvalRequest& req,
@@ -153,6 +182,21 @@ ResultRecord MakeRecord(JobStatus status, const std::string& message, const Eval
   r.provenance.threads = s.threads;
   r.provenance.worker_id = s.worker_id;
   r.provenance.hardware_class = s.hardware_class;
+  return r;
+}
+
+ResultRecord ListSites(const EvalRequest& req, const EvalSettings& s) {
+  if (!req.module) return MakeRecord(JobStatus::kRunError, req.parse_error, req, s);
+  const double t0 = SteadySeconds();
+  ResultRecord r;
+  try {  // as EvaluateCandidate: anything a pass throws becomes this job's RUN_ERROR
+    r = SitesRecord(req, s);
+  } catch (const std::exception& e) {
+    r = MakeRecord(JobStatus::kRunError, absl::StrCat("exception: ", e.what()), req, s);
+  } catch (...) {
+    r = MakeRecord(JobStatus::kRunError, "unknown exception", req, s);
+  }
+  r.eval_seconds = SteadySeconds() - t0;
   return r;
 }
 

@@ -13,6 +13,7 @@
 #include "cost/result.h"
 #include "ir/module.h"
 #include "passes/pass.h"
+#include "protocol/protocol.h"
 
 namespace hlox::worker {
 
@@ -24,6 +25,7 @@ struct EvalRequest {
   std::string pipeline;
   PipelineDecisions decisions;
   uint32_t run_timeout_ms = 0;
+  std::string kind = proto::kKindEvaluate;  // what the job asks: evaluate, or list sites
 };
 
 struct EvalSettings {
@@ -48,8 +50,13 @@ struct EvalOutcome {
 EvalOutcome EvaluateJob(const EvalRequest& req, const EvalSettings& settings,
                         const std::function<void()>& started = {});
 
-// EvaluateCandidate for `req` in the calling process (no isolation); what a job's child runs.
+// What a job's child runs, in the calling process (no isolation): EvaluateCandidate for an
+// evaluation job, ListSites for a sites job.
 ResultRecord EvaluateInThisProcess(const EvalRequest& req, const EvalSettings& settings);
+
+// A sites job's record: OK with `sites` (DecisionPointsToJson of ListDecisionPoints), or
+// INVALID_DECISIONS / RUN_ERROR with the reason. Runs the passes only; nothing is measured.
+ResultRecord ListSites(const EvalRequest& req, const EvalSettings& settings);
 
 // The record a worker sends for a job whose module did not parse, or an echo job.
 ResultRecord MakeRecord(JobStatus status, const std::string& message, const EvalRequest& req,

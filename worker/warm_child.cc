@@ -90,6 +90,7 @@ uint32_t FrameLength(const char* head) {
       base.pipeline = std::move(job->pipeline);
       base.decisions = std::move(job->decisions);
       base.run_timeout_ms = job->run_timeout_ms;
+      base.kind = std::move(job->kind);
       r = EvaluateInThisProcess(base, settings);
     } else {
       r = MakeRecord(JobStatus::kRunError, "warm child: bad job frame", base, settings);
@@ -163,6 +164,7 @@ ChildOutput WarmChild::Run(const EvalRequest& req, const EvalSettings& settings,
   j.pipeline = req.pipeline;
   j.decisions = req.decisions;
   j.run_timeout_ms = req.run_timeout_ms;
+  j.kind = req.kind;
   const std::string body = proto::Encode(j);
   // A child that died while idle shows up as a failed send: start a fresh one, once.
   for (int attempt = 0;; ++attempt) {

@@ -1,4 +1,6 @@
-"""What both clients share (no third-party imports): the control address rule and gather."""
+"""What both clients share (no third-party imports): the control address rule, gather and
+sites."""
+import json
 import time
 
 
@@ -20,3 +22,29 @@ def gather(client, ids, timeout):
         if r is not None:
             got[r["job_id"]] = r
     return got
+
+
+def sites(client, module, pipeline, decisions, timeout):
+    """Submits a "sites" job on `client` and waits for its answer (results of other jobs that
+    arrive meanwhile stay queued for client.next): the list of decision points of the record's
+    "sites" JSON. Raises ValueError for INVALID_DECISIONS, RuntimeError for another status,
+    TimeoutError when no answer came within `timeout` seconds."""
+    job_id = client.submit(module, pipeline, decisions, kind="sites")
+    deadline = time.monotonic() + timeout
+    held, answer = [], None
+    while answer is None:
+        r = client.next(min(1.0, max(deadline - time.monotonic(), 0.01)))
+        if r is not None and r["job_id"] == job_id:
+            answer = r["record"]
+        elif r is not None:
+            held.append(r)
+        elif time.monotonic() >= deadline:
+            client._requeue(held)
+            raise TimeoutError("no answer to sites job %s" % job_id)
+    client._requeue(held)
+    status = answer.get("status")
+    if status == "INVALID_DECISIONS":
+        raise ValueError(answer.get("message", ""))
+    if status != "OK":
+        raise RuntimeError("sites job %s: %s" % (status, answer.get("message", "")))
+    return json.loads(answer.get("sites") or "[]")

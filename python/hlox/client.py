@@ -8,6 +8,7 @@ broker's public key file, as `hlox keygen` writes them.
     ids = [c.submit(text, "default", {"fusion#0": [1, 0, 1]}) for _ in range(3)]
     results = c.gather(ids, timeout=60)          # {job_id: {"record": {...}, ...}}
     print(c.status()["workers"])
+    points = c.sites(text, "default", {})        # [{"key": "fusion#0", "sites": [...]}, ...]
 
 The native client (hlox.Client, the compiled extension) has the same constructor, methods and
 units: times in seconds, `unfinished` a property, `submit` taking HLO text or a Module.
@@ -25,7 +26,7 @@ import msgpack
 import zmq
 from zmq.utils import z85
 
-from ._client_common import control_address_for, gather  # noqa: F401 (control_address_for: part of the API)
+from ._client_common import control_address_for, gather, sites  # noqa: F401 (control_address_for: part of the API)
 
 VERSION = 1
 _MASK = (1 << 64) - 1
@@ -137,9 +138,10 @@ class Client:
 
     # -- jobs ---------------------------------------------------------------------------
     def submit(self, module, pipeline="default", decisions=None, campaign="", job_id=None,
-               cache=True, hardware_class="", run_timeout=0.0, queue_timeout=0.0):
+               cache=True, hardware_class="", run_timeout=0.0, queue_timeout=0.0, kind="evaluate"):
         """Queues one job; returns its id. module: HLO text or a Module (its text is sent once
-        per broker). run_timeout / queue_timeout: seconds, 0 = the broker's default."""
+        per broker). run_timeout / queue_timeout: seconds, 0 = the broker's default. kind:
+        "evaluate" (measure the candidate) or "sites" (list its decision points; see sites())."""
         text = str(module)
         digest = self._hash_cache.get(text)
         if digest is None:
@@ -156,6 +158,8 @@ class Client:
             "queue_timeout_ms": int(round(queue_timeout * 1000)),
             "cache": bool(cache),
         }
+        if kind != "evaluate":
+            body["kind"] = kind
         self._pending[body["id"]] = body
         self._send_submit(body, with_module=digest not in self._sent_hashes)
         self._sent_hashes.add(digest)
@@ -190,6 +194,17 @@ class Client:
             if self._sock.poll(int(min(left, self.heartbeat) * 1000) + 1, zmq.POLLIN):
                 self._handle(self._sock.recv_multipart())
         return self._ready.pop(0)
+
+    def sites(self, module, pipeline="default", decisions=None, timeout=60.0):
+        """The decision points of `module` under `pipeline` given `decisions` (the choices made
+        so far; may be partial or empty), asked of the fleet as a "sites" job: a list of
+        {"key", "pass", "decided", "sites": [{"index", "id", "rule", "computation",
+        "instructions", "choices", "default", "features"}]} in run order. Undecided points take
+        the pipeline's own choices; the first undecided one is the next to decide. Raises
+        ValueError for decisions that do not fit (INVALID_DECISIONS), RuntimeError for other
+        failures, TimeoutError when no answer came. Results of other jobs that arrive
+        meanwhile stay queued for next()."""
+        return sites(self, module, pipeline, decisions, timeout)
 
     def gather(self, ids, timeout=120.0):
         """Waits for every id in `ids`; returns {id: result} (ids that timed out are absent)."""
@@ -229,6 +244,10 @@ class Client:
         self._sock.close()
 
     # -- internals ----------------------------------------------------------------------
+    def _requeue(self, results):
+        """Puts results taken by next() back in front, in order (sites() skips them)."""
+        self._ready[0:0] = results
+
     def _send_submit(self, body, with_module):
         msg = dict(body)
         if with_module:

@@ -12,7 +12,7 @@ happen without calls into it); the pure-Python one makes progress inside next/ga
 import json
 
 from . import _hlox
-from ._client_common import control_address_for, gather
+from ._client_common import control_address_for, gather, sites
 
 
 class Client:
@@ -23,23 +23,33 @@ class Client:
         self.control = control_address or control_address_for(address)
         self._keys = (curve_key or "", broker_key or "")
         self._native = _hlox.NativeClient(address, identity or "", *self._keys)
+        self._held = []  # results sites() took from the native client for other jobs
 
     def submit(self, module, pipeline="default", decisions=None, campaign="", job_id=None, cache=True,
-               hardware_class="", run_timeout=0.0, queue_timeout=0.0):
+               hardware_class="", run_timeout=0.0, queue_timeout=0.0, kind="evaluate"):
         """Queues one job; returns its id. module: a Module or HLO text; run_timeout /
-        queue_timeout: seconds, 0 = the broker's default."""
+        queue_timeout: seconds, 0 = the broker's default; kind: "evaluate" or "sites"."""
         if not isinstance(module, _hlox.Module):
             module = _hlox.parse_module(str(module))
         return self._native.submit(module, pipeline, decisions or {}, campaign, job_id or "", bool(cache),
-                                   int(round(run_timeout * 1000)), hardware_class, int(round(queue_timeout * 1000)))
+                                   int(round(run_timeout * 1000)), hardware_class, int(round(queue_timeout * 1000)),
+                                   kind)
+
+    def sites(self, module, pipeline="default", decisions=None, timeout=60.0):
+        """The decision points of `module` under `pipeline` given `decisions`, asked of the
+        fleet as a "sites" job (hlox.client.Client.sites describes the result and errors)."""
+        return sites(self, module, pipeline, decisions, timeout)
 
     def next(self, timeout=1.0):
         """The next result dict, or None when none arrived within `timeout` seconds."""
+        if self._held:
+            return self._held.pop(0)
         return self._native.next(max(0, int(round(timeout * 1000))))
 
     def poll(self):
         """Every result available now (never waits)."""
-        return self._native.poll()
+        out, self._held = self._held + self._native.poll(), []
+        return out
 
     def gather(self, ids, timeout=120.0):
         """Waits for every id in `ids`; returns {id: result} (ids that timed out are absent)."""
@@ -48,7 +58,7 @@ class Client:
     @property
     def unfinished(self):
         """Jobs submitted whose result has not been handed out."""
-        return self._native.unfinished
+        return self._native.unfinished + len(self._held)
 
     def control_op(self, op, target="", timeout=3.0):
         """CONTROL (status, drain, cancel, shutdown) on the control socket; the reply text."""
@@ -60,3 +70,7 @@ class Client:
 
     def close(self):
         self._native = None
+
+    def _requeue(self, results):
+        """Puts results taken by next() back in front, in order (sites() skips them)."""
+        self._held[0:0] = results

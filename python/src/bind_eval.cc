@@ -50,8 +50,10 @@ class PyClient {
 
   std::string Submit(const ModulePtr& module, const std::string& pipeline, const Decisions& decisions,
                      const std::string& campaign, const std::string& id, bool use_cache,
-                     uint32_t run_timeout_ms, const std::string& hardware_class, uint32_t queue_timeout_ms) {
+                     uint32_t run_timeout_ms, const std::string& hardware_class, uint32_t queue_timeout_ms,
+                     const std::string& kind) {
     client::JobSpec job;
+    job.kind = kind;
     job.id = id;
     job.campaign = campaign;
     job.module_text = TextOf(module);
@@ -157,7 +159,8 @@ void BindEval(pyb::module_& m) {
       .def("submit", &PyClient::Submit, pyb::arg("module"), pyb::arg("pipeline") = "default",
            pyb::arg("decisions") = Decisions{}, pyb::arg("campaign") = "", pyb::arg("id") = "",
            pyb::arg("use_cache") = true, pyb::arg("run_timeout_ms") = 0, pyb::arg("hardware_class") = "",
-           pyb::arg("queue_timeout_ms") = 0, "Queues a job; returns its id.")
+           pyb::arg("queue_timeout_ms") = 0, pyb::arg("kind") = "evaluate",
+           "Queues a job (kind \"evaluate\" or \"sites\"); returns its id.")
       .def("next", &PyClient::Next, pyb::arg("timeout_ms") = 1000,
            "The next result dict, or None after timeout_ms.")
       .def("poll", &PyClient::Poll, "Every result available now.")

@@ -5,6 +5,7 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "nlohmann/json.hpp"
 #include "passes/dataset.h"
 #include "passes/decisions_io.h"
 #include "passes/features.h"
@@ -114,6 +115,60 @@ TEST(PipelineTest, NextDecisionPointWalksInvocations) {
   ASSERT_TRUE(p1.ok());
   ASSERT_TRUE(p1->has_value());
   EXPECT_NE((*p1)->key, "inline#0");
+}
+
+TEST(PipelineTest, ListDecisionPointsListsTheWholeRun) {
+  auto m = Parse(kModule);
+  ASSERT_NE(m, nullptr);
+  auto all = ListDecisionPoints(*m, "no-fuse", {});
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_FALSE(all->empty());
+  auto next = NextDecisionPoint(*m, "no-fuse", {});
+  ASSERT_TRUE(next.ok() && next->has_value());
+  // The first point is the next decision point, with the same sites.
+  EXPECT_EQ((*all)[0].key, (*next)->key);
+  EXPECT_EQ((*all)[0].pass, "inline");
+  EXPECT_FALSE((*all)[0].decided);
+  ASSERT_EQ((*all)[0].sites.size(), (*next)->sites.size());
+  EXPECT_EQ((*all)[0].sites[0].id, (*next)->sites[0].id);
+  for (const DecisionPointSites& p : *all) {
+    EXPECT_FALSE(p.sites.empty()) << p.key;
+    EXPECT_EQ(p.key.rfind(p.pass + "#", 0), 0u) << p.key;
+  }
+  // Deciding the first point marks it; the defaults for every point reproduce the default run.
+  PipelineDecisions defaults;
+  for (const DecisionPointSites& p : *all) defaults[p.key] = DefaultDecisions(p.sites);
+  auto given = ListDecisionPoints(*m, "no-fuse", {{(*all)[0].key, defaults[(*all)[0].key]}});
+  ASSERT_TRUE(given.ok()) << given.status();
+  EXPECT_TRUE((*given)[0].decided);
+  for (size_t k = 1; k < given->size(); ++k) EXPECT_FALSE((*given)[k].decided);
+  auto full = ListDecisionPoints(*m, "no-fuse", defaults);
+  ASSERT_TRUE(full.ok()) << full.status();
+  EXPECT_EQ(full->size(), all->size());
+  for (const DecisionPointSites& p : *full) EXPECT_TRUE(p.decided) << p.key;
+  // Wrong lengths and unknown pipelines fail as RunPipeline does.
+  auto wrong = ListDecisionPoints(*m, "no-fuse", {{(*all)[0].key, {0, 0, 0, 0, 0}}});
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_TRUE(IsInvalidDecisions(wrong.status()));
+  auto nope = ListDecisionPoints(*m, "nope", {});
+  ASSERT_FALSE(nope.ok());
+  EXPECT_FALSE(IsInvalidDecisions(nope.status()));
+}
+
+TEST(FeaturesTest, DecisionPointsJsonHasKeyPassDecidedAndSites) {
+  auto m = Parse(kModule);
+  ASSERT_NE(m, nullptr);
+  auto all = ListDecisionPoints(*m, "no-fuse", {});
+  ASSERT_TRUE(all.ok()) << all.status();
+  nlohmann::json j = nlohmann::json::parse(DecisionPointsToJson(*all));
+  ASSERT_TRUE(j.is_array());
+  ASSERT_EQ(j.size(), all->size());
+  EXPECT_EQ(j[0]["key"], (*all)[0].key);
+  EXPECT_EQ(j[0]["pass"], "inline");
+  EXPECT_EQ(j[0]["decided"], false);
+  EXPECT_EQ(j[0]["sites"], nlohmann::json::parse(SitesToJson((*all)[0].sites)));
+  EXPECT_EQ(j[0]["sites"][0]["choices"][0], "keep");
+  EXPECT_EQ(nlohmann::json::parse(DecisionPointToJson((*all)[0])), j[0]);
 }
 
 TEST(PipelineTest, Deterministic) {

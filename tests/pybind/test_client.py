@@ -132,6 +132,52 @@ def jobs_through_real_broker_and_worker():
 
 
 @test
+def sites_from_the_fleet_match_hlox_sites():
+    """Client.sites (a sites job) lists the points `hlox sites` walks locally, keeps results of
+    other jobs for next(), and raises ValueError for decisions that do not fit; the native
+    client and `hlox sites --broker` see the same list."""
+    import json as _json
+    import tempfile
+    c = pyclient.Client(fleet())
+    try:
+        other = c.submit(MODULE, "none", {}, campaign="pytest-sites", cache=False)
+        points = c.sites(MODULE, "default", {})
+        assert points and all(p["key"].startswith(p["pass"] + "#") for p in points), points
+        first = points[0]
+        with tempfile.NamedTemporaryFile("w", suffix=".hlo", delete=False) as f:
+            f.write(MODULE)
+        try:
+            local = _json.loads(subprocess.check_output([hlox_bin(), "sites", f.name, "--json"]))
+            assert local["key"] == first["key"] and local["sites"] == first["sites"], (local, first)
+            fleet_cli = _json.loads(subprocess.check_output(
+                [hlox_bin(), "sites", f.name, "--json", "--broker", fleet()]))
+            assert fleet_cli["points"] == points, fleet_cli
+        finally:
+            os.unlink(f.name)
+        decided = {first["key"]: [s["default"] for s in first["sites"]]}
+        again = c.sites(MODULE, "default", decided)
+        assert again[0]["decided"] and again[0]["key"] == first["key"], again[0]
+        try:
+            c.sites(MODULE, "default", {first["key"]: [0] * (len(first["sites"]) + 1)})
+            raise AssertionError("a wrong-length vector was accepted")
+        except ValueError as e:
+            assert first["key"] in str(e), e
+        got = c.gather([other], timeout=90)  # the evaluation's result was kept for next()
+        assert got[other]["record"]["status"] == "OK", got
+        try:
+            import hlox
+            native = hlox.Client(fleet())
+        except (ImportError, AttributeError):
+            return
+        try:
+            assert native.sites(MODULE, "default", {}) == points
+        finally:
+            native.close()
+    finally:
+        c.close()
+
+
+@test
 def both_clients_share_one_api():
     """hlox.Client (native) and hlox.client.Client (pure Python): the same public methods and
     properties, with the same parameter names and defaults (times in seconds in both)."""

@@ -274,11 +274,59 @@ TEST(Protocol, PeekJobIdNamesTheJobOfABadSubmit) {
   EXPECT_EQ(PeekJobId(Encode(SampleSubmit())), "job-1");
 }
 
+TEST(Protocol, KindTravelsInSubmitAndJob) {
+  SubmitMsg s = SampleSubmit();
+  std::string evaluate = Encode(s);
+  EXPECT_EQ(evaluate.find("kind"), std::string::npos);  // the default is not sent
+  auto d = DecodeSubmit(evaluate);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->kind, kKindEvaluate);
+  s.kind = kKindSites;
+  d = DecodeSubmit(Encode(s));
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->kind, kKindSites);
+  JobMsg j{"job-2", 3, "h", "", "default", {{"fusion#0", {1}}}, 500, kKindSites};
+  auto dj = DecodeJob(Encode(j));
+  ASSERT_TRUE(dj.ok()) << dj.status();
+  EXPECT_EQ(dj->kind, kKindSites);
+  EXPECT_EQ(dj->decisions, j.decisions);
+  j.kind = kKindEvaluate;
+  dj = DecodeJob(Encode(j));
+  ASSERT_TRUE(dj.ok()) << dj.status();
+  EXPECT_EQ(dj->kind, kKindEvaluate);
+  // An unknown kind is a decode error that still names the job; so is a kind of another type.
+  s.kind = "paired-with-nothing";
+  auto bad = DecodeSubmit(Encode(s));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_STREQ(ErrorCodeFor(bad.status()), kErrDecode);
+  EXPECT_NE(bad.status().message().find("paired-with-nothing"), std::string::npos);
+  EXPECT_EQ(PeekJobId(Encode(s)), "job-1");
+  EXPECT_TRUE(IsKnownKind(kKindEvaluate) && IsKnownKind(kKindSites) && !IsKnownKind(""));
+}
+
+TEST(Protocol, RecordCarriesSites) {
+  ResultRecord r;
+  r.pipeline = "default";
+  EXPECT_EQ(EncodeRecord(r).find("sites"), std::string::npos);  // absent unless a sites job
+  r.sites = R"([{"key":"fusion#0","pass":"fusion","decided":false,"sites":[]}])";
+  auto d = DecodeRecord(EncodeRecord(r));
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->sites, r.sites);
+  r.sites.assign(kMaxSitesBytes + 1, ' ');
+  d = DecodeRecord(EncodeRecord(r));
+  ASSERT_FALSE(d.ok());
+  EXPECT_STREQ(ErrorCodeFor(d.status()), kErrLimit);
+}
+
 TEST(Protocol, CacheKeyAndAddresses) {
   PipelineDecisions a = {{"s#0", {1, 0}}}, b = {{"s#0", {0, 1}}};
   EXPECT_EQ(CacheKey("h", "p", a, "cpu"), CacheKey("h", "p", a, "cpu"));
   EXPECT_NE(CacheKey("h", "p", a, "cpu"), CacheKey("h", "p", b, "cpu"));
   EXPECT_NE(CacheKey("h", "p", a, "cpu"), CacheKey("h", "p", a, "gpu"));
+  // Kinds never share an answer; an evaluation's key is the one it had before kinds existed.
+  EXPECT_EQ(CacheKey("h", "p", a, "cpu"), CacheKey("h", "p", a, "cpu", kKindEvaluate));
+  EXPECT_EQ(CacheKey("h", "p", a, "cpu"), CacheKey("h", "p", a, "cpu", ""));
+  EXPECT_NE(CacheKey("h", "p", a, "cpu"), CacheKey("h", "p", a, "cpu", kKindSites));
   // The vectors docs/PROTOCOL.md "Hashes" gives (computed by python/hlox/client.py's own
   // implementation of the algorithm the document defines).
   EXPECT_EQ(TextHash(""), "c3817c016ba4ff304812d590de40035d");

@@ -109,6 +109,20 @@ TEST(RecordScan, ReadsWhatTheFullDecoderReads) {
   }
 }
 
+TEST(RecordScan, AcceptsASitesJobsRecordWithinItsLimit) {
+  ResultRecord r = SampleRecord(false);
+  r.sites = std::string(proto::kMaxTextBytes + 10, 'x');  // over the message limit, under sites'
+  auto s = ScanRecord(EncodeRecord(r));
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->status, r.status);
+  ExpectAgree(EncodeRecord(r), "sites");
+  r.sites.assign(kMaxSitesBytes + 1, 'x');
+  s = ScanRecord(EncodeRecord(r));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kResourceExhausted);
+  ExpectAgree(EncodeRecord(r), "sites over the limit");
+}
+
 TEST(RecordScan, HandBuiltCasesAgree) {
   ExpectAgree(RecordWith("message", [](Packer& pk) { pk.pack(3); }), "message int");
   ExpectAgree(RecordWith("message", [](Packer& pk) { pk.pack_nil(); }), "message nil");
