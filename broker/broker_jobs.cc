@@ -99,8 +99,8 @@ void Broker::OnSubmit(const std::string& agent, std::string_view body) {
     CompleteWith(id, JobStatus::kCancelled, "campaign cancelled");
     return;
   }
-  if (j.spec.use_cache) {
-    j.cache_key = proto::CacheKey(j.spec.module_hash, j.spec.pipeline, j.spec.decisions, j.job_class);
+  if (j.spec.use_cache && proto::KindCacheable(j.spec.kind)) {
+    j.cache_key = proto::CacheKey(j.spec, j.job_class);
     if (auto c = cache_.find(j.cache_key); c != cache_.end()) {
       auto d = done_.find(c->second);
       absl::StatusOr<std::string> record =
@@ -222,12 +222,11 @@ bool Broker::Assign(Job& job, Worker& w) {
   if (!job.cache_key.empty() && OpenClass(job.job_class) && job.class_key.empty()) {
     // Queued for an open class: once it runs on this worker's class (which pins its campaign),
     // a twin submitted now is keyed under that class; let it find this job in flight.
-    job.class_key = proto::CacheKey(job.spec.module_hash, job.spec.pipeline, job.spec.decisions,
-                                    w.caps.hardware_class);
+    job.class_key = proto::CacheKey(job.spec, w.caps.hardware_class);
     if (!inflight_keys_.emplace(job.class_key, job.spec.job_id).second) job.class_key.clear();
   }
   proto::JobMsg jm{job.spec.job_id, job.attempts, job.spec.module_hash, "", job.spec.pipeline,
-                   job.spec.decisions, run_ms};
+                   job.spec.decisions, run_ms, job.spec.kind, job.spec.paired};
   if (w.modules.insert(job.spec.module_hash).second) jm.module_text = modules_[job.spec.module_hash];
   SendTo(w.identity, Command::kJob, proto::Encode(jm), true);
   return true;
@@ -258,8 +257,7 @@ void Broker::Complete(const std::string& job_id, std::string record, JobStatus s
       // A job queued for an open class is also cached under the class that actually ran it.
       auto w = workers_.find(job->worker);
       if (OpenClass(job->job_class) && w != workers_.end()) {
-        key = proto::CacheKey(job->spec.module_hash, job->spec.pipeline, job->spec.decisions,
-                              w->second.caps.hardware_class);
+        key = proto::CacheKey(job->spec, w->second.caps.hardware_class);
         cache_[key] = job_id;
       }
     }
@@ -424,7 +422,8 @@ void Broker::OnNeedModule(const std::string& identity, std::string_view body) {
   Job& job = *jit->second;
   proto::JobMsg jm{job.spec.job_id, job.attempts, job.spec.module_hash, mod->second,
                    job.spec.pipeline, job.spec.decisions,
-                   job.spec.run_timeout_ms ? job.spec.run_timeout_ms : opts_.default_run_timeout_ms};
+                   job.spec.run_timeout_ms ? job.spec.run_timeout_ms : opts_.default_run_timeout_ms,
+                   job.spec.kind, job.spec.paired};
   wit->second.modules.insert(m->module_hash);
   SendTo(identity, Command::kJob, proto::Encode(jm), true);
 }

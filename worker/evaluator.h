@@ -13,6 +13,7 @@
 #include "cost/result.h"
 #include "ir/module.h"
 #include "passes/pass.h"
+#include "protocol/protocol.h"
 
 namespace hlox::worker {
 
@@ -24,6 +25,8 @@ struct EvalRequest {
   std::string pipeline;
   PipelineDecisions decisions;
   uint32_t run_timeout_ms = 0;
+  std::string kind = proto::kKindEvaluate;  // what the job asks (proto::kKind*)
+  proto::PairedSpec paired;                 // kind "paired": the baseline and the protocol
 };
 
 struct EvalSettings {
@@ -48,7 +51,8 @@ struct EvalOutcome {
 EvalOutcome EvaluateJob(const EvalRequest& req, const EvalSettings& settings,
                         const std::function<void()>& started = {});
 
-// EvaluateCandidate for `req` in the calling process (no isolation); what a job's child runs.
+// The job in the calling process (no isolation); what a job's child runs. By kind: an
+// evaluation is EvaluateCandidate, a paired job EvaluatePairedCandidate (cost/evaluate.h).
 ResultRecord EvaluateInThisProcess(const EvalRequest& req, const EvalSettings& settings);
 
 // The record a worker sends for a job whose module did not parse, or an echo job.
