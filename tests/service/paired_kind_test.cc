@@ -139,7 +139,9 @@ TEST(PairedKind, UnknownKindsAndBadFieldsAreRefused) {
       pk.pack(std::string(key)); pk.pack(value);
     });
   };
-  EXPECT_FALSE(DecodeSubmit(bad("kind", 3)).ok());
+  EXPECT_FALSE(DecodeSubmit(SubmitWith(1, [](Packer& pk) {
+                 pk.pack(std::string("kind")); pk.pack(3);
+               })).ok());
   EXPECT_FALSE(DecodeSubmit(bad("max_rounds", 0)).ok());
   EXPECT_FALSE(DecodeSubmit(bad("max_rounds", uint64_t{1} << 20)).ok());
   EXPECT_FALSE(DecodeSubmit(bad("min_rounds", 500)).ok());  // above the default max_rounds
