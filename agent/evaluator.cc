@@ -1,8 +1,9 @@
-// Local evaluation and the paired final verdict.
+// Local evaluation and local paired measurement.
 #include "agent/evaluator.h"
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "cost/provenance.h"
 #include "passes/pipeline.h"
 
 namespace hlox {
@@ -32,22 +33,30 @@ std::vector<ResultRecord> LocalEvaluator::Evaluate(const std::vector<PipelineDec
   return out;
 }
 
-absl::StatusOr<PairedResult> PairedModules(const Module& baseline, const Module& candidate,
-                                           const TimingProtocol& protocol, int threads, uint64_t seed) {
-  EvalOptions o;
-  o.protocol = protocol;
-  o.threads = threads;
-  o.seed = seed;
-  return MeasurePairedModules(baseline, candidate, o);
+absl::StatusOr<const Module*> LocalPairedMeasurer::Built(const std::string& pipeline,
+                                                        const PipelineDecisions& decisions) {
+  auto key = std::make_pair(pipeline, decisions);
+  auto it = built_.find(key);
+  if (it == built_.end()) {
+    HLOX_ASSIGN_OR_RETURN(std::unique_ptr<Module> m, RunPipeline(module_, pipeline, decisions));
+    it = built_.emplace(std::move(key), std::move(m)).first;
+  }
+  return it->second.get();
 }
 
-absl::StatusOr<PairedResult> PairedVerdict(const Module& module, const std::string& pipeline,
-                                           const PipelineDecisions& baseline,
-                                           const PipelineDecisions& candidate,
-                                           const TimingProtocol& protocol, int threads, uint64_t seed) {
-  HLOX_ASSIGN_OR_RETURN(std::unique_ptr<Module> base_mod, RunPipeline(module, pipeline, baseline));
-  HLOX_ASSIGN_OR_RETURN(std::unique_ptr<Module> cand_mod, RunPipeline(module, pipeline, candidate));
-  return PairedModules(*base_mod, *cand_mod, protocol, threads, seed);
+absl::StatusOr<PairedResult> LocalPairedMeasurer::MeasurePaired(const PairedRequest& q) {
+  HLOX_ASSIGN_OR_RETURN(const Module* base, Built(q.baseline_pipeline, q.baseline));
+  HLOX_ASSIGN_OR_RETURN(const Module* cand, Built(q.pipeline, q.candidate));
+  EvalOptions o;
+  o.protocol = q.protocol;
+  o.threads = threads_;
+  o.seed = q.seed;
+  HLOX_ASSIGN_OR_RETURN(PairedResult r, MeasurePairedModules(*base, *cand, o));
+  if (measured_by_.measurements++ == 0) {
+    measured_by_.where = "in-process";
+    measured_by_.host = MachineProvenance().host;
+  }
+  return r;
 }
 
 }  // namespace hlox

@@ -5,7 +5,10 @@
 
 #include <cstdint>
 #include <limits>
+#include <map>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -52,14 +55,52 @@ class LocalEvaluator : public Evaluator {
   EvalOptions options_;
 };
 
-// Paired measurement of two modules with the same parameters on this machine.
-absl::StatusOr<PairedResult> PairedModules(const Module& baseline, const Module& candidate,
-                                           const TimingProtocol& protocol, int threads, uint64_t seed);
-// The final verdict of a search: baseline and candidate decisions run through the pipeline,
-// then measured interleaved on this machine (cost/paired.h). Errors: pipeline or run failures.
-absl::StatusOr<PairedResult> PairedVerdict(const Module& module, const std::string& pipeline,
-                                           const PipelineDecisions& baseline,
-                                           const PipelineDecisions& candidate,
-                                           const TimingProtocol& protocol, int threads, uint64_t seed);
+// One paired measurement a search asks for (its race and its fresh confirmation): a candidate
+// against a baseline, each a pipeline with decisions on the search's module.
+struct PairedRequest {
+  std::string baseline_pipeline = "default";
+  PipelineDecisions baseline;       // {}: the baseline pipeline's default policy
+  std::string pipeline = "default";
+  PipelineDecisions candidate;
+  TimingProtocol protocol;
+  uint64_t seed = 0;
+};
+
+// Who measured a search's verdicts: this process, or which worker of which class.
+struct MeasuredBy {
+  std::string where;                // "in-process" or "fleet" ("" before any measurement)
+  std::string worker_id, hardware_class, host;
+  int measurements = 0;             // successful paired measurements so far
+};
+
+// Where a search's verdicts are measured. LocalPairedMeasurer measures in this process;
+// FleetEvaluator submits a paired job in the search's campaign, so a worker of the campaign's
+// class measures it in its isolated child and this process never runs the module.
+class PairedMeasurer {
+ public:
+  virtual ~PairedMeasurer() = default;
+  // Candidate/baseline ratio with its interval (cost/paired.h). Errors: a pipeline that fails,
+  // a candidate whose outputs are wrong (fleet: the worker validates), a run failure.
+  virtual absl::StatusOr<PairedResult> MeasurePaired(const PairedRequest& request) = 0;
+  // Where the successful measurements so far were taken (the last one's worker).
+  const MeasuredBy& measured_by() const { return measured_by_; }
+
+ protected:
+  MeasuredBy measured_by_;
+};
+
+// Measures in this process with MeasurePairedModules (cost/evaluate.h), building each distinct
+// (pipeline, decisions) once. No validation: candidates come from the search's validated log.
+class LocalPairedMeasurer : public PairedMeasurer {
+ public:
+  LocalPairedMeasurer(const Module& module, int threads) : module_(module), threads_(threads) {}
+  absl::StatusOr<PairedResult> MeasurePaired(const PairedRequest& request) override;
+
+ private:
+  absl::StatusOr<const Module*> Built(const std::string& pipeline, const PipelineDecisions& decisions);
+  const Module& module_;
+  int threads_;
+  std::map<std::pair<std::string, PipelineDecisions>, std::unique_ptr<Module>> built_;
+};
 
 }  // namespace hlox

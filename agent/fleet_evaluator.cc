@@ -1,4 +1,5 @@
-// Submitting a batch and gathering exactly one result per job.
+// Submitting a batch (evaluations, or one paired verdict job) and gathering exactly one result
+// per job.
 #include "agent/fleet_evaluator.h"
 
 #include <algorithm>
@@ -8,7 +9,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "cost/paired.h"
 #include "protocol/curve.h"
+#include "protocol/protocol.h"
 
 namespace hlox {
 
@@ -47,16 +50,49 @@ std::vector<ResultRecord> FleetEvaluator::Evaluate(const std::vector<PipelineDec
 
 std::vector<ResultRecord> FleetEvaluator::EvaluateFresh(const std::vector<PipelineDecisions>& batch,
                                                         size_t fresh) {
-  std::vector<ResultRecord> out(batch.size());
-  std::unordered_map<std::string, size_t> slot;
+  std::vector<client::JobSpec> jobs(batch.size());
   for (size_t i = 0; i < batch.size(); ++i) {
-    client::JobSpec job;
+    jobs[i].pipeline = pipeline_;
+    jobs[i].decisions = batch[i];
+    jobs[i].use_cache = i + fresh < batch.size();
+  }
+  return RunJobs(std::move(jobs));
+}
+
+absl::StatusOr<PairedResult> FleetEvaluator::MeasurePaired(const PairedRequest& q) {
+  client::JobSpec job;
+  job.kind = proto::kKindPaired;
+  job.pipeline = q.pipeline;
+  job.decisions = q.candidate;
+  job.paired.baseline_pipeline = q.baseline_pipeline;
+  job.paired.baseline_decisions = q.baseline;
+  job.paired.seed = q.seed;
+  job.paired.protocol = q.protocol;
+  job.use_cache = false;  // a verdict is a fresh measurement (the broker refuses to cache it too)
+  std::vector<client::JobSpec> jobs;
+  jobs.push_back(std::move(job));
+  ResultRecord r = std::move(RunJobs(std::move(jobs))[0]);
+  if (r.status != JobStatus::kOk) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("paired job: ", JobStatusName(r.status), ": ", r.message));
+  }
+  if (!r.paired) return absl::InternalError("paired job: the worker's record has no paired figures");
+  measured_by_.where = "fleet";
+  measured_by_.worker_id = r.provenance.worker_id;
+  measured_by_.hardware_class = r.provenance.hardware_class;
+  measured_by_.host = r.provenance.host;
+  ++measured_by_.measurements;
+  return PairedFromFigures(*r.paired);
+}
+
+std::vector<ResultRecord> FleetEvaluator::RunJobs(std::vector<client::JobSpec> jobs) {
+  std::vector<ResultRecord> out(jobs.size());
+  std::unordered_map<std::string, size_t> slot;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    client::JobSpec& job = jobs[i];
     job.id = absl::StrCat(campaign_, "-", next_id_++);
     job.campaign = campaign_;
     job.module_text = module_text_;
-    job.pipeline = pipeline_;
-    job.decisions = batch[i];
-    job.use_cache = i + fresh < batch.size();
     absl::StatusOr<std::string> id = client_->Submit(std::move(job));
     if (!id.ok()) {
       out[i].status = JobStatus::kRunError;

@@ -36,7 +36,10 @@ struct FleetConnection {
 // connects a client. Errors: unreadable keys, a fleet that cannot start, a bad address.
 absl::StatusOr<FleetConnection> ConnectFleet(const FleetTarget& target);
 
-class FleetEvaluator : public Evaluator {
+// Evaluates candidates and measures verdicts (PairedMeasurer) through the broker: a paired
+// request becomes a paired job of the campaign (never cached), measured by a worker of the
+// campaign's class.
+class FleetEvaluator : public Evaluator, public PairedMeasurer {
  public:
   // `parallelism`: candidates per batch worth submitting (about twice the workers).
   FleetEvaluator(std::unique_ptr<client::Client> client, const std::string& module_text, std::string pipeline,
@@ -45,8 +48,14 @@ class FleetEvaluator : public Evaluator {
   // The last `fresh` jobs bypass the broker's result cache.
   std::vector<ResultRecord> EvaluateFresh(const std::vector<PipelineDecisions>& batch, size_t fresh) override;
   int parallelism() const override { return parallelism_; }
+  // Submits a paired job and waits for its record. Errors: the record's status and message
+  // (INVALID_DECISIONS, WRONG_OUTPUT, RUN_ERROR, TIMEOUT, ...), or an OK record without figures.
+  absl::StatusOr<PairedResult> MeasurePaired(const PairedRequest& request) override;
 
  private:
+  // Submits `jobs` and waits for exactly one record each, in order.
+  std::vector<ResultRecord> RunJobs(std::vector<client::JobSpec> jobs);
+
   std::unique_ptr<client::Client> client_;
   std::shared_ptr<const std::string> module_text_;
   std::string pipeline_, campaign_;

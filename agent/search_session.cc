@@ -121,6 +121,13 @@ nlohmann::json VerdictRuleJson(const SessionResult& r) {
   return j;
 }
 
+// Where the verdict's paired measurements ran (null when none was taken).
+nlohmann::json MeasuredByJson(const MeasuredBy& m) {
+  if (m.measurements == 0) return nullptr;
+  return {{"where", m.where}, {"worker_id", m.worker_id}, {"hardware_class", m.hardware_class},
+          {"host", m.host}, {"measurements", m.measurements}};
+}
+
 }  // namespace
 
 nlohmann::json SessionResult::Summary(const SessionOptions& o) const {
@@ -146,6 +153,7 @@ nlohmann::json SessionResult::Summary(const SessionOptions& o) const {
           {"verdict", verdict_measured ? "paired" : "search"},
           {"verdict_outcome", outcome},
           {"verdict_rule", VerdictRuleJson(*this)},
+          {"verdict_measured_by", MeasuredByJson(verdict_measured_by)},
           {"default_evaluations", static_cast<int64_t>(search.default_costs.size())},
           {"race", RaceJson(*this)},
           {"best_decisions", chosen},
@@ -226,29 +234,29 @@ void ApplyVerdict(const absl::StatusOr<PairedResult>& paired, SessionResult& r) 
   r.verdict_measured = true;
 }
 
-// The raced verdict (search_race.h): the top candidates and the default through the pipeline
-// once, raced on this machine; the reported figure is the chosen one's fresh measurement.
-// Never fails: measurement problems leave the default (or the search's estimate) standing.
-void RaceVerdict(const SessionOptions& o, const Module& module, const SearchSpace& space,
-                         SessionResult& r) {
+// The raced verdict (search_race.h): the top candidates race against the default, each
+// measurement a paired request to `measurer` (this process, or a worker of the campaign); the
+// reported figure is the chosen one's fresh measurement. Never fails: measurement problems
+// leave the default standing.
+void RaceVerdict(const SessionOptions& o, PairedMeasurer& measurer, const SearchSpace& space,
+                 SessionResult& r) {
   std::vector<RaceCandidate> cands = TopCandidates(r.search, space.defaults, o.race_k);
   for (const RaceCandidate& c : cands) r.race_search_costs.push_back(c.search_cost);
   r.outcome = "default";
   r.chosen = space.defaults;
   r.best_speedup = r.ci_low = r.ci_high = 1.0;
   if (cands.empty()) return;
-  absl::StatusOr<std::unique_ptr<Module>> def = RunPipeline(module, o.pipeline, space.Decisions(space.defaults));
-  if (!def.ok()) {  // nothing to measure against: the search's own estimate stands
-    r.outcome = "search";
-    r.chosen = r.search.best;
-    r.best_speedup = r.search.speedup();
-    return;
-  }
-  std::vector<absl::StatusOr<std::unique_ptr<Module>>> mods;
-  for (const RaceCandidate& c : cands) mods.push_back(RunPipeline(module, o.pipeline, space.Decisions(c.decisions)));
+  PairedRequest base;
+  base.baseline_pipeline = base.pipeline = o.pipeline;
+  base.baseline = space.Decisions(space.defaults);
+  std::vector<PipelineDecisions> decisions;
+  for (const RaceCandidate& c : cands) decisions.push_back(space.Decisions(c.decisions));
   auto measure = [&](size_t i, const TimingProtocol& p, uint64_t seed) -> absl::StatusOr<PairedResult> {
-    if (!mods[i].ok()) return mods[i].status();
-    return PairedModules(**def, **mods[i], p, o.threads, seed);
+    PairedRequest q = base;
+    q.candidate = decisions[i];
+    q.protocol = p;
+    q.seed = seed;
+    return measurer.MeasurePaired(q);
   };
   if (o.progress) {
     std::fprintf(stderr, "verdict: racing the top %zu candidates against the default (paired, ~%.0fs)\n",
@@ -274,9 +282,17 @@ void RaceVerdict(const SessionOptions& o, const Module& module, const SearchSpac
   if (r.outcome != "slower") r.chosen = cands[r.race.chosen].decisions;
 }
 
+// The session's fleet: the broker given, else an embedded one.
+absl::StatusOr<FleetConnection> ConnectSessionFleet(const SessionOptions& o) {
+  FleetTarget target{.broker = o.broker, .curve_key = o.curve_key, .broker_key = o.broker_key,
+                     .workers = o.workers, .threads = o.threads, .db_path = ""};
+  return ConnectFleet(target);
+}
+
 // --algo pass-order: REINFORCE over pass sequences with op-count reward; the best sequence is
 // then measured against the default pipeline.
-absl::StatusOr<SessionResult> RunPassOrderSession(const SessionOptions& o, const Module& module) {
+absl::StatusOr<SessionResult> RunPassOrderSession(const SessionOptions& o, const Module& module,
+                                                  const std::string& campaign) {
   PassOrderOptions po;
   po.episodes = static_cast<int>(o.search.budget);
   po.seed = o.search.seed;
@@ -296,15 +312,23 @@ absl::StatusOr<SessionResult> RunPassOrderSession(const SessionOptions& o, const
   r.initial_ops = pr.initial_ops;
   r.best_speedup = r.search.speedup();
   if (o.verdict) {
-    std::unique_ptr<Module> best = module.Clone();
-    const std::vector<std::string> menu = PassOrderMenu();
-    for (const std::string& p : pr.best_sequence) {
-      int a = static_cast<int>(std::find(menu.begin(), menu.end(), p) - menu.begin());
-      HLOX_ASSIGN_OR_RETURN(PassOrderStep step, PassOrderApply(*best, a));
-      best = std::move(step.module);
+    // The best sequence as a pipeline ("seq:..."), measured against the default pipeline where
+    // the session's evaluations would run: this process with --in-process, else the fleet.
+    PairedRequest q;
+    q.pipeline = PassSequencePipeline(pr.best_sequence);
+    q.protocol = VerdictProtocol();
+    q.seed = o.search.seed;
+    std::optional<FleetConnection> fleet;  // outlives the measurer, which holds its client
+    std::unique_ptr<PairedMeasurer> measurer;
+    if (o.in_process) {
+      measurer = std::make_unique<LocalPairedMeasurer>(module, o.threads);
+    } else {
+      HLOX_ASSIGN_OR_RETURN(fleet, ConnectSessionFleet(o));
+      measurer = std::make_unique<FleetEvaluator>(std::move(fleet->client), PrintModule(module), "default",
+                                                  campaign, 1);
     }
-    HLOX_ASSIGN_OR_RETURN(std::unique_ptr<Module> def, RunPipeline(module, "default", {}));
-    ApplyVerdict(PairedModules(*def, *best, VerdictProtocol(), o.threads, o.search.seed), r);
+    ApplyVerdict(measurer->MeasurePaired(q), r);
+    r.verdict_measured_by = measurer->measured_by();
   }
   return r;
 }
@@ -313,24 +337,29 @@ absl::StatusOr<SessionResult> RunPassOrderSession(const SessionOptions& o, const
 
 absl::StatusOr<SessionResult> RunSearchSession(const SessionOptions& o) {
   HLOX_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, ParseModuleFile(o.module_path));
-  if (o.search.algo == "pass-order") return RunPassOrderSession(o, *module);
-  HLOX_ASSIGN_OR_RETURN(SearchSpace space, BuildSearchSpace(*module, o.pipeline, o.point));
   std::string campaign = o.campaign;
   if (campaign.empty()) campaign = absl::StrCat("search-", std::random_device{}());
+  if (o.search.algo == "pass-order") return RunPassOrderSession(o, *module, campaign);
+  HLOX_ASSIGN_OR_RETURN(SearchSpace space, BuildSearchSpace(*module, o.pipeline, o.point));
   EvalOptions eval;
   eval.seed = o.search.seed;
   eval.threads = o.threads;
   eval.measure = o.search.objective == Objective::kMeasured;
   std::optional<FleetConnection> fleet;  // outlives the evaluator, which holds its client
   std::unique_ptr<Evaluator> evaluator;
+  // Verdicts are measured where the evaluations run: this process, or the campaign's fleet.
+  std::unique_ptr<LocalPairedMeasurer> local_measurer;
+  PairedMeasurer* measurer = nullptr;
   if (o.in_process) {
     evaluator = std::make_unique<LocalEvaluator>(*module, o.pipeline, eval);
+    local_measurer = std::make_unique<LocalPairedMeasurer>(*module, o.threads);
+    measurer = local_measurer.get();
   } else {
-    FleetTarget target{.broker = o.broker, .curve_key = o.curve_key, .broker_key = o.broker_key,
-                       .workers = o.workers, .threads = o.threads, .db_path = ""};
-    HLOX_ASSIGN_OR_RETURN(fleet, ConnectFleet(target));
-    evaluator = std::make_unique<FleetEvaluator>(std::move(fleet->client), PrintModule(*module), o.pipeline,
-                                                 campaign, 2 * fleet->workers);
+    HLOX_ASSIGN_OR_RETURN(fleet, ConnectSessionFleet(o));
+    auto fe = std::make_unique<FleetEvaluator>(std::move(fleet->client), PrintModule(*module), o.pipeline,
+                                               campaign, 2 * fleet->workers);
+    measurer = fe.get();
+    evaluator = std::move(fe);
   }
   ProgressBar bar(o.search.budget, o.progress);
   SearchOptions so = o.search;
@@ -344,15 +373,20 @@ absl::StatusOr<SessionResult> RunSearchSession(const SessionOptions& o) {
   r.best_speedup = r.search.speedup();
   r.chosen = r.search.best;
   if (o.verdict && o.race_k > 0) {
-    RaceVerdict(o, *module, space, r);
+    RaceVerdict(o, *measurer, space, r);
   } else if (o.verdict && r.search.best != space.defaults && std::isfinite(r.search.best_cost)) {
     r.outcome = "single";
-    ApplyVerdict(PairedVerdict(*module, o.pipeline, space.Decisions(space.defaults),
-                               space.Decisions(r.search.best), VerdictProtocol(), o.threads, o.search.seed),
-                 r);
+    PairedRequest q;
+    q.baseline_pipeline = q.pipeline = o.pipeline;
+    q.baseline = space.Decisions(space.defaults);
+    q.candidate = space.Decisions(r.search.best);
+    q.protocol = VerdictProtocol();
+    q.seed = o.search.seed;
+    ApplyVerdict(measurer->MeasurePaired(q), r);
   } else if (o.verdict) {
     r.best_speedup = 1.0;  // the default policy itself is the best configuration found
   }
+  r.verdict_measured_by = measurer->measured_by();
   if (!o.out_dir.empty()) HLOX_RETURN_IF_ERROR(WriteOutputs(o, space, r));
   return r;
 }

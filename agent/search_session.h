@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "agent/evaluator.h"
 #include "agent/search.h"
 #include "agent/search_race.h"
 #include "cost/verdict.h"
@@ -43,6 +44,7 @@ struct SessionResult {
   double ci_low = 1, ci_high = 1;
   bool verdict_measured = false;
   Verdict verdict;               // the calibrated verdict of the paired measurement (cost/verdict.h)
+  MeasuredBy verdict_measured_by;  // where the verdict's paired measurements ran (none: zero count)
   // The race (race_k > 0): candidates raced, their standings, the outcome and what was written.
   std::vector<double> race_search_costs;  // the raced candidates' search costs, race order
   RaceResult race;

@@ -84,7 +84,7 @@ Job& Broker::AddJob(const std::string& agent, proto::SubmitMsg m) {
 }
 
 bool Broker::AnswerFromCache(Job& job) {
-  if (!job.spec.use_cache) return false;
+  if (!job.spec.use_cache || !proto::KindCacheable(job.spec.kind)) return false;
   const std::string id = job.spec.job_id;
   job.cache_key = CacheKeyFor(job.spec, job.job_class);
   if (std::optional<ResultCache::Hit> hit = results_.Lookup(job.cache_key)) {

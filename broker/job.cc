@@ -19,11 +19,12 @@ proto::JobMsg JobMsgFor(const Job& job, uint32_t run_timeout_ms, std::string mod
   m.decisions = job.spec.decisions;
   m.run_timeout_ms = run_timeout_ms;
   m.kind = job.spec.kind;
+  m.paired = job.spec.paired;
   return m;
 }
 
 std::string CacheKeyFor(const proto::SubmitMsg& spec, const std::string& hardware_class) {
-  return proto::CacheKey(spec.module_hash, spec.pipeline, spec.decisions, hardware_class, spec.kind);
+  return proto::CacheKey(spec, hardware_class);
 }
 
 }  // namespace hlox::broker

@@ -85,6 +85,10 @@ class Client::Impl {
     if (job.module_text->size() > proto::kMaxModuleBytes) {
       return absl::ResourceExhaustedError("module larger than the protocol limit");
     }
+    if (!proto::IsKnownKind(job.kind)) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown job kind '", job.kind, "'"));
+    }
+    if (!proto::KindCacheable(job.kind)) job.use_cache = false;  // a verdict is measured afresh
     std::unique_lock<std::mutex> lock(mu_);
     if (job.module_hash.empty()) {
       // Agents submit many jobs of one module: hash each text once.
@@ -284,6 +288,7 @@ class Client::Impl {
       m.run_timeout_ms = j.run_timeout_ms;
       m.use_cache = j.use_cache;
       m.kind = j.kind;
+      m.paired = j.paired;
       if (proto::SendMsg(*sock_, "", Command::kSubmit, proto::Encode(m)) != proto::SendResult::kOk) {
         return;  // socket full: try again next round
       }

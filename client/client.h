@@ -47,8 +47,9 @@ struct JobSpec {
                                   // = that class and level; "cpu" = that class at any level
   uint32_t queue_timeout_ms = 0;  // 0 = none
   uint32_t run_timeout_ms = 0;    // 0 = broker default
-  bool use_cache = true;
-  std::string kind = proto::kKindEvaluate;  // proto::kKind*: evaluate, or list sites
+  bool use_cache = true;          // paired jobs are never cached, whatever this says
+  std::string kind = proto::kKindEvaluate;  // proto::kKind*: an evaluation, sites, or a paired verdict
+  proto::PairedSpec paired;       // kind "paired": the baseline and the timing protocol
 };
 
 struct JobResult {
@@ -68,7 +69,8 @@ class Client {
   Client& operator=(const Client&) = delete;
 
   // Queues `job`; returns its id. Blocks while max_in_flight jobs are unfinished.
-  // InvalidArgument without module text, or for a duplicate id still in flight.
+  // InvalidArgument without module text, for an unknown kind, or for a duplicate id still in
+  // flight.
   absl::StatusOr<std::string> Submit(JobSpec job);
   // The next result, waiting up to `timeout`; nullopt if none arrived in time.
   std::optional<JobResult> Next(std::chrono::milliseconds timeout);

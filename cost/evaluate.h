@@ -36,4 +36,16 @@ absl::StatusOr<PairedResult> MeasurePairedModules(const Module& baseline, const 
                                                   const EvalOptions& options,
                                                   const std::function<void()>& after_candidate = {});
 
+// A paired job (a search's verdict measured where the search's jobs run): the candidate
+// (`pipeline`, `decisions`) is built and validated against `original` as EvaluateCandidate does
+// (not measured alone), the baseline (`baseline_pipeline`, `baseline_decisions`) built, and the
+// two measured with MeasurePairedModules under options.protocol and options.seed. Never fails:
+// INVALID_DECISIONS, WRONG_OUTPUT or RUN_ERROR (a baseline problem says "baseline: ...") in the
+// record; OK records carry `paired`.
+ResultRecord EvaluatePairedCandidate(const Module& original, const std::string& pipeline,
+                                     const PipelineDecisions& decisions,
+                                     const std::string& baseline_pipeline,
+                                     const PipelineDecisions& baseline_decisions,
+                                     const EvalOptions& options);
+
 }  // namespace hlox

@@ -1,6 +1,8 @@
 // Paired measurement of two modules through the runtime, for searches' final verdicts: several
-// executor instances per side, built in a seeded random order (cost/paired.h says why).
+// executor instances per side, built in a seeded random order (cost/paired.h says why); and the
+// paired job a worker runs for a fleet verdict (pipelines, validation, then that measurement).
 #include <algorithm>
+#include <exception>
 #include <random>
 #include <unistd.h>
 
@@ -9,6 +11,7 @@
 #include "cost/evaluate.h"
 #include "cost/paired.h"
 #include "cost/timing.h"
+#include "passes/pipeline.h"
 #include "runtime/core/executor.h"
 
 namespace hlox {
@@ -84,6 +87,46 @@ absl::StatusOr<PairedResult> MeasurePairedModules(const Module& baseline, const 
         return st;
       },
       instances, options.protocol, options.seed);
+}
+
+ResultRecord EvaluatePairedCandidate(const Module& original, const std::string& pipeline,
+                                     const PipelineDecisions& decisions,
+                                     const std::string& baseline_pipeline,
+                                     const PipelineDecisions& baseline_decisions,
+                                     const EvalOptions& options) {
+  const double t0 = SteadySeconds();
+  // The candidate as an evaluation sees it (status, analytical costs, provenance), unmeasured.
+  EvalOptions check = options;
+  check.validate = true;
+  check.measure = false;
+  ResultRecord r = EvaluateCandidate(original, pipeline, decisions, check);
+  if (r.status != JobStatus::kOk) return r;
+  auto fail = [&r](JobStatus status, std::string message) {
+    r.status = status;
+    r.message = std::move(message);
+  };
+  try {
+    absl::StatusOr<std::unique_ptr<Module>> base = RunPipeline(original, baseline_pipeline, baseline_decisions);
+    absl::StatusOr<std::unique_ptr<Module>> cand = RunPipeline(original, pipeline, decisions);
+    if (!base.ok()) {
+      fail(IsInvalidDecisions(base.status()) ? JobStatus::kInvalidDecisions : JobStatus::kRunError,
+           absl::StrCat("baseline: ", base.status().message()));
+    } else if (!cand.ok()) {  // it built a moment ago: only a broken pass gets here
+      fail(JobStatus::kRunError, std::string(cand.status().message()));
+    } else {
+      absl::StatusOr<PairedResult> paired = MeasurePairedModules(**base, **cand, options);
+      if (paired.ok()) {
+        r.paired = FiguresOf(*paired);
+      } else {
+        fail(JobStatus::kRunError, absl::StrCat("paired measurement: ", paired.status().message()));
+      }
+    }
+  } catch (const std::exception& e) {
+    fail(JobStatus::kRunError, absl::StrCat("exception: ", e.what()));
+  }
+  r.provenance.protocol = options.protocol.ToString();
+  r.eval_seconds = SteadySeconds() - t0;
+  return r;
 }
 
 }  // namespace hlox

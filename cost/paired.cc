@@ -130,4 +130,34 @@ PairedResult MeasurePaired(const std::function<void()>& baseline,
       1, protocol, seed, clock, probe, sched);
 }
 
+PairedFigures FiguresOf(const PairedResult& p) {
+  PairedFigures f;
+  f.ratio = p.ratio;
+  f.ci_low = p.ci_low;
+  f.ci_high = p.ci_high;
+  f.unstable = p.unstable;
+  f.instance_count = p.instance_count;
+  f.calls_per_sample = p.calls_per_sample;
+  f.rounds = static_cast<int64_t>(p.ratios.size());
+  f.ratios = p.ratios;
+  f.baseline_median = p.baseline.median;
+  f.candidate_median = p.candidate.median;
+  return f;
+}
+
+PairedResult PairedFromFigures(const PairedFigures& f) {
+  PairedResult p;
+  p.ratio = f.ratio;
+  p.ci_low = f.ci_low;
+  p.ci_high = f.ci_high;
+  p.unstable = f.unstable;
+  p.instance_count = static_cast<int>(f.instance_count);
+  p.calls_per_sample = f.calls_per_sample;
+  p.ratios = f.ratios;
+  p.baseline.median = f.baseline_median;
+  p.candidate.median = f.candidate_median;
+  p.baseline.calls_per_sample = p.candidate.calls_per_sample = f.calls_per_sample;
+  return p;
+}
+
 }  // namespace hlox

@@ -53,6 +53,13 @@ struct PairedResult {
   bool CandidateSlower() const { return ci_low > 1; }
 };
 
+// A paired measurement in record form (ResultRecord::paired, a fleet verdict's answer) and back.
+// The round trip keeps what verdicts and the race read (ratio, interval, the rounds' ratios, both
+// medians, unstable, instance count, calls per sample); per-side samples and the rounds'
+// instance indices stay with the worker.
+PairedFigures FiguresOf(const PairedResult& p);
+PairedResult PairedFromFigures(const PairedFigures& f);
+
 // Measures the pair under `protocol`: rounds until the time cap (both sides together) or
 // max_samples rounds, and at least max(kMinPairedRounds, min_samples) kept rounds.
 // target_rel_error does not stop a pair early (see the .cc). Rounds the interference guards

@@ -76,6 +76,19 @@ struct Mismatch {
   std::string detail;
 };
 
+// The answer of a paired job (a search's verdict measured by a worker): the candidate against a
+// baseline in interleaved rounds. cost/paired.h turns it into a PairedResult and back.
+struct PairedFigures {
+  double ratio = 1;                // median over rounds of candidate/baseline (< 1: faster)
+  double ci_low = 1, ci_high = 1;  // 95% interval of that ratio
+  bool unstable = false;           // too few rounds kept: no verdict (cost/verdict.h)
+  int64_t instance_count = 1;      // executor instances per side
+  int64_t calls_per_sample = 1;    // calls per side per round
+  int64_t rounds = 0;              // rounds kept
+  std::vector<double> ratios;      // one per kept round, in measurement order
+  double baseline_median = 0, candidate_median = 0;  // seconds per call
+};
+
 struct ResultRecord {
   JobStatus status = JobStatus::kOk;
   std::string message;         // error text for non-OK statuses
@@ -96,6 +109,7 @@ struct ResultRecord {
   // A "sites" job's answer (docs/PROTOCOL.md "Job kinds"): a JSON array of the decision points,
   // ListDecisionPoints as DecisionPointsToJson writes it (passes/). Empty for other jobs.
   std::string sites;
+  std::optional<PairedFigures> paired;  // a paired job's measurement (status OK only)
 };
 
 }  // namespace hlox

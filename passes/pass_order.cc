@@ -17,6 +17,16 @@ std::vector<std::string> PassOrderMenu() {
   return menu;
 }
 
+std::string PassSequencePipeline(const std::vector<std::string>& sequence) {
+  std::string out;
+  for (const std::string& item : sequence) {
+    if (item == "stop") continue;
+    out += out.empty() ? "seq:" : ",";
+    out += item;
+  }
+  return out.empty() ? "none" : out;
+}
+
 absl::StatusOr<PassOrderStep> PassOrderApply(const Module& module, int action) {
   std::vector<std::string> menu = PassOrderMenu();
   if (action < 0 || action >= static_cast<int>(menu.size())) {

@@ -26,6 +26,11 @@ struct PassOrderStep {
   bool done = false;               // true after "stop"
 };
 
+// The "seq:" pipeline (passes/pipeline.h) that runs menu items `sequence` in order ("stop"
+// items are left out; an empty sequence is "none"). RunPipeline of it gives the module that
+// PassOrderApply of the same items gives.
+std::string PassSequencePipeline(const std::vector<std::string>& sequence);
+
 // Applies menu action `action` to a copy of `module`. Out-of-range actions: InvalidArgument.
 absl::StatusOr<PassOrderStep> PassOrderApply(const Module& module, int action);
 

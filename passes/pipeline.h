@@ -42,7 +42,10 @@ struct PipelineSpec {
 };
 
 // Names of the built-in pipelines ("none", "default", "fusion-only", ...). Besides these,
-// "only:<pass>" runs one pass once (labels from PassLabels()).
+// "only:<pass>" runs one pass once (labels from PassLabels()), and "seq:<item>,<item>,..." runs
+// a pass sequence once in order, an item being a label or "<label>:all" (choice 1 at every site
+// by default, as the pass-order menu's aggressive variants): the pass-order agent's sequences
+// as a pipeline a worker can build (PassSequencePipeline in passes/pass_order.h).
 std::vector<std::string> PipelineNames();
 // The definition of pipeline `name`; InvalidArgument when unknown.
 absl::StatusOr<PipelineSpec> GetPipeline(const std::string& name);

@@ -3,6 +3,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "passes/passes.h"
 #include "passes/pipeline.h"
 
@@ -114,6 +115,20 @@ absl::StatusOr<PipelineSpec> GetPipeline(const std::string& name) {
     spec.stages = {PipelineStage{{{"simplify"}, {"dce"}}, kFixpointCap}};
     return spec;
   }
+  if (absl::StartsWith(name, "seq:")) {  // "seq:simplify,cse,fusion:all": a pass sequence
+    std::vector<PipelineStep> steps;
+    for (absl::string_view item : absl::StrSplit(name.substr(4), ',')) {
+      constexpr absl::string_view kAll = ":all";
+      const bool all = absl::EndsWith(item, kAll);
+      std::string label(all ? item.substr(0, item.size() - kAll.size()) : item);
+      if (absl::Status s = CreatePassByLabel(label).status(); !s.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("pipeline '", name, "': ", s.message()));
+      }
+      steps.push_back({label, all});
+    }
+    spec.stages = {Seq(std::move(steps))};
+    return spec;
+  }
   if (absl::StartsWith(name, "only:")) {
     std::string label = name.substr(5);
     if (!CreatePassByLabel(label).ok()) return CreatePassByLabel(label).status();
@@ -121,7 +136,8 @@ absl::StatusOr<PipelineSpec> GetPipeline(const std::string& name) {
     return spec;
   }
   return absl::InvalidArgumentError(absl::StrCat("unknown pipeline '", name, "'; known: ",
-                                                 absl::StrJoin(PipelineNames(), ", "), ", only:<pass>"));
+                                                 absl::StrJoin(PipelineNames(), ", "),
+                                                 ", only:<pass>, seq:<pass>[:all],..."));
 }
 
 }  // namespace hlox

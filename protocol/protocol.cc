@@ -1,6 +1,8 @@
 // Encoding and bounded decoding of every protocol message; see protocol.h and docs/PROTOCOL.md.
 #include "protocol/protocol.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
@@ -35,15 +37,81 @@ absl::StatusOr<uint32_t> U32(const MapView& m, std::string_view key, bool requir
   return static_cast<uint32_t>(*v);
 }
 
-// The optional "kind" of a SUBMIT or JOB: kKindEvaluate when absent; an unknown kind is an error.
-absl::StatusOr<std::string> DecodeKind(const MapView& m) {
-  HLOX_ASSIGN_OR_RETURN(std::string kind, m.OptStr("kind", kMaxNameBytes));
-  if (kind.empty()) return std::string(kKindEvaluate);
-  if (!IsKnownKind(kind)) return absl::InvalidArgumentError(absl::StrCat("unknown job kind '", kind, "'"));
-  return kind;
+// Limits of a paired job's protocol (beyond them a verdict is not what the agent meant).
+constexpr uint64_t kMaxPairedTimeCapMs = 600000;   // 10 minutes
+constexpr uint64_t kMaxPairedWarmups = 1000;
+constexpr uint64_t kMaxPairedInstances = 64;
+constexpr uint64_t kMaxMinSampleUs = 1000000;
+
+bool IsPaired(std::string_view kind) { return kind == kKindPaired; }
+
+// Keys a job of `kind` adds to SUBMIT/JOB besides its common ones.
+uint32_t KindKeys(std::string_view kind) { return IsPaired(kind) ? 11 : (kind.empty() || kind == kKindEvaluate ? 0 : 1); }
+
+// Packs "kind" (unless evaluate) and the kind's fields.
+void PackKind(Packer& pk, std::string_view kind, const PairedSpec& p) {
+  if (kind.empty() || kind == kKindEvaluate) return;
+  KV(pk, "kind", kind);
+  if (!IsPaired(kind)) return;
+  KV(pk, "baseline_pipeline", p.baseline_pipeline);
+  PackStr(pk, "baseline_decisions");
+  PackDecisions(pk, p.baseline_decisions);
+  KU(pk, "seed", p.seed);
+  const TimingProtocol& t = p.protocol;
+  KU(pk, "warmups", static_cast<uint64_t>(std::max(0, t.warmups)));
+  KU(pk, "min_rounds", static_cast<uint64_t>(std::max(0, t.min_samples)));
+  KU(pk, "max_rounds", static_cast<uint64_t>(std::max(0, t.max_samples)));
+  PackStr(pk, "target_rel_error");
+  pk.pack(t.target_rel_error);
+  KU(pk, "time_cap_ms", static_cast<uint64_t>(std::llround(std::max(0.0, t.time_cap_seconds) * 1e3)));
+  KU(pk, "min_sample_us", static_cast<uint64_t>(std::llround(std::max(0.0, t.min_sample_seconds) * 1e6)));
+  KU(pk, "instances", static_cast<uint64_t>(std::max(0, t.paired_instances)));
+}
+
+absl::StatusOr<uint64_t> Bounded(const MapView& m, std::string_view key, uint64_t def, uint64_t lo,
+                                 uint64_t hi) {
+  HLOX_ASSIGN_OR_RETURN(uint64_t v, m.OptU64(key, def));
+  if (v < lo || v > hi) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("key '", std::string(key), "' out of ", lo, "..", hi));
+  }
+  return v;
+}
+
+// Reads "kind" (default evaluate; unknown kinds are an error) and the kind's fields.
+absl::Status DecodeKind(const MapView& m, std::string* kind, PairedSpec* p) {
+  HLOX_ASSIGN_OR_RETURN(*kind, m.OptStr("kind", kMaxNameBytes, kKindEvaluate));
+  if (!IsKnownKind(*kind)) return absl::InvalidArgumentError(absl::StrCat("unknown job kind '", *kind, "'"));
+  if (!IsPaired(*kind)) return absl::OkStatus();
+  HLOX_ASSIGN_OR_RETURN(p->baseline_pipeline, m.OptStr("baseline_pipeline", kMaxPipelineBytes));
+  HLOX_ASSIGN_OR_RETURN(p->baseline_decisions, m.OptDecisions("baseline_decisions"));
+  HLOX_ASSIGN_OR_RETURN(p->seed, m.OptU64("seed", 0));
+  TimingProtocol& t = p->protocol;
+  HLOX_ASSIGN_OR_RETURN(uint64_t warmups, Bounded(m, "warmups", t.warmups, 0, kMaxPairedWarmups));
+  HLOX_ASSIGN_OR_RETURN(uint64_t max_rounds, Bounded(m, "max_rounds", t.max_samples, 1, kMaxSamples));
+  HLOX_ASSIGN_OR_RETURN(uint64_t min_rounds, Bounded(m, "min_rounds", std::min<uint64_t>(t.min_samples, max_rounds), 0, max_rounds));
+  HLOX_ASSIGN_OR_RETURN(double rel, m.OptF64("target_rel_error", t.target_rel_error));
+  if (!(rel >= 0 && rel <= 1)) return absl::InvalidArgumentError("key 'target_rel_error' out of 0..1");
+  HLOX_ASSIGN_OR_RETURN(uint64_t cap_ms, Bounded(m, "time_cap_ms", std::llround(t.time_cap_seconds * 1e3), 0, kMaxPairedTimeCapMs));
+  HLOX_ASSIGN_OR_RETURN(uint64_t sample_us, Bounded(m, "min_sample_us", std::llround(t.min_sample_seconds * 1e6), 0, kMaxMinSampleUs));
+  HLOX_ASSIGN_OR_RETURN(uint64_t instances, Bounded(m, "instances", t.paired_instances, 1, kMaxPairedInstances));
+  t.warmups = static_cast<int>(warmups);
+  t.min_samples = static_cast<int>(min_rounds);
+  t.max_samples = static_cast<int>(max_rounds);
+  t.target_rel_error = rel;
+  t.time_cap_seconds = static_cast<double>(cap_ms) * 1e-3;
+  t.min_sample_seconds = static_cast<double>(sample_us) * 1e-6;
+  t.paired_instances = static_cast<int>(instances);
+  return absl::OkStatus();
 }
 
 }  // namespace
+
+bool IsKnownKind(std::string_view kind) {
+  return kind == kKindEvaluate || kind == kKindSites || kind == kKindPaired;
+}
+
+bool KindCacheable(std::string_view kind) { return !IsPaired(kind); }
 
 bool IsKnownCommand(uint8_t c) {
   switch (static_cast<Command>(c)) {
@@ -55,8 +123,6 @@ bool IsKnownCommand(uint8_t c) {
   }
   return false;
 }
-
-bool IsKnownKind(std::string_view kind) { return kind == kKindEvaluate || kind == kKindSites; }
 
 std::string MakeHeader(Command c) {
   return std::string{'H', 'X', static_cast<char>(kVersion), static_cast<char>(c)};
@@ -85,10 +151,8 @@ const char* ErrorCodeFor(const absl::Status& s) {
 std::string Encode(const SubmitMsg& m) {
   msgpack::sbuffer buf;
   Packer pk(buf);
-  const bool kind = !m.kind.empty() && m.kind != kKindEvaluate;
-  pk.pack_map((m.module_text.empty() ? 9 : 10) + (kind ? 1 : 0));
+  pk.pack_map((m.module_text.empty() ? 9 : 10) + KindKeys(m.kind));
   KV(pk, "id", m.job_id);
-  if (kind) KV(pk, "kind", m.kind);
   KV(pk, "campaign", m.campaign);
   KV(pk, "module_hash", m.module_hash);
   if (!m.module_text.empty()) KV(pk, "module", m.module_text);
@@ -99,6 +163,7 @@ std::string Encode(const SubmitMsg& m) {
   KU(pk, "queue_timeout_ms", m.queue_timeout_ms);
   KU(pk, "run_timeout_ms", m.run_timeout_ms);
   KB(pk, "cache", m.use_cache);
+  PackKind(pk, m.kind, m.paired);
   return Done(buf);
 }
 
@@ -116,13 +181,13 @@ absl::StatusOr<SubmitMsg> DecodeSubmit(std::string_view body) {
     HLOX_ASSIGN_OR_RETURN(s.campaign, m.OptStr("campaign", kMaxNameBytes));
     HLOX_ASSIGN_OR_RETURN(s.module_hash, m.Str("module_hash", kMaxNameBytes));
     HLOX_ASSIGN_OR_RETURN(s.module_text, m.OptStr("module", kMaxModuleBytes));
-    HLOX_ASSIGN_OR_RETURN(s.pipeline, m.Str("pipeline", kMaxNameBytes));
+    HLOX_ASSIGN_OR_RETURN(s.pipeline, m.Str("pipeline", kMaxPipelineBytes));
     HLOX_ASSIGN_OR_RETURN(s.decisions, m.OptDecisions("decisions"));
     HLOX_ASSIGN_OR_RETURN(s.hardware_class, m.OptStr("class", kMaxNameBytes));
     HLOX_ASSIGN_OR_RETURN(s.queue_timeout_ms, U32(m, "queue_timeout_ms", false));
     HLOX_ASSIGN_OR_RETURN(s.run_timeout_ms, U32(m, "run_timeout_ms", false));
     HLOX_ASSIGN_OR_RETURN(s.use_cache, m.OptBool("cache", true));
-    HLOX_ASSIGN_OR_RETURN(s.kind, DecodeKind(m));
+    HLOX_RETURN_IF_ERROR(DecodeKind(m, &s.kind, &s.paired));
     return s;
   });
 }
@@ -222,10 +287,8 @@ absl::StatusOr<ReadyMsg> DecodeReady(std::string_view body) {
 std::string Encode(const JobMsg& m) {
   msgpack::sbuffer buf;
   Packer pk(buf);
-  const bool kind = !m.kind.empty() && m.kind != kKindEvaluate;
-  pk.pack_map((m.module_text.empty() ? 6 : 7) + (kind ? 1 : 0));
+  pk.pack_map((m.module_text.empty() ? 6 : 7) + KindKeys(m.kind));
   KV(pk, "id", m.job_id);
-  if (kind) KV(pk, "kind", m.kind);
   KU(pk, "attempt", m.attempt);
   KV(pk, "module_hash", m.module_hash);
   if (!m.module_text.empty()) KV(pk, "module", m.module_text);
@@ -233,6 +296,7 @@ std::string Encode(const JobMsg& m) {
   PackStr(pk, "decisions");
   PackDecisions(pk, m.decisions);
   KU(pk, "run_timeout_ms", m.run_timeout_ms);
+  PackKind(pk, m.kind, m.paired);
   return Done(buf);
 }
 
@@ -243,10 +307,10 @@ absl::StatusOr<JobMsg> DecodeJob(std::string_view body) {
     HLOX_ASSIGN_OR_RETURN(j.attempt, U32(m, "attempt", true));
     HLOX_ASSIGN_OR_RETURN(j.module_hash, m.Str("module_hash", kMaxNameBytes));
     HLOX_ASSIGN_OR_RETURN(j.module_text, m.OptStr("module", kMaxModuleBytes));
-    HLOX_ASSIGN_OR_RETURN(j.pipeline, m.Str("pipeline", kMaxNameBytes));
+    HLOX_ASSIGN_OR_RETURN(j.pipeline, m.Str("pipeline", kMaxPipelineBytes));
     HLOX_ASSIGN_OR_RETURN(j.decisions, m.OptDecisions("decisions"));
     HLOX_ASSIGN_OR_RETURN(j.run_timeout_ms, U32(m, "run_timeout_ms", true));
-    HLOX_ASSIGN_OR_RETURN(j.kind, DecodeKind(m));
+    HLOX_RETURN_IF_ERROR(DecodeKind(m, &j.kind, &j.paired));
     return j;
   });
 }

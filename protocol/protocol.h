@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/decisions.h"
+#include "cost/eval_options.h"
 #include "cost/result.h"
 
 namespace hlox::proto {
@@ -25,19 +26,25 @@ inline constexpr size_t kMaxMessageBytes = 48u << 20;  // ZMQ_MAXMSGSIZE on ever
 inline constexpr size_t kMaxModuleBytes = 32u << 20;   // HLO text of one module
 inline constexpr size_t kMaxDecisions = 1u << 20;      // int32 choices over all invocations
 inline constexpr size_t kMaxInvocations = 1024;        // entries in a decisions map
-inline constexpr size_t kMaxNameBytes = 256;           // ids, campaigns, classes, pipelines
+inline constexpr size_t kMaxNameBytes = 256;           // ids, campaigns, classes
+inline constexpr size_t kMaxPipelineBytes = 4096;      // pipelines ("seq:" names a whole sequence)
 inline constexpr size_t kMaxTextBytes = 1u << 20;      // messages, JSON, record strings
 inline constexpr size_t kMaxSamples = 1u << 16;        // cost samples in a record
 inline constexpr int kMaxDepth = 4;                    // msgpack nesting
 inline constexpr size_t kMaxSitesBytes = 8u << 20;     // a record's "sites" JSON (sites jobs)
 
-// Job kinds: SUBMIT/JOB "kind". Absent or kKindEvaluate: build and measure the candidate.
-// kKindSites: list the decision points and sites of the module under the pipeline given the
-// decisions so far (the record's "sites"); nothing is run. The broker only checks the name.
-inline constexpr char kKindEvaluate[] = "evaluate";
+// Job kinds: SUBMIT/JOB "kind" (absent = evaluate). The broker checks only that a kind is known,
+// copies its fields into the JOB and keys its cache by them; the worker dispatches on it.
+inline constexpr char kKindEvaluate[] = "evaluate";  // build and measure one candidate (the RECORD's cost)
+// List the decision points and sites of the module under the pipeline given the decisions so
+// far (the RECORD's "sites"); nothing is run.
 inline constexpr char kKindSites[] = "sites";
+inline constexpr char kKindPaired[] = "paired";      // measure a candidate against a baseline, paired
 // True for every kind above.
 bool IsKnownKind(std::string_view kind);
+// Whether the broker may answer a job of `kind` from its result cache (or coalesce it with a
+// twin in flight): false for paired jobs, whose answer is a fresh measurement by definition.
+bool KindCacheable(std::string_view kind);
 
 // Command byte, the 4th byte of the header frame.
 enum class Command : uint8_t {
@@ -67,6 +74,18 @@ inline constexpr char kErrUnknownModule[] = "UNKNOWN_MODULE";  // resend with mo
 inline constexpr char kErrBadModule[] = "BAD_MODULE";      // text does not match hash
 inline constexpr char kErrNotWorker[] = "NOT_WORKER";      // worker command, no READY
 
+// The extra fields of a paired job: the baseline it is measured against, and how. The candidate
+// is the job's own pipeline and decisions.
+struct PairedSpec {
+  std::string baseline_pipeline;        // "" = the job's pipeline
+  PipelineDecisions baseline_decisions; // {} = the baseline pipeline's default policy
+  uint64_t seed = 0;                    // inputs and instance order (MeasurePairedModules)
+  // What of the TimingProtocol travels (the rest keeps its defaults): warmups, min/max rounds
+  // (min_samples, max_samples), target_rel_error, time_cap_seconds (ms on the wire),
+  // min_sample_seconds (us on the wire), paired_instances.
+  TimingProtocol protocol;
+};
+
 // The run timeout of a job that names none, when the broker is not configured otherwise, and of a
 // JOB whose run_timeout_ms is 0.
 inline constexpr uint32_t kDefaultRunTimeoutMs = 120000;
@@ -82,7 +101,8 @@ struct SubmitMsg {
   uint32_t queue_timeout_ms = 0; // 0 = none
   uint32_t run_timeout_ms = 0;   // 0 = the broker's default (kDefaultRunTimeoutMs unless configured)
   bool use_cache = true;         // false: always evaluate (benchmarks, re-measurements)
-  std::string kind = kKindEvaluate;  // a kKind*; DecodeSubmit refuses unknown kinds
+  std::string kind = kKindEvaluate;  // a kKind*; unknown kinds are refused (DECODE)
+  PairedSpec paired;             // kind "paired" only
 };
 
 struct ResultMsg {
@@ -119,6 +139,7 @@ struct JobMsg {
   PipelineDecisions decisions;
   uint32_t run_timeout_ms = 0;
   std::string kind = kKindEvaluate;  // copied from the SUBMIT
+  PairedSpec paired;             // kind "paired" only
 };
 
 struct DoneMsg {
@@ -199,11 +220,13 @@ std::optional<JobStatus> ParseStatusWireName(std::string_view s);
 // Not the module's identity: records carry that as module_hash (ModuleHash of the parsed module).
 std::string TextHash(std::string_view text);
 
-// Cache key of a job: (module hash, pipeline, decisions, hardware class, protocol version, and
-// the kind when it is not kKindEvaluate), so jobs of different kinds never share an answer.
+// Cache key of an evaluation: (module hash, pipeline, decisions, hardware class, protocol version).
 std::string CacheKey(const std::string& module_hash, const std::string& pipeline,
-                     const PipelineDecisions& decisions, const std::string& hardware_class,
-                     const std::string& kind = kKindEvaluate);
+                     const PipelineDecisions& decisions, const std::string& hardware_class);
+// Cache key of a submitted job on `hardware_class`: the key above for an evaluation (so stored
+// keys stay valid), and for other kinds one that also covers the kind and its fields, so two
+// kinds never share an answer.
+std::string CacheKey(const SubmitMsg& job, const std::string& hardware_class);
 
 // The control address that goes with a broker bind/connect address: tcp port + 1, or the ipc
 // path with ".ctl" appended. Empty when `addr` is neither.

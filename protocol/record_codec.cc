@@ -74,7 +74,7 @@ std::optional<JobStatus> ParseStatusWireName(std::string_view s) {
 std::string EncodeRecord(const ResultRecord& r) {
   msgpack::sbuffer buf;
   Packer pk(buf);
-  pk.pack_map(10 + (r.mismatch ? 1 : 0) + (r.sites.empty() ? 0 : 1));
+  pk.pack_map(10 + (r.mismatch ? 1 : 0) + (r.sites.empty() ? 0 : 1) + (r.paired ? 1 : 0));
   KV(pk, "status", StatusWireName(r.status));
   KV(pk, "message", r.message);
   KV(pk, "module_hash", r.module_hash);
@@ -133,6 +133,17 @@ std::string EncodeRecord(const ResultRecord& r) {
   KI(pk, "instruction_count", r.instruction_count);
   KD(pk, "eval_seconds", r.eval_seconds);
   if (!r.sites.empty()) KV(pk, "sites", r.sites);
+  if (r.paired) {
+    const PairedFigures& f = *r.paired;
+    PackStr(pk, "paired");
+    pk.pack_map(10);
+    KD(pk, "ratio", f.ratio); KD(pk, "ci_low", f.ci_low); KD(pk, "ci_high", f.ci_high);
+    PackStr(pk, "unstable"); pk.pack(f.unstable);
+    KI(pk, "instance_count", f.instance_count); KI(pk, "calls_per_sample", f.calls_per_sample);
+    KI(pk, "rounds", f.rounds);
+    PackF64Array(pk, "ratios", f.ratios);
+    KD(pk, "baseline_median", f.baseline_median); KD(pk, "candidate_median", f.candidate_median);
+  }
   return std::string(buf.data(), buf.size());
 }
 
@@ -147,7 +158,7 @@ absl::StatusOr<ResultRecord> DecodeRecord(std::string_view bytes) {
   HLOX_ASSIGN_OR_RETURN(r.message, m.OptStr("message", kMaxTextBytes));
   HLOX_ASSIGN_OR_RETURN(r.module_hash, m.OptStr("module_hash", kMaxNameBytes));
   HLOX_ASSIGN_OR_RETURN(r.text_hash, m.OptStr("text_hash", kMaxNameBytes));
-  HLOX_ASSIGN_OR_RETURN(r.pipeline, m.OptStr("pipeline", kMaxNameBytes));
+  HLOX_ASSIGN_OR_RETURN(r.pipeline, m.OptStr("pipeline", kMaxPipelineBytes));
   HLOX_ASSIGN_OR_RETURN(MapView c, m.Map("cost"));
   HLOX_ASSIGN_OR_RETURN(r.cost.median, c.OptF64("median", 0));
   HLOX_ASSIGN_OR_RETURN(r.cost.mad, c.OptF64("mad", 0));
@@ -209,6 +220,21 @@ absl::StatusOr<ResultRecord> DecodeRecord(std::string_view bytes) {
   HLOX_ASSIGN_OR_RETURN(r.instruction_count, I64(m, "instruction_count"));
   HLOX_ASSIGN_OR_RETURN(r.eval_seconds, m.OptF64("eval_seconds", 0));
   HLOX_ASSIGN_OR_RETURN(r.sites, m.OptStr("sites", kMaxSitesBytes));
+  if (m.Find("paired")) {
+    HLOX_ASSIGN_OR_RETURN(MapView pm, m.Map("paired"));
+    PairedFigures f;
+    HLOX_ASSIGN_OR_RETURN(f.ratio, pm.OptF64("ratio", 1));
+    HLOX_ASSIGN_OR_RETURN(f.ci_low, pm.OptF64("ci_low", 1));
+    HLOX_ASSIGN_OR_RETURN(f.ci_high, pm.OptF64("ci_high", 1));
+    HLOX_ASSIGN_OR_RETURN(f.unstable, pm.OptBool("unstable", false));
+    HLOX_ASSIGN_OR_RETURN(f.instance_count, I64(pm, "instance_count"));
+    HLOX_ASSIGN_OR_RETURN(f.calls_per_sample, I64(pm, "calls_per_sample"));
+    HLOX_ASSIGN_OR_RETURN(f.rounds, I64(pm, "rounds"));
+    HLOX_RETURN_IF_ERROR(F64Array(pm, "ratios", &f.ratios));
+    HLOX_ASSIGN_OR_RETURN(f.baseline_median, pm.OptF64("baseline_median", 0));
+    HLOX_ASSIGN_OR_RETURN(f.candidate_median, pm.OptF64("candidate_median", 0));
+    r.paired = std::move(f);
+  }
   return r;
 }
 
@@ -217,19 +243,31 @@ std::string TextHash(std::string_view text) {
 }
 
 std::string CacheKey(const std::string& module_hash, const std::string& pipeline,
-                     const PipelineDecisions& decisions, const std::string& hardware_class,
-                     const std::string& kind) {
-  // Evaluation jobs keep the key they had before kinds existed (stored caches stay valid).
-  const bool other_kind = !kind.empty() && kind != kKindEvaluate;
+                     const PipelineDecisions& decisions, const std::string& hardware_class) {
   msgpack::sbuffer buf;
   Packer pk(buf);
-  pk.pack_array(other_kind ? 6 : 5);
+  pk.pack_array(5);
   PackStr(pk, module_hash);
   PackStr(pk, pipeline);
   PackDecisions(pk, decisions);
   PackStr(pk, hardware_class);
   pk.pack(static_cast<int>(kVersion));
-  if (other_kind) PackStr(pk, kind);
+  return TextHash(std::string_view(buf.data(), buf.size()));
+}
+
+std::string CacheKey(const SubmitMsg& job, const std::string& hardware_class) {
+  const std::string base = CacheKey(job.module_hash, job.pipeline, job.decisions, hardware_class);
+  if (job.kind.empty() || job.kind == kKindEvaluate) return base;
+  // Another kind: the evaluation's key, the kind and its fields (the whole JOB encoding of
+  // them, so a field added to a kind is covered without touching this).
+  JobMsg fields;
+  fields.kind = job.kind;
+  fields.paired = job.paired;
+  msgpack::sbuffer buf;
+  Packer pk(buf);
+  pk.pack_array(2);
+  PackStr(pk, base);
+  PackBin(pk, Encode(fields));
   return TextHash(std::string_view(buf.data(), buf.size()));
 }
 

@@ -314,12 +314,20 @@ constexpr Field kMismatchFields[] = {
     {"output", Want::kInt}, {"index", Want::kInt}, {"expected", Want::kNum},
     {"actual", Want::kNum}, {"detail", Want::kStr, false, kMaxTextBytes},
 };
+// A paired job's figures ("median", "mad" and "samples" are not among them: the sink takes
+// those names from the cost map only).
+constexpr Field kPairedFields[] = {
+    {"ratio", Want::kNum}, {"ci_low", Want::kNum}, {"ci_high", Want::kNum},
+    {"unstable", Want::kBool}, {"instance_count", Want::kInt}, {"calls_per_sample", Want::kInt},
+    {"rounds", Want::kInt}, {"ratios", Want::kSamples}, {"baseline_median", Want::kNum},
+    {"candidate_median", Want::kNum},
+};
 constexpr Field kRecordFields[] = {
     {"status", Want::kStr, true, kMaxNameBytes},
     {"message", Want::kStr, false, kMaxTextBytes},
     {"module_hash", Want::kStr, false, kMaxNameBytes},
     {"text_hash", Want::kStr, false, kMaxNameBytes},
-    {"pipeline", Want::kStr, false, kMaxNameBytes},
+    {"pipeline", Want::kStr, false, kMaxPipelineBytes},
     {"cost", Want::kMap, true, 0, kCostFields, std::size(kCostFields)},
     {"analytical", Want::kMap, true, 0, kAnalyticalFields, std::size(kAnalyticalFields)},
     {"provenance", Want::kMap, true, 0, kProvenanceFields, std::size(kProvenanceFields)},
@@ -327,6 +335,7 @@ constexpr Field kRecordFields[] = {
     {"instruction_count", Want::kInt},
     {"eval_seconds", Want::kNum},
     {"sites", Want::kStr, false, kMaxSitesBytes},
+    {"paired", Want::kMap, false, 0, kPairedFields, std::size(kPairedFields)},
 };
 
 }  // namespace

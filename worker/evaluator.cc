@@ -31,7 +31,16 @@ ResultRecord EvaluateInThisProcess(const EvalRequest& req, const EvalSettings& s
   opts.threads = s.threads;
   opts.worker_id = s.worker_id;
   opts.hardware_class = s.hardware_class;
-  ResultRecord r = EvaluateCandidate(*req.module, req.pipeline, req.decisions, opts);
+  ResultRecord r;
+  if (req.kind == proto::kKindPaired) {
+    opts.protocol = req.paired.protocol;
+    opts.seed = req.paired.seed;
+    const std::string& base = req.paired.baseline_pipeline.empty() ? req.pipeline : req.paired.baseline_pipeline;
+    r = EvaluatePairedCandidate(*req.module, req.pipeline, req.decisions, base,
+                                req.paired.baseline_decisions, opts);
+  } else {
+    r = EvaluateCandidate(*req.module, req.pipeline, req.decisions, opts);
+  }
   r.text_hash = req.text_hash;  // (module_hash: EvaluateCandidate's, the canonical one)
   return r;
 }

@@ -25,7 +25,8 @@ struct EvalRequest {
   std::string pipeline;
   PipelineDecisions decisions;
   uint32_t run_timeout_ms = 0;
-  std::string kind = proto::kKindEvaluate;  // what the job asks: evaluate, or list sites
+  std::string kind = proto::kKindEvaluate;  // what the job asks (proto::kKind*)
+  proto::PairedSpec paired;                 // kind "paired": the baseline and the protocol
 };
 
 struct EvalSettings {
@@ -50,8 +51,9 @@ struct EvalOutcome {
 EvalOutcome EvaluateJob(const EvalRequest& req, const EvalSettings& settings,
                         const std::function<void()>& started = {});
 
-// What a job's child runs, in the calling process (no isolation): EvaluateCandidate for an
-// evaluation job, ListSites for a sites job.
+// The job in the calling process (no isolation); what a job's child runs. By kind: an
+// evaluation is EvaluateCandidate, a sites job ListSites, a paired job EvaluatePairedCandidate
+// (cost/evaluate.h).
 ResultRecord EvaluateInThisProcess(const EvalRequest& req, const EvalSettings& settings);
 
 // A sites job's record: OK with `sites` (DecisionPointsToJson of ListDecisionPoints), or

@@ -1,7 +1,7 @@
 // The pre-forked evaluator child; see warm_child.h. Frames on the socketpair are a 4-byte
 // little-endian length and a body: parent -> child a JOB message (proto::Encode(JobMsg), only
-// pipeline, decisions and timeout are used; the module is the one the child was forked with),
-// child -> parent the msgpack ResultRecord (proto::EncodeRecord).
+// pipeline, decisions, timeout, kind and the kind's fields are used; the module is the one the
+// child was forked with), child -> parent the msgpack ResultRecord (proto::EncodeRecord).
 #include "worker/warm_child.h"
 
 #include <poll.h>
@@ -91,6 +91,7 @@ uint32_t FrameLength(const char* head) {
       base.decisions = std::move(job->decisions);
       base.run_timeout_ms = job->run_timeout_ms;
       base.kind = std::move(job->kind);
+      base.paired = std::move(job->paired);
       r = EvaluateInThisProcess(base, settings);
     } else {
       r = MakeRecord(JobStatus::kRunError, "warm child: bad job frame", base, settings);
@@ -165,6 +166,7 @@ ChildOutput WarmChild::Run(const EvalRequest& req, const EvalSettings& settings,
   j.decisions = req.decisions;
   j.run_timeout_ms = req.run_timeout_ms;
   j.kind = req.kind;
+  j.paired = req.paired;
   const std::string body = proto::Encode(j);
   // A child that died while idle shows up as a failed send: start a fresh one, once.
   for (int attempt = 0;; ++attempt) {

@@ -155,6 +155,7 @@ void WorkerLoop::OnJob(std::string_view body) {
   t.req.decisions = std::move(m->decisions);
   t.req.run_timeout_ms = m->run_timeout_ms;
   t.req.kind = std::move(m->kind);
+  t.req.paired = std::move(m->paired);
   if (echo_) {
     Reply(t.job_id, t.attempt, EvaluateJob(t.req, EvalSettings{settings_.threads, false, id_,
                                                                opts_.hardware_class, 0}));

@@ -260,11 +260,18 @@ struct Executor::Impl {
   }
 };
 
+namespace {
+std::atomic<int64_t> executors_created{0};
+}  // namespace
+
+int64_t ExecutorsCreated() { return executors_created.load(std::memory_order_relaxed); }
+
 Executor::Executor() : impl_(std::make_unique<Impl>()) {}
 Executor::~Executor() = default;
 
 absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(const Module& module, ExecOptions options) {
   if (module.entry() == nullptr) return absl::InvalidArgumentError("module has no entry computation");
+  executors_created.fetch_add(1, std::memory_order_relaxed);
   std::unique_ptr<Executor> ex(new Executor());
   Impl& im = *ex->impl_;
   im.module = &module;

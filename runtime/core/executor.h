@@ -64,6 +64,10 @@ class Executor {
   std::unique_ptr<Impl> impl_;
 };
 
+// Executors Create has made in this process so far (a relaxed atomic count): tests check with
+// it that an agent whose verdicts the fleet measures never executes a module itself.
+int64_t ExecutorsCreated();
+
 // Seeded inputs for the entry parameters: the same (module, seed) gives the same bits on every
 // machine. Floats are uniform in a dtype-suited range, ints small non-negative, pred random.
 std::vector<Value> MakeSeededInputs(const Module& module, uint64_t seed);

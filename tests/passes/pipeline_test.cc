@@ -1,4 +1,5 @@
 // Pipelines, decision files, next decision points, graph features and pass ordering.
+#include <algorithm>
 #include <memory>
 
 #include "gtest/gtest.h"
@@ -258,6 +259,40 @@ TEST(PassOrderTest, RewardIsOpCountReduction) {
   EXPECT_EQ(stop->reward, 0.0);
   EXPECT_FALSE(env.Step(dce).ok());
   EXPECT_FALSE(PassOrderApply(*m, 99).ok());
+}
+
+TEST(PassOrderTest, SequencePipelineBuildsWhatTheActionsBuild) {
+  auto m = Parse(kModule);
+  ASSERT_NE(m, nullptr);
+  const std::vector<std::string> menu = PassOrderMenu();
+  // Every menu item once (the aggressive variants included), "stop" in the middle left out.
+  std::vector<std::string> seq = {"inline", "cse", "stop", "fusion:all", "tuple-simplify", "dce",
+                                  "sibling-fusion:all", "fusion-merger"};
+  std::unique_ptr<Module> stepped = m->Clone();
+  for (const std::string& item : seq) {
+    int a = static_cast<int>(std::find(menu.begin(), menu.end(), item) - menu.begin());
+    ASSERT_LT(a, static_cast<int>(menu.size())) << item;
+    auto step = PassOrderApply(*stepped, a);
+    ASSERT_TRUE(step.ok()) << step.status();
+    stepped = std::move(step->module);
+  }
+  const std::string name = PassSequencePipeline(seq);
+  EXPECT_EQ(name, "seq:inline,cse,fusion:all,tuple-simplify,dce,sibling-fusion:all,fusion-merger");
+  auto piped = RunPipeline(*m, name, {});
+  ASSERT_TRUE(piped.ok()) << piped.status();
+  EXPECT_EQ(PrintModule(**piped), PrintModule(*stepped));
+  EXPECT_NE(PrintModule(**piped), PrintModule(*m));
+  // Invocation keys as for any pipeline; an empty sequence is "none"; bad items are named.
+  PipelineReport report;
+  ASSERT_TRUE(RunPipeline(*m, "seq:cse,dce,cse", {}, &report).ok());
+  ASSERT_EQ(report.invocations.size(), 3u);
+  EXPECT_EQ(report.invocations[2].key, "cse#1");
+  EXPECT_EQ(PassSequencePipeline({"stop"}), "none");
+  auto bad = GetPipeline("seq:cse,warp-drive");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("warp-drive"), std::string::npos);
+  EXPECT_FALSE(GetPipeline("seq:").ok());
+  EXPECT_FALSE(GetPipeline("seq:cse,,dce").ok());
 }
 
 TEST(DatasetTest, ExtractedModulesVerifyAndKeepTheirOps) {

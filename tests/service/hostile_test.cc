@@ -174,7 +174,8 @@ TEST(Hostile, WorkerDropsBadFramesAndStillEvaluates) {
     }
   }
   auto send_job = [&](const std::string& id, const std::string& text) {
-    proto::JobMsg j{id, 1, proto::TextHash(text), text, "default", {}, 10000};
+    proto::JobMsg j{id, 1, proto::TextHash(text), text, "default", {}, 10000,
+                    proto::kKindEvaluate, {}};
     ASSERT_EQ(proto::SendMsg(*router, "target", Command::kJob, proto::Encode(j)),
               proto::SendResult::kOk);
   };

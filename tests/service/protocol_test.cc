@@ -324,9 +324,13 @@ TEST(Protocol, CacheKeyAndAddresses) {
   EXPECT_NE(CacheKey("h", "p", a, "cpu"), CacheKey("h", "p", b, "cpu"));
   EXPECT_NE(CacheKey("h", "p", a, "cpu"), CacheKey("h", "p", a, "gpu"));
   // Kinds never share an answer; an evaluation's key is the one it had before kinds existed.
-  EXPECT_EQ(CacheKey("h", "p", a, "cpu"), CacheKey("h", "p", a, "cpu", kKindEvaluate));
-  EXPECT_EQ(CacheKey("h", "p", a, "cpu"), CacheKey("h", "p", a, "cpu", ""));
-  EXPECT_NE(CacheKey("h", "p", a, "cpu"), CacheKey("h", "p", a, "cpu", kKindSites));
+  SubmitMsg job;
+  job.module_hash = "h";
+  job.pipeline = "p";
+  job.decisions = a;
+  EXPECT_EQ(CacheKey("h", "p", a, "cpu"), CacheKey(job, "cpu"));
+  job.kind = kKindSites;
+  EXPECT_NE(CacheKey("h", "p", a, "cpu"), CacheKey(job, "cpu"));
   // The vectors docs/PROTOCOL.md "Hashes" gives (computed by python/hlox/client.py's own
   // implementation of the algorithm the document defines).
   EXPECT_EQ(TextHash(""), "c3817c016ba4ff304812d590de40035d");
