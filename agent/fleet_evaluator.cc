@@ -74,7 +74,7 @@ absl::StatusOr<PairedResult> FleetEvaluator::MeasurePaired(const PairedRequest& 
   ResultRecord r = std::move(RunJobs(std::move(jobs))[0]);
   if (r.status != JobStatus::kOk) {
     return absl::FailedPreconditionError(
-        absl::StrCat("paired job: ", JobStatusName(r.status), ": ", r.message));
+        absl::StrCat("paired job: ", std::string(JobStatusName(r.status)), ": ", r.message));
   }
   if (!r.paired) return absl::InternalError("paired job: the worker's record has no paired figures");
   measured_by_.where = "fleet";

@@ -232,7 +232,9 @@ TEST(FleetVerdict, BrokerSearchVerdictIsMeasuredByAWorkerNotThisProcess) {
   absl::StatusOr<SessionResult> l = RunSearchSession(local);
   ASSERT_TRUE(l.ok()) << l.status();
   EXPECT_GT(rt::ExecutorsCreated(), before);
-  if (l->verdict_measured_by.measurements > 0) EXPECT_EQ(l->verdict_measured_by.where, "in-process");
+  if (l->verdict_measured_by.measurements > 0) {
+    EXPECT_EQ(l->verdict_measured_by.where, "in-process");
+  }
 }
 
 }  // namespace
