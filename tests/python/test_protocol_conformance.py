@@ -308,9 +308,12 @@ def main():
         agent.expect_error("DECODE", "conf-bad", "decisions bin of 3 bytes")
         agent.send([header("S"), pack(dict(good, kind="no-such-kind"))])
         agent.expect_error("DECODE", "conf-bad", "unknown kind")
-        # Limits: a 257-byte pipeline name; nesting deeper than 4.
-        agent.send([header("S"), pack(dict(good, pipeline="p" * 257))])
-        agent.expect_error("LIMIT", "conf-bad", "pipeline over 256 bytes")
+        # Limits (the document's table): a 257-byte campaign, a 4097-byte pipeline; nesting
+        # deeper than 4.
+        agent.send([header("S"), pack(dict(good, campaign="c" * 257))])
+        agent.expect_error("LIMIT", "conf-bad", "campaign over 256 bytes")
+        agent.send([header("S"), pack(dict(good, pipeline="p" * 4097))])
+        agent.expect_error("LIMIT", "conf-bad", "pipeline over 4096 bytes")
         agent.send([header("S"), pack(dict(good, extra=[[[[[1]]]]]))])
         agent.expect_error("LIMIT", "", "nesting depth 6")
         # Modules: unknown hash without text, text that does not match its hash.

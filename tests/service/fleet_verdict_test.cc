@@ -18,7 +18,7 @@
 #include "nlohmann/json.hpp"
 #include "protocol/protocol.h"
 #include "protocol/zmq_util.h"
-#include "runtime/executor.h"
+#include "runtime/core/executor.h"
 #include "tests/service/service_test_util.h"
 
 namespace hlox::testing {

@@ -285,7 +285,7 @@ TEST(Protocol, KindTravelsInSubmitAndJob) {
   d = DecodeSubmit(Encode(s));
   ASSERT_TRUE(d.ok()) << d.status();
   EXPECT_EQ(d->kind, kKindSites);
-  JobMsg j{"job-2", 3, "h", "", "default", {{"fusion#0", {1}}}, 500, kKindSites};
+  JobMsg j{"job-2", 3, "h", "", "default", {{"fusion#0", {1}}}, 500, kKindSites, {}};
   auto dj = DecodeJob(Encode(j));
   ASSERT_TRUE(dj.ok()) << dj.status();
   EXPECT_EQ(dj->kind, kKindSites);
