@@ -53,7 +53,7 @@ void Broker::Assign(Job& job, Worker& w) {
   if (!job.cache_key.empty() && OpenClass(job.job_class) && job.class_key.empty()) {
     // Queued for an open class: once it runs on this worker's class (which pins its campaign),
     // a twin submitted now is keyed under that class; let it find this job in flight.
-    job.class_key = CacheKeyFor(job.spec, w.caps.hardware_class);
+    job.class_key = proto::CacheKey(job.spec, w.caps.hardware_class);
     if (!results_.SetInFlight(job.class_key, job.spec.job_id, /*replace=*/false)) {
       job.class_key.clear();
     }
@@ -82,7 +82,7 @@ void Broker::Complete(const std::string& job_id, std::string record, JobStatus s
       // A job queued for an open class is also cached under the class that actually ran it.
       Worker* w = workers_.Find(job->worker);
       if (OpenClass(job->job_class) && w) {
-        key = CacheKeyFor(job->spec, w->caps.hardware_class);
+        key = proto::CacheKey(job->spec, w->caps.hardware_class);
         results_.Remember(key, job_id);
       }
     }

@@ -86,7 +86,7 @@ Job& Broker::AddJob(const std::string& agent, proto::SubmitMsg m) {
 bool Broker::AnswerFromCache(Job& job) {
   if (!job.spec.use_cache || !proto::KindCacheable(job.spec.kind)) return false;
   const std::string id = job.spec.job_id;
-  job.cache_key = CacheKeyFor(job.spec, job.job_class);
+  job.cache_key = proto::CacheKey(job.spec, job.job_class);
   if (std::optional<ResultCache::Hit> hit = results_.Lookup(job.cache_key)) {
     ++stats_.cache_hits;
     job.cache_key.clear();  // this job's row must not replace the cache entry

@@ -23,8 +23,4 @@ proto::JobMsg JobMsgFor(const Job& job, uint32_t run_timeout_ms, std::string mod
   return m;
 }
 
-std::string CacheKeyFor(const proto::SubmitMsg& spec, const std::string& hardware_class) {
-  return proto::CacheKey(spec, hardware_class);
-}
-
 }  // namespace hlox::broker

@@ -1,6 +1,6 @@
-// A job as the broker holds it between SUBMIT and its result, and the two things derived from its
-// stored SUBMIT: the JOB message a worker gets and the result-cache key. Both are built here only,
-// so a field added to SubmitMsg reaches the worker and the key by an edit in this one place.
+// A job as the broker holds it between SUBMIT and its result, and the JOB message a worker gets
+// for it, built here only, so a field added to SubmitMsg reaches the worker by an edit in this
+// one place. Its result-cache key is proto::CacheKey(spec, class), which covers the kind's fields.
 #pragma once
 
 #include <cstdint>
@@ -35,8 +35,5 @@ uint32_t RunTimeoutMs(const Job& job, uint32_t default_run_timeout_ms);
 
 // The JOB message for the job's current attempt; `module_text` is "" when the worker has it.
 proto::JobMsg JobMsgFor(const Job& job, uint32_t run_timeout_ms, std::string module_text);
-
-// The result-cache key of `spec` evaluated on `hardware_class` (proto::CacheKey).
-std::string CacheKeyFor(const proto::SubmitMsg& spec, const std::string& hardware_class);
 
 }  // namespace hlox::broker
