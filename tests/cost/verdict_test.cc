@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "ir/parser.h"
 #include "tests/cost/fake_clock.h"
+#include "tests/test_util.h"
 
 namespace hlox {
 namespace {
@@ -196,7 +197,7 @@ TEST(Verdict, StoredCalibrationRoundTripsAndBadFilesAreErrors) {
 // The real thing, short: A/A pairs of a small shipped module through the runtime. With a
 // calibrated interval about 1 pair in 20 excludes 1; six or more of 24 would be a 0.1% event.
 TEST(VerdictCoverage, RealAaPairsOfAShippedModule) {
-  const std::string path = std::string(HLOX_SOURCE_DIR) + "/examples/mlp_train_small.hlo";
+  const std::string path = hlox::testing::SourceDir() + "/examples/mlp_train_small.hlo";
   absl::StatusOr<std::unique_ptr<Module>> m = ParseModuleFile(path);
   ASSERT_TRUE(m.ok()) << m.status();
   VerdictCalibrationPlan plan;
