@@ -1,18 +1,19 @@
 // Where search agents send candidates. An Evaluator turns a batch of pipeline decisions into
-// result records: LocalEvaluator runs them in this process; the fleet evaluator (fleet_evaluator.h)
-// sends them through the broker, embedded or remote. Agents never know which.
+// result records: the fleet evaluator (fleet_evaluator.h) sends them through the broker, embedded
+// or remote; the local library's LocalEvaluator (local/) runs them in this process. Agents never
+// know which, and this library never executes a module itself.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
-#include <map>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "cost/evaluate.h"
+#include "cost/eval_options.h"
 #include "cost/paired.h"
 #include "cost/result.h"
 #include "ir/module.h"
@@ -40,19 +41,6 @@ class Evaluator {
   }
   // How many candidates are worth submitting at once.
   virtual int parallelism() const { return 1; }
-};
-
-// Evaluates in-process with EvaluateCandidate (validation on, measurement as `options` says).
-class LocalEvaluator : public Evaluator {
- public:
-  LocalEvaluator(const Module& module, std::string pipeline, EvalOptions options)
-      : module_(module), pipeline_(std::move(pipeline)), options_(std::move(options)) {}
-  std::vector<ResultRecord> Evaluate(const std::vector<PipelineDecisions>& batch) override;
-
- private:
-  const Module& module_;
-  std::string pipeline_;
-  EvalOptions options_;
 };
 
 // One paired measurement a search asks for (its race and its fresh confirmation): a candidate
@@ -89,18 +77,14 @@ class PairedMeasurer {
   MeasuredBy measured_by_;
 };
 
-// Measures in this process with MeasurePairedModules (cost/evaluate.h), building each distinct
-// (pipeline, decisions) once. No validation: candidates come from the search's validated log.
-class LocalPairedMeasurer : public PairedMeasurer {
- public:
-  LocalPairedMeasurer(const Module& module, int threads) : module_(module), threads_(threads) {}
-  absl::StatusOr<PairedResult> MeasurePaired(const PairedRequest& request) override;
-
- private:
-  absl::StatusOr<const Module*> Built(const std::string& pipeline, const PipelineDecisions& decisions);
-  const Module& module_;
-  int threads_;
-  std::map<std::pair<std::string, PipelineDecisions>, std::unique_ptr<Module>> built_;
+// How a session evaluates with --in-process. The agent library never runs a module: the local
+// library (local/local_evaluator.h, LocalBackend()) supplies both, and the CLI wires it in.
+struct InProcessBackend {
+  std::function<std::unique_ptr<Evaluator>(const Module& module, const std::string& pipeline,
+                                           const EvalOptions& options)>
+      evaluator;
+  std::function<std::unique_ptr<PairedMeasurer>(const Module& module, int threads)> measurer;
+  explicit operator bool() const { return evaluator && measurer; }
 };
 
 }  // namespace hlox

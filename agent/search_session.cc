@@ -321,7 +321,7 @@ absl::StatusOr<SessionResult> RunPassOrderSession(const SessionOptions& o, const
     std::optional<FleetConnection> fleet;  // outlives the measurer, which holds its client
     std::unique_ptr<PairedMeasurer> measurer;
     if (o.in_process) {
-      measurer = std::make_unique<LocalPairedMeasurer>(module, o.threads);
+      measurer = o.in_process_backend.measurer(module, o.threads);
     } else {
       HLOX_ASSIGN_OR_RETURN(fleet, ConnectSessionFleet(o));
       measurer = std::make_unique<FleetEvaluator>(std::move(fleet->client), PrintModule(module), "default",
@@ -336,6 +336,10 @@ absl::StatusOr<SessionResult> RunPassOrderSession(const SessionOptions& o, const
 }  // namespace
 
 absl::StatusOr<SessionResult> RunSearchSession(const SessionOptions& o) {
+  if (o.in_process && !o.in_process_backend) {
+    return absl::FailedPreconditionError(
+        "in-process search without an in-process backend (link hlox_local and set LocalBackend())");
+  }
   HLOX_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, ParseModuleFile(o.module_path));
   std::string campaign = o.campaign;
   if (campaign.empty()) campaign = absl::StrCat("search-", std::random_device{}());
@@ -348,11 +352,11 @@ absl::StatusOr<SessionResult> RunSearchSession(const SessionOptions& o) {
   std::optional<FleetConnection> fleet;  // outlives the evaluator, which holds its client
   std::unique_ptr<Evaluator> evaluator;
   // Verdicts are measured where the evaluations run: this process, or the campaign's fleet.
-  std::unique_ptr<LocalPairedMeasurer> local_measurer;
+  std::unique_ptr<PairedMeasurer> local_measurer;
   PairedMeasurer* measurer = nullptr;
   if (o.in_process) {
-    evaluator = std::make_unique<LocalEvaluator>(*module, o.pipeline, eval);
-    local_measurer = std::make_unique<LocalPairedMeasurer>(*module, o.threads);
+    evaluator = o.in_process_backend.evaluator(*module, o.pipeline, eval);
+    local_measurer = o.in_process_backend.measurer(*module, o.threads);
     measurer = local_measurer.get();
   } else {
     HLOX_ASSIGN_OR_RETURN(fleet, ConnectSessionFleet(o));

@@ -23,6 +23,7 @@ struct SessionOptions {
   std::string broker_key;        // the broker's CURVE public key file
   int workers = 0;               // embedded workers; 0 = one per core
   bool in_process = false;       // evaluate in this process, no fleet
+  InProcessBackend in_process_backend;  // what evaluates with in_process (the CLI: LocalBackend())
   int threads = 1;               // runtime threads per evaluation
   std::string out_dir;           // "" = write nothing
   bool progress = true;          // progress bar on stderr

@@ -96,6 +96,19 @@ json ToJson(const ResultRecord& r) {
          {"instruction_count", r.instruction_count},
          {"eval_seconds", r.eval_seconds}};
   if (!r.sites.empty()) j["sites"] = r.sites;  // a sites job's answer: JSON text, as on the wire
+  if (r.paired) {  // a paired job's answer, with the wire's keys
+    const PairedFigures& p = *r.paired;
+    j["paired"] = json{{"ratio", p.ratio},
+                       {"ci_low", p.ci_low},
+                       {"ci_high", p.ci_high},
+                       {"unstable", p.unstable},
+                       {"instance_count", p.instance_count},
+                       {"calls_per_sample", p.calls_per_sample},
+                       {"rounds", p.rounds},
+                       {"ratios", p.ratios},
+                       {"baseline_median", p.baseline_median},
+                       {"candidate_median", p.candidate_median}};
+  }
   if (r.mismatch) {
     j["mismatch"] = json{{"output", r.mismatch->output},
                          {"index", r.mismatch->index},
@@ -219,6 +232,21 @@ absl::StatusOr<ResultRecord> ResultFromJson(const json& j) {
     HLOX_GET(*o, "hardware_class", &p.hardware_class);
     HLOX_GET(*o, "protocol", &p.protocol);
     HLOX_GET(*o, "seed", &p.seed);
+  }
+  if (auto st = Object(j, "paired", &o); !st.ok()) return st;
+  if (o) {
+    PairedFigures p;
+    HLOX_GET(*o, "ratio", &p.ratio);
+    HLOX_GET(*o, "ci_low", &p.ci_low);
+    HLOX_GET(*o, "ci_high", &p.ci_high);
+    HLOX_GET(*o, "unstable", &p.unstable);
+    HLOX_GET(*o, "instance_count", &p.instance_count);
+    HLOX_GET(*o, "calls_per_sample", &p.calls_per_sample);
+    HLOX_GET(*o, "rounds", &p.rounds);
+    HLOX_GET(*o, "ratios", &p.ratios);
+    HLOX_GET(*o, "baseline_median", &p.baseline_median);
+    HLOX_GET(*o, "candidate_median", &p.candidate_median);
+    r.paired = p;
   }
   if (auto st = Object(j, "mismatch", &o); !st.ok()) return st;
   if (o) {

@@ -33,7 +33,8 @@ LAYERS = {
     "broker": ["protocol", "cost-core", "ir", "common"],
     "worker": ["protocol", "cost", "cost-core", "passes", "runtime", "ir", "common"],
     "client": ["broker", "protocol", "cost-core", "ir", "common"],
-    "agent": ["client", "protocol", "cost", "cost-core", "passes", "ir", "common"],
+    "agent": ["client", "protocol", "cost-core", "passes", "ir", "common"],
+    "local": ["agent", "client", "protocol", "cost", "cost-core", "passes", "ir", "common"],
     "monitor": ["client", "broker", "protocol", "common"],
 }
 FOLDERS = sorted({"cost" if layer == "cost-core" else layer for layer in LAYERS})

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_split.h"
 #include "agent/campaign.h"
+#include "local/local_evaluator.h"
 #include "tools/commands.h"
 
 namespace hlox::cli {
@@ -14,6 +15,7 @@ void RegisterCampaign(CLI::App& app) {
   auto algos = std::make_shared<std::string>("random,greedy");
   auto objective = std::make_shared<std::string>("measured");
   o->session.progress = false;
+  o->session.in_process_backend = LocalBackend();  // used with --in-process
   cmd->add_option("--graphs", o->graphs_dir, "folder of .hlo modules")->required();
   cmd->add_option("--algos", *algos, "comma-separated algorithms")->capture_default_str();
   cmd->add_option("--budget", o->session.search.budget, "evaluations per search")->capture_default_str();

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "agent/search_session.h"
+#include "local/local_evaluator.h"
 #include "tools/commands.h"
 
 namespace hlox::cli {
@@ -10,6 +11,7 @@ namespace hlox::cli {
 void RegisterSearch(CLI::App& app) {
   auto* cmd = app.add_subcommand("search", "search decisions that beat the default pipeline");
   auto o = std::make_shared<SessionOptions>();
+  o->in_process_backend = LocalBackend();  // used with --in-process
   auto start = std::make_shared<std::string>("default");
   auto objective = std::make_shared<std::string>("measured");
   auto json = std::make_shared<bool>(false);

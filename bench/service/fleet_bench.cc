@@ -15,6 +15,7 @@
 #include <fstream>
 
 #include "bench/service/bench_util.h"
+#include "protocol/frames.h"
 #include "protocol/zmq_util.h"
 
 using namespace hlox;
@@ -101,19 +102,17 @@ class SimFleet {
         if (items[p].revents & ZMQ_POLLIN) {
           while (proto::RecvMsg(s, false, &in)) {
             busy = true;
-            if (in.frames.size() != 2 && in.frames.size() != 1) continue;
-            char c = static_cast<const char*>(in.frames[0].data())[3];
-            if (c == 'J') {
-              std::string_view body(static_cast<const char*>(in.frames[1].data()),
-                                    in.frames[1].size());
-              auto j = proto::DecodeJob(body);
+            auto f = proto::SplitFrames(in);
+            if (!f.ok()) continue;
+            if (f->command == proto::Command::kJob) {
+              auto j = proto::DecodeJob(f->body);
               if (!j.ok()) continue;
               proto::DoneMsg d{j->job_id, j->attempt, false, record_};
               proto::SendMsg(s, "", proto::Command::kDone, proto::Encode(d));
               ++done_;
-            } else if (c == 'A') {
+            } else if (f->command == proto::Command::kReregister) {
               SendReady(s, mine[k]);
-            } else if (c == 'H' && aligned_) {
+            } else if (f->command == proto::Command::kHeartbeat && aligned_) {
               if (now - last_hb[k] >= 125) {
                 proto::SendMsg(s, "", proto::Command::kHeartbeat, hb);
                 last_hb[k] = now;

@@ -11,6 +11,7 @@
 #include "bench/service/bench_util.h"
 #include "client/embedded.h"
 #include "common/cpu_latency.h"
+#include "protocol/frames.h"
 #include "protocol/spin_poll.h"
 #include "protocol/zmq_util.h"
 
@@ -152,10 +153,9 @@ void RawProtocolRoundTrips(zmq::socket_t& d, const std::string& text, int n,
     for (;;) {
       zmq::pollitem_t it{static_cast<void*>(d), 0, ZMQ_POLLIN, 0};
       zmq::poll(&it, 1, std::chrono::milliseconds(100));
-      if (proto::RecvMsg(d, false, &in) && in.frames.size() == 2 &&
-          static_cast<const char*>(in.frames[0].data())[3] == 'R') {
-        break;
-      }
+      if (!proto::RecvMsg(d, false, &in)) continue;
+      auto f = proto::SplitFrames(in);
+      if (f.ok() && f->command == proto::Command::kResult) break;
     }
     lat->push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
   }

@@ -1,5 +1,5 @@
-"""What both clients share (no third-party imports): the control address rule, gather and
-sites."""
+"""What both clients share (no third-party imports): the control address rule, gather, sites
+and paired."""
 import json
 import time
 
@@ -24,12 +24,31 @@ def gather(client, ids, timeout):
     return got
 
 
-def sites(client, module, pipeline, decisions, timeout):
-    """Submits a "sites" job on `client` and waits for its answer (results of other jobs that
-    arrive meanwhile stay queued for client.next): the list of decision points of the record's
-    "sites" JSON. Raises ValueError for INVALID_DECISIONS, RuntimeError for another status,
-    TimeoutError when no answer came within `timeout` seconds."""
-    job_id = client.submit(module, pipeline, decisions, kind="sites")
+# The keys of a paired job besides the candidate's pipeline and decisions (docs/PROTOCOL.md, Job
+# kinds), with the defaults a job that leaves them out gets. Timing keys are in the wire's units.
+PAIRED_KEYS = {
+    "baseline_pipeline": "", "baseline_decisions": None, "seed": 0, "warmups": 2, "min_rounds": 5,
+    "max_rounds": 100, "target_rel_error": 0.004, "time_cap_ms": 2000, "min_sample_us": 1000,
+    "instances": 8,
+}
+
+
+def paired_spec(paired):
+    """`paired` (a dict of PAIRED_KEYS, any subset) with every key filled in; ValueError for a
+    key the protocol does not have (a typo would otherwise measure with a default silently)."""
+    unknown = set(paired or {}) - set(PAIRED_KEYS)
+    if unknown:
+        raise ValueError("unknown paired keys %s (known: %s)" % (sorted(unknown), ", ".join(PAIRED_KEYS)))
+    spec = dict(PAIRED_KEYS)
+    spec.update(paired or {})
+    spec["baseline_decisions"] = spec["baseline_decisions"] or {}
+    return spec
+
+
+def _await_record(client, job_id, timeout, what):
+    """The record of `job_id`, waiting on client.next (results of other jobs that arrive
+    meanwhile stay queued for client.next). Raises ValueError for INVALID_DECISIONS,
+    RuntimeError for another status than OK, TimeoutError after `timeout` seconds."""
     deadline = time.monotonic() + timeout
     held, answer = [], None
     while answer is None:
@@ -40,11 +59,30 @@ def sites(client, module, pipeline, decisions, timeout):
             held.append(r)
         elif time.monotonic() >= deadline:
             client._requeue(held)
-            raise TimeoutError("no answer to sites job %s" % job_id)
+            raise TimeoutError("no answer to %s job %s" % (what, job_id))
     client._requeue(held)
     status = answer.get("status")
     if status == "INVALID_DECISIONS":
         raise ValueError(answer.get("message", ""))
     if status != "OK":
-        raise RuntimeError("sites job %s: %s" % (status, answer.get("message", "")))
-    return json.loads(answer.get("sites") or "[]")
+        raise RuntimeError("%s job %s: %s" % (what, status, answer.get("message", "")))
+    return answer
+
+
+def sites(client, module, pipeline, decisions, timeout):
+    """Submits a "sites" job on `client` and waits for its answer: the list of decision points
+    of the record's "sites" JSON (errors as _await_record)."""
+    job_id = client.submit(module, pipeline, decisions, kind="sites")
+    return json.loads(_await_record(client, job_id, timeout, "sites").get("sites") or "[]")
+
+
+def paired(client, module, pipeline, decisions, spec, campaign, hardware_class, timeout):
+    """Submits a "paired" job on `client` (`spec`: PAIRED_KEYS) and waits for it: the record's
+    "paired" figures, with the record's "provenance" (who measured) added under that key.
+    Errors as _await_record (WRONG_OUTPUT, a failing baseline: RuntimeError)."""
+    job_id = client.submit(module, pipeline, decisions, campaign=campaign, cache=False,
+                           hardware_class=hardware_class, kind="paired", paired=spec)
+    record = _await_record(client, job_id, timeout, "paired")
+    out = dict(record["paired"])
+    out["provenance"] = record.get("provenance", {})
+    return out

@@ -9,6 +9,7 @@ broker's public key file, as `hlox keygen` writes them.
     results = c.gather(ids, timeout=60)          # {job_id: {"record": {...}, ...}}
     print(c.status()["workers"])
     points = c.sites(text, "default", {})        # [{"key": "fusion#0", "sites": [...]}, ...]
+    v = c.paired(text, "default", {"fusion#0": [0, 1, 1]})  # {"ratio", "ci_low", "ci_high", ...}
 
 The native client (hlox.Client, the compiled extension) has the same constructor, methods and
 units: times in seconds, `unfinished` a property, `submit` taking HLO text or a Module.
@@ -26,7 +27,7 @@ import msgpack
 import zmq
 from zmq.utils import z85
 
-from ._client_common import control_address_for, gather, sites  # noqa: F401 (control_address_for: part of the API)
+from ._client_common import control_address_for, gather, paired as paired_job, paired_spec, sites  # noqa: F401 (control_address_for: part of the API)
 
 VERSION = 1
 _MASK = (1 << 64) - 1
@@ -138,10 +139,12 @@ class Client:
 
     # -- jobs ---------------------------------------------------------------------------
     def submit(self, module, pipeline="default", decisions=None, campaign="", job_id=None,
-               cache=True, hardware_class="", run_timeout=0.0, queue_timeout=0.0, kind="evaluate"):
+               cache=True, hardware_class="", run_timeout=0.0, queue_timeout=0.0, kind="evaluate",
+               paired=None):
         """Queues one job; returns its id. module: HLO text or a Module (its text is sent once
         per broker). run_timeout / queue_timeout: seconds, 0 = the broker's default. kind:
-        "evaluate" (measure the candidate) or "sites" (list its decision points; see sites())."""
+        "evaluate" (measure the candidate), "sites" (list its decision points; see sites()) or
+        "paired" (measure it against a baseline; `paired` holds the keys, see paired())."""
         text = str(module)
         digest = self._hash_cache.get(text)
         if digest is None:
@@ -160,6 +163,12 @@ class Client:
         }
         if kind != "evaluate":
             body["kind"] = kind
+        if kind == "paired":
+            spec = paired_spec(paired)
+            spec["baseline_decisions"] = encode_decisions(spec["baseline_decisions"])
+            body.update(spec)
+        elif paired:
+            raise ValueError("paired keys given for a %r job" % kind)
         self._pending[body["id"]] = body
         self._send_submit(body, with_module=digest not in self._sent_hashes)
         self._sent_hashes.add(digest)
@@ -205,6 +214,20 @@ class Client:
         failures, TimeoutError when no answer came. Results of other jobs that arrive
         meanwhile stay queued for next()."""
         return sites(self, module, pipeline, decisions, timeout)
+
+    def paired(self, module, pipeline="default", decisions=None, paired=None, campaign="",
+               hardware_class="", timeout=300.0):
+        """A paired measurement on the fleet: the candidate (`pipeline`, `decisions`) built,
+        validated and timed interleaved with a baseline by one worker. `paired`: any of
+        baseline_pipeline ("" = `pipeline`), baseline_decisions ({} = its default policy), seed,
+        and the timing keys warmups, min_rounds, max_rounds, target_rel_error, time_cap_ms,
+        min_sample_us, instances (docs/PROTOCOL.md). Returns the record's "paired" figures
+        {"ratio" (candidate/baseline time: < 1 is faster), "ci_low", "ci_high", "unstable",
+        "rounds", ...} plus "provenance" (the worker and class that measured). Never cached.
+        Raises ValueError for INVALID_DECISIONS or an unknown key, RuntimeError for WRONG_OUTPUT
+        or a run error, TimeoutError when no answer came."""
+        return paired_job(self, module, pipeline, decisions, paired_spec(paired), campaign, hardware_class,
+                      timeout)
 
     def gather(self, ids, timeout=120.0):
         """Waits for every id in `ids`; returns {id: result} (ids that timed out are absent)."""

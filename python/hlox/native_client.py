@@ -12,7 +12,7 @@ happen without calls into it); the pure-Python one makes progress inside next/ga
 import json
 
 from . import _hlox
-from ._client_common import control_address_for, gather, sites
+from ._client_common import control_address_for, gather, paired as paired_job, paired_spec, sites
 
 
 class Client:
@@ -26,19 +26,32 @@ class Client:
         self._held = []  # results sites() took from the native client for other jobs
 
     def submit(self, module, pipeline="default", decisions=None, campaign="", job_id=None, cache=True,
-               hardware_class="", run_timeout=0.0, queue_timeout=0.0, kind="evaluate"):
+               hardware_class="", run_timeout=0.0, queue_timeout=0.0, kind="evaluate", paired=None):
         """Queues one job; returns its id. module: a Module or HLO text; run_timeout /
-        queue_timeout: seconds, 0 = the broker's default; kind: "evaluate" or "sites"."""
+        queue_timeout: seconds, 0 = the broker's default; kind: "evaluate", "sites" or "paired"
+        (`paired`: its keys, as hlox.client.Client.paired takes them)."""
         if not isinstance(module, _hlox.Module):
             module = _hlox.parse_module(str(module))
+        if paired and kind != "paired":
+            raise ValueError("paired keys given for a %r job" % kind)
+        spec = paired_spec(paired)
+        timing = {k: float(spec[k]) for k in ("warmups", "min_rounds", "max_rounds", "target_rel_error",
+                                               "time_cap_ms", "min_sample_us", "instances")}
         return self._native.submit(module, pipeline, decisions or {}, campaign, job_id or "", bool(cache),
                                    int(round(run_timeout * 1000)), hardware_class, int(round(queue_timeout * 1000)),
-                                   kind)
+                                   kind, spec["baseline_pipeline"], spec["baseline_decisions"], int(spec["seed"]),
+                                   timing)
 
     def sites(self, module, pipeline="default", decisions=None, timeout=60.0):
         """The decision points of `module` under `pipeline` given `decisions`, asked of the
         fleet as a "sites" job (hlox.client.Client.sites describes the result and errors)."""
         return sites(self, module, pipeline, decisions, timeout)
+
+    def paired(self, module, pipeline="default", decisions=None, paired=None, campaign="",
+               hardware_class="", timeout=300.0):
+        """A paired measurement on the fleet (hlox.client.Client.paired describes it)."""
+        return paired_job(self, module, pipeline, decisions, paired_spec(paired), campaign, hardware_class,
+                      timeout)
 
     def next(self, timeout=1.0):
         """The next result dict, or None when none arrived within `timeout` seconds."""

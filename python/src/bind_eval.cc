@@ -51,9 +51,27 @@ class PyClient {
   std::string Submit(const ModulePtr& module, const std::string& pipeline, const Decisions& decisions,
                      const std::string& campaign, const std::string& id, bool use_cache,
                      uint32_t run_timeout_ms, const std::string& hardware_class, uint32_t queue_timeout_ms,
-                     const std::string& kind) {
+                     const std::string& kind, const std::string& baseline_pipeline,
+                     const Decisions& baseline_decisions, uint64_t seed,
+                     const std::map<std::string, double>& timing) {
     client::JobSpec job;
     job.kind = kind;
+    // A paired job's keys (the wrapper fills in every one; the broker checks their ranges).
+    job.paired.baseline_pipeline = baseline_pipeline;
+    job.paired.baseline_decisions = PipelineDecisions(baseline_decisions.begin(), baseline_decisions.end());
+    job.paired.seed = seed;
+    auto get = [&](const char* key, double fallback) {
+      auto it = timing.find(key);
+      return it == timing.end() ? fallback : it->second;
+    };
+    TimingProtocol& t = job.paired.protocol;
+    t.warmups = static_cast<int>(get("warmups", t.warmups));
+    t.min_samples = static_cast<int>(get("min_rounds", t.min_samples));
+    t.max_samples = static_cast<int>(get("max_rounds", t.max_samples));
+    t.target_rel_error = get("target_rel_error", t.target_rel_error);
+    t.time_cap_seconds = get("time_cap_ms", t.time_cap_seconds * 1e3) / 1e3;
+    t.min_sample_seconds = get("min_sample_us", t.min_sample_seconds * 1e6) / 1e6;
+    t.paired_instances = static_cast<int>(get("instances", t.paired_instances));
     job.id = id;
     job.campaign = campaign;
     job.module_text = TextOf(module);
@@ -160,7 +178,10 @@ void BindEval(pyb::module_& m) {
            pyb::arg("decisions") = Decisions{}, pyb::arg("campaign") = "", pyb::arg("id") = "",
            pyb::arg("use_cache") = true, pyb::arg("run_timeout_ms") = 0, pyb::arg("hardware_class") = "",
            pyb::arg("queue_timeout_ms") = 0, pyb::arg("kind") = "evaluate",
-           "Queues a job (kind \"evaluate\" or \"sites\"); returns its id.")
+           pyb::arg("baseline_pipeline") = "", pyb::arg("baseline_decisions") = Decisions{},
+           pyb::arg("seed") = 0, pyb::arg("timing") = std::map<std::string, double>{},
+           "Queues a job (kind \"evaluate\", \"sites\" or \"paired\", whose keys follow kind); "
+           "returns its id. timing: a paired job's protocol keys in the wire's units.")
       .def("next", &PyClient::Next, pyb::arg("timeout_ms") = 1000,
            "The next result dict, or None after timeout_ms.")
       .def("poll", &PyClient::Poll, "Every result available now.")

@@ -95,6 +95,35 @@ TEST(ResultJsonTest, ProvenanceIsaIsOptionalButTyped) {
   EXPECT_FALSE(ResultFromJsonString(R"({"status":"OK","provenance":{"isa":2}})").ok());
 }
 
+// A paired job's figures travel in the JSON form too (the CLI's --json, the Python bindings),
+// with the wire's keys; records of other kinds have no "paired".
+TEST(ResultJsonTest, PairedFiguresRoundTrip) {
+  ResultRecord a;
+  PairedFigures p;
+  p.ratio = 0.93;
+  p.ci_low = 0.9;
+  p.ci_high = 0.97;
+  p.unstable = true;
+  p.instance_count = 4;
+  p.calls_per_sample = 3;
+  p.rounds = 2;
+  p.ratios = {0.92, 0.94};
+  p.baseline_median = 2e-3;
+  p.candidate_median = 1.86e-3;
+  a.paired = p;
+  nlohmann::json j = ToJson(a);
+  EXPECT_DOUBLE_EQ(j["paired"]["ratio"].get<double>(), 0.93);
+  EXPECT_EQ(j["paired"]["ratios"].size(), 2u);
+  auto b = ResultFromJsonString(ResultToJsonString(a, false));
+  ASSERT_TRUE(b.ok()) << b.status();
+  ASSERT_TRUE(b->paired.has_value());
+  EXPECT_EQ(ToJson(*b).dump(), j.dump());
+  EXPECT_EQ(b->paired->ratios, p.ratios);
+  EXPECT_TRUE(b->paired->unstable);
+  EXPECT_FALSE(ToJson(ResultRecord{}).contains("paired"));
+  EXPECT_FALSE(ResultFromJsonString(R"({"status":"OK","paired":{"ratio":"fast"}})").ok());
+}
+
 TEST(ResultJsonTest, BadInputIsAnError) {
   EXPECT_FALSE(ResultFromJsonString("{not json").ok());
   EXPECT_FALSE(ResultFromJsonString("[1,2]").ok());

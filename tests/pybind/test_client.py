@@ -178,6 +178,56 @@ def sites_from_the_fleet_match_hlox_sites():
 
 
 @test
+def paired_jobs_from_both_clients():
+    """Client.paired (a "paired" job): a worker measures the candidate against a baseline and
+    returns the ratio with its interval and who measured; both clients submit it alike, and bad
+    requests fail clearly (an unknown key before anything is sent, wrong decisions, a
+    baseline's wrong decisions)."""
+    quick = {"baseline_pipeline": "none", "seed": 3, "max_rounds": 12, "min_rounds": 3,
+             "time_cap_ms": 400, "instances": 2, "warmups": 1}
+    clients = [pyclient.Client(fleet())]
+    try:
+        import hlox
+        clients.append(hlox.Client(fleet()))
+    except (ImportError, AttributeError):
+        print("  (no native extension: only the pure client)")
+    try:
+        for c in clients:
+            v = c.paired(MODULE, "default", {}, quick, campaign="pytest-paired")
+            assert v["ci_low"] <= v["ratio"] <= v["ci_high"] and v["ratio"] > 0, v
+            assert 1 <= v["rounds"] <= 12 and v["instance_count"] == 2, v
+            assert v["provenance"]["worker_id"] == "pytest-w1", v["provenance"]
+            assert v["baseline_median"] > 0 and v["candidate_median"] > 0, v
+            for bad in ({"rounds": 3}, {"baseline": "none"}):
+                try:
+                    c.paired(MODULE, "default", {}, bad)
+                    raise AssertionError("unknown paired key %s accepted" % bad)
+                except ValueError as e:
+                    assert "unknown paired keys" in str(e), e
+            try:
+                c.submit(MODULE, "default", {}, kind="sites", paired={"seed": 1})
+                raise AssertionError("paired keys on a sites job accepted")
+            except ValueError:
+                pass
+            points = c.sites(MODULE, "default", {})
+            n = len(points[0]["sites"])
+            try:
+                c.paired(MODULE, "default", {points[0]["key"]: [0] * (n + 1)}, quick)
+                raise AssertionError("wrong candidate decisions accepted")
+            except ValueError as e:
+                assert points[0]["key"] in str(e), e
+            try:
+                c.paired(MODULE, "default", {}, dict(quick, baseline_pipeline="default",
+                                                     baseline_decisions={points[0]["key"]: [0] * (n + 1)}))
+                raise AssertionError("wrong baseline decisions accepted")
+            except ValueError as e:
+                assert str(e).startswith("baseline: "), e
+    finally:
+        for c in clients:
+            c.close()
+
+
+@test
 def both_clients_share_one_api():
     """hlox.Client (native) and hlox.client.Client (pure Python): the same public methods and
     properties, with the same parameter names and defaults (times in seconds in both)."""

@@ -174,13 +174,15 @@ def main():
     agent = Peer(ctx, fleet.address)
     state = {}
 
-    def submit(job_id, decisions=None, kind=None, with_module=True, cache=False, pipeline="default"):
+    def submit(job_id, decisions=None, kind=None, with_module=True, cache=False, pipeline="default",
+               extra=None):
         body = {"id": job_id, "module_hash": digest, "pipeline": pipeline,
                 "decisions": decisions_bin(decisions or {}), "cache": cache}
         if with_module:
             body["module"] = module
         if kind is not None:
             body["kind"] = kind
+        body.update(extra or {})
         agent.send([header("S"), pack(body)])
 
     def result_of(job_id, timeout=JOB_TIMEOUT_S):
@@ -274,6 +276,33 @@ def main():
         _, rec_a = result_of("conf-sites-cached")
         check(rec_a["status"] == "OK" and "sites" in rec_a, "a sites job is not answered by an evaluation")
 
+    def paired_job():
+        # The document's paired keys: the baseline is the unoptimized module, a short protocol.
+        keys = {"baseline_pipeline": "none", "baseline_decisions": decisions_bin({}), "seed": 7,
+                "warmups": 1, "min_rounds": 3, "max_rounds": 10, "time_cap_ms": 300, "instances": 2}
+        for attempt in ("conf-paired-1", "conf-paired-2"):  # never cached: two fresh measurements
+            submit(attempt, kind="paired", with_module=False, cache=True, extra=keys)
+            body, rec = result_of(attempt)
+            check(rec["status"] == "OK", "paired: %r" % rec.get("message"))
+            check(body["cached"] is False, "a paired job is never answered from the cache")
+            p = rec.get("paired")
+            check(isinstance(p, dict), "a paired RECORD carries `paired`")
+            for key in ("ratio", "ci_low", "ci_high", "unstable", "instance_count", "calls_per_sample",
+                        "rounds", "ratios", "baseline_median", "candidate_median"):
+                check(key in p, "paired lacks %r" % key)
+            check(p["ci_low"] <= p["ratio"] <= p["ci_high"], "the ratio lies in its interval: %r" % p)
+            check(p["instance_count"] == 2 and 1 <= p["rounds"] <= 10, "the protocol was followed: %r" % p)
+            check(len(p["ratios"]) == p["rounds"], "one ratio per kept round")
+            check(rec["provenance"]["seed"] == 7, "the seed travels: %r" % rec["provenance"])
+        submit("conf-paired-range", kind="paired", with_module=False, extra=dict(keys, instances=65))
+        agent.expect_error("DECODE", "conf-paired-range", "instances above 64")
+        wrong = {state["first"]["key"]: [0] * (len(state["first"]["sites"]) + 1)}
+        submit("conf-paired-base", kind="paired", with_module=False,
+               extra=dict(keys, baseline_pipeline="default", baseline_decisions=decisions_bin(wrong)))
+        _, rec = result_of("conf-paired-base")
+        check(rec["status"] == "INVALID_DECISIONS" and rec["message"].startswith("baseline: "),
+              "a baseline's wrong decisions: %r %r" % (rec["status"], rec.get("message")))
+
     def malformed():
         good = {"id": "conf-bad", "module_hash": digest, "pipeline": "default"}
         # Header: wrong length, wrong magic, another version, unknown command.
@@ -360,6 +389,7 @@ def main():
         step("header bytes and the framing rule (HEARTBEAT)", heartbeat_header)
         step("SUBMIT -> RESULT with a RECORD", evaluate_job)
         step("sites kind and decision vectors", sites_and_decisions)
+        step("paired kind", paired_job)
         step("malformed messages get documented ERRORs", malformed)
         step("control socket", control)
         step("the broker still serves a valid job", still_serving)

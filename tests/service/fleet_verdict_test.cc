@@ -15,7 +15,9 @@
 #include "client/client.h"
 #include "gtest/gtest.h"
 #include "ir/parser.h"
+#include "local/local_evaluator.h"
 #include "nlohmann/json.hpp"
+#include "protocol/frames.h"
 #include "protocol/protocol.h"
 #include "protocol/zmq_util.h"
 #include "runtime/core/executor.h"
@@ -127,15 +129,14 @@ TEST(FleetVerdict, BrokerNeverCachesOrCoalescesPairedJobs) {
       zmq::pollitem_t item{static_cast<void*>(*s), 0, ZMQ_POLLIN, 0};
       zmq::poll(&item, 1, 100ms);
       while (proto::RecvMsg(*s, false, &in)) {
-        ASSERT_EQ(in.frames.size(), 2u);
-        auto cmd = proto::ParseHeader(in.frames[0].to_string());
-        ASSERT_TRUE(cmd.ok());
-        if (*cmd == Command::kResult) {
-          auto r = proto::DecodeResult(in.frames[1].to_string());
+        auto f = proto::SplitFrames(in);
+        ASSERT_TRUE(f.ok()) << f.status();
+        if (f->command == Command::kResult) {
+          auto r = proto::DecodeResult(f->body);
           ASSERT_TRUE(r.ok());
           results[r->job_id] = *r;
-        } else if (*cmd == Command::kError) {
-          auto e = proto::DecodeError(in.frames[1].to_string());
+        } else if (f->command == Command::kError) {
+          auto e = proto::DecodeError(f->body);
           ASSERT_TRUE(e.ok());
           errors[e->job_id] = *e;
         }
@@ -225,10 +226,17 @@ TEST(FleetVerdict, BrokerSearchVerdictIsMeasuredByAWorkerNotThisProcess) {
 
   EXPECT_EQ(rt::ExecutorsCreated(), before) << "the agent process executed a module";
 
-  // The control: the same search --in-process measures here, and the counter sees it.
+  // The agent library alone cannot evaluate in-process: that needs the local library's backend.
   SessionOptions local = SearchOn(path, "");
   local.in_process = true;
   local.search.budget = 4;
+  absl::StatusOr<SessionResult> none = RunSearchSession(local);
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kFailedPrecondition) << none.status();
+  EXPECT_EQ(rt::ExecutorsCreated(), before);
+
+  // The control: the same search --in-process with LocalBackend() measures here, and the
+  // counter sees it.
+  local.in_process_backend = LocalBackend();
   absl::StatusOr<SessionResult> l = RunSearchSession(local);
   ASSERT_TRUE(l.ok()) << l.status();
   EXPECT_GT(rt::ExecutorsCreated(), before);

@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "msgpack.hpp"
 #include "nlohmann/json.hpp"
+#include "protocol/frames.h"
 #include "protocol/protocol.h"
 #include "protocol/zmq_util.h"
 #include "tests/service/service_test_util.h"
@@ -111,11 +112,10 @@ TEST(Hostile, BrokerRefusesEveryBadFrameAndKeepsServing) {
     zmq::pollitem_t item{static_cast<void*>(*s), 0, ZMQ_POLLIN, 0};
     zmq::poll(&item, 1, 100ms);
     while (proto::RecvMsg(*s, false, &in)) {
-      ASSERT_EQ(in.frames.size(), 2u);
-      std::string_view h(static_cast<const char*>(in.frames[0].data()), in.frames[0].size());
-      ASSERT_EQ(*proto::ParseHeader(h), Command::kError);
-      auto e = proto::DecodeError(
-          std::string_view(static_cast<const char*>(in.frames[1].data()), in.frames[1].size()));
+      auto f = proto::SplitFrames(in);
+      ASSERT_TRUE(f.ok()) << f.status();
+      ASSERT_EQ(f->command, Command::kError);
+      auto e = proto::DecodeError(f->body);
       ASSERT_TRUE(e.ok());
       ++errors;
       named += e->job_id == "d";  // a SUBMIT that decodes but for its decisions names its job
@@ -154,10 +154,8 @@ TEST(Hostile, WorkerDropsBadFramesAndStillEvaluates) {
       zmq::pollitem_t item{static_cast<void*>(*router), 0, ZMQ_POLLIN, 0};
       zmq::poll(&item, 1, 50ms);
       while (proto::RecvMsg(*router, true, &in)) {
-        std::string_view h(static_cast<const char*>(in.frames[0].data()), in.frames[0].size());
-        if (*proto::ParseHeader(h) == want) {
-          return in.frames.size() > 1 ? in.frames[1].to_string() : std::string();
-        }
+        auto f = proto::SplitFrames(in);
+        if (f.ok() && f->command == want) return std::string(f->body);
       }
     }
     return std::nullopt;

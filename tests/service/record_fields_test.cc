@@ -7,6 +7,7 @@
 
 #include "client/client.h"
 #include "gtest/gtest.h"
+#include "protocol/frames.h"
 #include "protocol/protocol.h"
 #include "protocol/zmq_util.h"
 #include "tests/service/service_test_util.h"
@@ -51,14 +52,13 @@ void FakeWorker(const std::string& addr, std::atomic<bool>* stop) {
     zmq::pollitem_t it{static_cast<void*>(*d), 0, ZMQ_POLLIN, 0};
     zmq::poll(&it, 1, std::chrono::milliseconds(20));
     while (proto::RecvMsg(*d, false, &in)) {
-      if (in.frames.size() != 2) continue;
-      auto cmd = proto::ParseHeader(std::string_view(
-          static_cast<const char*>(in.frames[0].data()), in.frames[0].size()));
-      std::string_view body(static_cast<const char*>(in.frames[1].data()), in.frames[1].size());
-      if (!cmd.ok()) continue;
-      if (*cmd == Command::kHeartbeat) {
+      auto f = proto::SplitFrames(in);
+      if (!f.ok()) continue;
+      const Command cmd = f->command;
+      const std::string_view body = f->body;
+      if (cmd == Command::kHeartbeat) {
         proto::SendMsg(*d, "", Command::kHeartbeat, proto::Encode(proto::HeartbeatMsg{}));
-      } else if (*cmd == Command::kJob) {
+      } else if (cmd == Command::kJob) {
         auto j = proto::DecodeJob(body);
         if (!j.ok()) continue;
         proto::DoneMsg done{j->job_id, j->attempt, false,
