@@ -33,7 +33,8 @@ std::vector<std::string> PassLabels() {
           "fusion", "sibling-fusion", "fusion-merger", "codegen",
           "zero-sized-elim", "opt-barrier-expander", "logistic-expander", "broadcast-canonicalizer",
           "operand-upcaster", "dot-dimension-sorter", "conditional-simplifier", "while-loop-simplifier",
-          "map-inliner", "dot-merger", "batchnorm-expander"};
+          "map-inliner", "dot-merger", "batchnorm-expander",
+          "reshape-mover"};
 }
 
 std::vector<PassInfo> PassInfos() {
@@ -67,6 +68,8 @@ std::vector<PassInfo> PassInfos() {
        {"shared_lhs", "shared_rhs"}},
       {"batchnorm-expander", "batch-norm training/inference -> reductions and elementwise ops (default: keep)",
        {"batch_norm_training", "batch_norm_inference"}},
+      {"reshape-mover", "sink reshapes/transposes below elementwise ops whose operands all have them",
+       {"sink_rearrange"}},
   };
 }
 
@@ -92,6 +95,7 @@ absl::StatusOr<std::unique_ptr<Pass>> CreatePassByLabel(const std::string& label
   if (label == "map-inliner") return CreateMapInliner();
   if (label == "dot-merger") return CreateDotMerger();
   if (label == "batchnorm-expander") return CreateBatchNormExpander();
+  if (label == "reshape-mover") return CreateReshapeMover();
   return absl::InvalidArgumentError(
       absl::StrCat("unknown pass '", label, "'; known: ", absl::StrJoin(PassLabels(), ", ")));
 }

@@ -1,0 +1,136 @@
+// XLA's target-independent passes (passes/xla/), a second set, one block of tests per pass: HLO
+// text in, the sites it offers (and their default choices), HLO text out after applying every
+// site, the same outputs as before on seeded inputs, and the cases it must leave alone.
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "ir/verifier.h"
+#include "passes/pipeline.h"
+#include "tests/fusion/fusion_test_util.h"
+
+namespace hlox {
+namespace {
+
+struct Outcome {
+  std::vector<std::string> rules;  // the sites' rules, in order
+  std::vector<int> defaults;       // the sites' default choices, in order
+  std::string after;               // printed module after applying every site (then DCE)
+};
+
+// Lists `label`'s sites on `text`, applies all of them, checks the result verifies, round-trips
+// and computes what the input computed (within `scale` times the usual tolerances).
+Outcome ApplyAll(const std::string& label, const std::string& text, double scale = 1.0) {
+  Outcome out;
+  auto m = ParseModule(text);
+  EXPECT_TRUE(m.ok()) << m.status();
+  if (!m.ok()) return out;
+  auto point = NextDecisionPoint(**m, "only:" + label, {});
+  EXPECT_TRUE(point.ok()) << point.status();
+  if (!point.ok() || !point->has_value()) return out;
+  DecisionVector all;
+  for (const DecisionSite& s : (*point)->sites) {
+    out.rules.push_back(s.rule);
+    out.defaults.push_back(s.default_choice);
+    all.push_back(1);
+  }
+  auto after = RunPipeline(**m, "only:" + label, {{(*point)->key, all}});
+  EXPECT_TRUE(after.ok()) << after.status();
+  if (!after.ok()) return out;
+  auto dce = RunPipeline(**after, "only:dce", {});
+  EXPECT_TRUE(dce.ok());
+  const Module& result = dce.ok() ? **dce : **after;
+  EXPECT_TRUE(VerifyModule(result).ok()) << VerifyModule(result) << PrintModule(result);
+  out.after = PrintModule(result);
+  auto reparsed = ParseModule(out.after);
+  EXPECT_TRUE(reparsed.ok()) << reparsed.status() << out.after;
+  auto before_v = testing::RunSeeded(**m, 5);
+  auto after_v = testing::RunSeeded(result, 5);
+  EXPECT_TRUE(before_v.ok() && after_v.ok()) << before_v.status() << after_v.status() << out.after;
+  if (before_v.ok() && after_v.ok()) {
+    EXPECT_EQ(testing::CompareValues(*before_v, *after_v, scale), "") << out.after;
+  }
+  return out;
+}
+
+// The printed module after running `label` with its default policy.
+std::string RunDefault(const std::string& label, const std::string& text) {
+  auto m = ParseModule(text);
+  EXPECT_TRUE(m.ok()) << m.status();
+  if (!m.ok()) return "";
+  auto after = RunPipeline(**m, "only:" + label, {});
+  EXPECT_TRUE(after.ok()) << after.status();
+  return after.ok() ? PrintModule(**after) : "";
+}
+
+bool Has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+int Count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// sum's transposes also feed a non-candidate (mixed), so XLA's fixpoint keeps it by default;
+// the reshape feeding only `scaled` moves by default; `mixed` reads a plain parameter.
+constexpr char kRearranges[] = R"(HloModule r
+ENTRY main {
+  a = f32[4,6] parameter(0)
+  b = f32[4,6] parameter(1)
+  c = f32[6,4] parameter(2)
+  ta = f32[6,4] transpose(a), dimensions={1,0}
+  tb = f32[6,4] transpose(b), dimensions={1,0}
+  sum = f32[6,4] add(ta, tb)
+  ra = f32[24] reshape(a)
+  two = f32[] constant(2)
+  bs = f32[24] broadcast(two), dimensions={}
+  scaled = f32[24] multiply(ra, bs)
+  mixed = f32[6,4] subtract(ta, c)
+  ROOT t = (f32[6,4], f32[24], f32[6,4]) tuple(sum, scaled, mixed)
+}
+)";
+
+TEST(XlaPassesA, ReshapeMoverSinksRearranges) {
+  Outcome o = ApplyAll("reshape-mover", kRearranges);
+  EXPECT_EQ(o.rules, (std::vector<std::string>{"sink_rearrange", "sink_rearrange"}));
+  EXPECT_EQ(o.defaults, (std::vector<int>{0, 1}));
+  EXPECT_TRUE(Has(o.after, "f32[4,6] add(%a, %b)")) << o.after;
+  EXPECT_TRUE(Has(o.after, "f32[4,6] multiply(%a, ")) << o.after;
+  EXPECT_TRUE(Has(o.after, "subtract(%ta, %c)")) << o.after;  // left alone
+  EXPECT_EQ(Count(o.after, " transpose("), 2) << o.after;       // ta (for mixed), sum's new one
+  const std::string def = RunDefault("reshape-mover", kRearranges);
+  EXPECT_TRUE(Has(def, "add(%ta, %tb)")) << def;
+  EXPECT_FALSE(Has(def, "multiply(%ra, %bs)")) << def;
+}
+
+// A transpose of a broadcast moves when the broadcast's dimensions keep their order; different
+// transposes, or a rearrange of a constant as the only rearrange, are not candidates.
+TEST(XlaPassesA, ReshapeMoverBroadcastOperandsAndNegatives) {
+  Outcome o = ApplyAll("reshape-mover", R"(HloModule r2
+ENTRY main {
+  a = f32[2,3,5] parameter(0)
+  v = f32[3] parameter(1)
+  ta = f32[5,2,3] transpose(a), dimensions={2,0,1}
+  bv = f32[5,2,3] broadcast(v), dimensions={2}
+  m = f32[5,2,3] maximum(ta, bv)
+  b = f32[3,2,5] parameter(2)
+  tb = f32[5,2,3] transpose(b), dimensions={2,1,0}
+  different = f32[5,2,3] add(ta, tb)
+  k = f32[6] constant({1, 2, 3, 4, 5, 6})
+  rk = f32[2,3] reshape(k)
+  p = f32[2,3] parameter(3)
+  const_only = f32[2,3] add(rk, p)
+  ROOT t = (f32[5,2,3], f32[5,2,3], f32[2,3]) tuple(m, different, const_only)
+}
+)");
+  EXPECT_EQ(o.rules, (std::vector<std::string>{"sink_rearrange"}));
+  EXPECT_TRUE(Has(o.after, "f32[2,3,5] maximum(%a, ")) << o.after;
+  EXPECT_TRUE(Has(o.after, "broadcast(%v), dimensions={1}")) << o.after;
+  EXPECT_TRUE(Has(o.after, "add(%ta, %tb)")) << o.after;
+  EXPECT_TRUE(Has(o.after, "add(%rk, %p)")) << o.after;
+}
+
+}  // namespace
+}  // namespace hlox
