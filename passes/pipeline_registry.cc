@@ -34,7 +34,7 @@ std::vector<std::string> PassLabels() {
           "zero-sized-elim", "opt-barrier-expander", "logistic-expander", "broadcast-canonicalizer",
           "operand-upcaster", "dot-dimension-sorter", "conditional-simplifier", "while-loop-simplifier",
           "map-inliner", "dot-merger", "batchnorm-expander",
-          "reshape-mover"};
+          "reshape-mover", "transpose-folding"};
 }
 
 std::vector<PassInfo> PassInfos() {
@@ -70,6 +70,8 @@ std::vector<PassInfo> PassInfos() {
        {"batch_norm_training", "batch_norm_inference"}},
       {"reshape-mover", "sink reshapes/transposes below elementwise ops whose operands all have them",
        {"sink_rearrange"}},
+      {"transpose-folding", "fold transposes into dot and convolution dimension numbers (conv default: keep)",
+       {"row_column_dot", "transpose_dot", "transpose_conv"}},
   };
 }
 
@@ -96,6 +98,7 @@ absl::StatusOr<std::unique_ptr<Pass>> CreatePassByLabel(const std::string& label
   if (label == "dot-merger") return CreateDotMerger();
   if (label == "batchnorm-expander") return CreateBatchNormExpander();
   if (label == "reshape-mover") return CreateReshapeMover();
+  if (label == "transpose-folding") return CreateTransposeFolding();
   return absl::InvalidArgumentError(
       absl::StrCat("unknown pass '", label, "'; known: ", absl::StrJoin(PassLabels(), ", ")));
 }

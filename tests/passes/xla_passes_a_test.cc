@@ -132,5 +132,58 @@ ENTRY main {
   EXPECT_TRUE(Has(o.after, "add(%rk, %p)")) << o.after;
 }
 
+constexpr char kTransposes[] = R"(HloModule t
+ENTRY main {
+  a = f32[8,4] parameter(0)
+  b = f32[8,5] parameter(1)
+  ta = f32[4,8] transpose(a), dimensions={1,0}
+  d1 = f32[4,5] dot(ta, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  x = f32[2,3,4,5] parameter(2)
+  tx = f32[2,5,3,4] transpose(x), dimensions={0,3,1,2}
+  y = f32[2,5,6] parameter(3)
+  d2 = f32[2,3,4,6] dot(tx, y), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  z = f32[3,4,5] parameter(4)
+  tz = f32[4,3,5] transpose(z), dimensions={1,0,2}
+  w = f32[5,2] parameter(5)
+  d3 = f32[4,3,2] dot(tz, w), lhs_contracting_dims={2}, rhs_contracting_dims={0}
+  img = f32[1,3,8,8] parameter(6)
+  timg = f32[1,8,8,3] transpose(img), dimensions={0,2,3,1}
+  k = f32[3,3,3,4] parameter(7)
+  cv = f32[1,6,6,4] convolution(timg, k), window={size=3x3}, dim_labels=b01f_01io->b01f
+  ROOT t = (f32[4,5], f32[2,3,4,6], f32[4,3,2], f32[1,6,6,4]) tuple(d1, d2, d3, cv)
+}
+)";
+
+// d1: a matrix transpose (XLA's default case); d2: a batched transpose with two free dims in
+// order (offered, kept by default); d3: swaps its free dims (the result order would change: not
+// offered); cv: NHWC view of an NCHW image (offered, kept by default).
+TEST(XlaPassesA, TransposeFolding) {
+  Outcome o = ApplyAll("transpose-folding", kTransposes);
+  EXPECT_EQ(o.rules, (std::vector<std::string>{"row_column_dot", "transpose_dot", "transpose_conv"}));
+  EXPECT_EQ(o.defaults, (std::vector<int>{1, 0, 0}));
+  EXPECT_TRUE(Has(o.after, "dot(%a, %b), lhs_contracting_dims={0}, rhs_contracting_dims={0}")) << o.after;
+  EXPECT_TRUE(Has(o.after, "dot(%x, %y), lhs_batch_dims={0}")) << o.after;
+  EXPECT_TRUE(Has(o.after, "lhs_contracting_dims={3}")) << o.after;
+  EXPECT_TRUE(Has(o.after, "dot(%tz, %w)")) << o.after;
+  EXPECT_TRUE(Has(o.after, "convolution(%img, %k)")) << o.after;
+  EXPECT_TRUE(Has(o.after, "dim_labels=bf01_01io->b01f")) << o.after;
+  const std::string def = RunDefault("transpose-folding", kTransposes);
+  EXPECT_TRUE(Has(def, "dot(%a, %b)") && Has(def, "dot(%tx, %y)") && Has(def, "convolution(%timg, %k)")) << def;
+}
+
+TEST(XlaPassesA, TransposeFoldingKernelOperand) {
+  Outcome o = ApplyAll("transpose-folding", R"(HloModule tk
+ENTRY main {
+  img = f32[1,8,8,3] parameter(0)
+  k = f32[4,3,3,3] parameter(1)
+  tk = f32[3,3,3,4] transpose(k), dimensions={2,3,1,0}
+  ROOT cv = f32[1,6,6,4] convolution(img, tk), window={size=3x3}, dim_labels=b01f_01io->b01f
+}
+)");
+  EXPECT_EQ(o.rules, (std::vector<std::string>{"transpose_conv"}));
+  EXPECT_TRUE(Has(o.after, "convolution(%img, %k)")) << o.after;
+  EXPECT_TRUE(Has(o.after, "dim_labels=b01f_oi01->b01f")) << o.after;
+}
+
 }  // namespace
 }  // namespace hlox
