@@ -35,5 +35,6 @@ std::unique_ptr<Pass> CreateDotMerger();              // dot-merger
 std::unique_ptr<Pass> CreateBatchNormExpander();      // batchnorm-expander
 std::unique_ptr<Pass> CreateReshapeMover();           // reshape-mover
 std::unique_ptr<Pass> CreateTransposeFolding();       // transpose-folding
+std::unique_ptr<Pass> CreateSliceSinker();            // slice-sinker
 
 }  // namespace hlox

@@ -34,7 +34,7 @@ std::vector<std::string> PassLabels() {
           "zero-sized-elim", "opt-barrier-expander", "logistic-expander", "broadcast-canonicalizer",
           "operand-upcaster", "dot-dimension-sorter", "conditional-simplifier", "while-loop-simplifier",
           "map-inliner", "dot-merger", "batchnorm-expander",
-          "reshape-mover", "transpose-folding"};
+          "reshape-mover", "transpose-folding", "slice-sinker"};
 }
 
 std::vector<PassInfo> PassInfos() {
@@ -72,6 +72,8 @@ std::vector<PassInfo> PassInfos() {
        {"sink_rearrange"}},
       {"transpose-folding", "fold transposes into dot and convolution dimension numbers (conv default: keep)",
        {"row_column_dot", "transpose_dot", "transpose_conv"}},
+      {"slice-sinker", "elementwise ops on slices of the same sources -> one op on the sources, then slices",
+       {"sink_slices"}},
   };
 }
 
@@ -99,6 +101,7 @@ absl::StatusOr<std::unique_ptr<Pass>> CreatePassByLabel(const std::string& label
   if (label == "batchnorm-expander") return CreateBatchNormExpander();
   if (label == "reshape-mover") return CreateReshapeMover();
   if (label == "transpose-folding") return CreateTransposeFolding();
+  if (label == "slice-sinker") return CreateSliceSinker();
   return absl::InvalidArgumentError(
       absl::StrCat("unknown pass '", label, "'; known: ", absl::StrJoin(PassLabels(), ", ")));
 }

@@ -185,5 +185,58 @@ ENTRY main {
   EXPECT_TRUE(Has(o.after, "dim_labels=b01f_oi01->b01f")) << o.after;
 }
 
+constexpr char kSlices[] = R"(HloModule s
+ENTRY main {
+  a = f32[8,4] parameter(0)
+  b = f32[8,4] parameter(1)
+  a0 = f32[4,4] slice(a), slice={[0:4], [0:4]}
+  b0 = f32[4,4] slice(b), slice={[0:4], [0:4]}
+  a1 = f32[4,4] slice(a), slice={[4:8], [0:4]}
+  b1 = f32[4,4] slice(b), slice={[4:8], [0:4]}
+  s0 = f32[4,4] add(a0, b0)
+  s1 = f32[4,4] add(a1, b1)
+  m = f32[4,4] multiply(a0, b1)
+  c = f32[2,4] slice(a), slice={[0:2], [0:4]}
+  d = f32[2,4] slice(b), slice={[0:2], [0:4]}
+  x = f32[2,4] subtract(c, d)
+  ROOT t = (f32[4,4], f32[4,4], f32[4,4], f32[2,4]) tuple(s0, s1, m, x)
+}
+)";
+
+// s0 and s1 cover both sources: one add, two slices. m mixes slice configurations; x has no
+// partner.
+TEST(XlaPassesA, SliceSinker) {
+  Outcome o = ApplyAll("slice-sinker", kSlices);
+  EXPECT_EQ(o.rules, (std::vector<std::string>{"sink_slices"}));
+  EXPECT_EQ(o.defaults, (std::vector<int>{1}));
+  EXPECT_TRUE(Has(o.after, "f32[8,4] add(%a, %b)")) << o.after;
+  EXPECT_EQ(Count(o.after, " add("), 1) << o.after;
+  EXPECT_TRUE(Has(o.after, "multiply(%a0, %b1)")) << o.after;
+  EXPECT_TRUE(Has(o.after, "subtract(%c, %d)")) << o.after;
+}
+
+// Two small slices of a big source: offered, but the op over the whole source would do 25x the
+// work, so the default (XLA's) keeps them. Compare ops keep their direction.
+TEST(XlaPassesA, SliceSinkerKeepsSmallSlicesByDefault) {
+  Outcome o = ApplyAll("slice-sinker", R"(HloModule s2
+ENTRY main {
+  a = f32[100,4] parameter(0)
+  b = f32[100,4] parameter(1)
+  a0 = f32[2,4] slice(a), slice={[0:2], [0:4]}
+  b0 = f32[2,4] slice(b), slice={[0:2], [0:4]}
+  a1 = f32[2,4] slice(a), slice={[2:4], [0:4]}
+  b1 = f32[2,4] slice(b), slice={[2:4], [0:4]}
+  c0 = pred[2,4] compare(a0, b0), direction=GT
+  c1 = pred[2,4] compare(a1, b1), direction=GT
+  c2 = pred[2,4] compare(a1, b1), direction=LT
+  ROOT t = (pred[2,4], pred[2,4], pred[2,4]) tuple(c0, c1, c2)
+}
+)");
+  EXPECT_EQ(o.rules, (std::vector<std::string>{"sink_slices"}));
+  EXPECT_EQ(o.defaults, (std::vector<int>{0}));
+  EXPECT_TRUE(Has(o.after, "pred[100,4] compare(%a, %b), direction=GT")) << o.after;
+  EXPECT_TRUE(Has(o.after, "compare(%a1, %b1), direction=LT")) << o.after;
+}
+
 }  // namespace
 }  // namespace hlox
