@@ -36,5 +36,6 @@ std::unique_ptr<Pass> CreateBatchNormExpander();      // batchnorm-expander
 std::unique_ptr<Pass> CreateReshapeMover();           // reshape-mover
 std::unique_ptr<Pass> CreateTransposeFolding();       // transpose-folding
 std::unique_ptr<Pass> CreateSliceSinker();            // slice-sinker
+std::unique_ptr<Pass> CreateConvertMover();           // convert-mover
 
 }  // namespace hlox

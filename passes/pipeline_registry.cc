@@ -34,7 +34,7 @@ std::vector<std::string> PassLabels() {
           "zero-sized-elim", "opt-barrier-expander", "logistic-expander", "broadcast-canonicalizer",
           "operand-upcaster", "dot-dimension-sorter", "conditional-simplifier", "while-loop-simplifier",
           "map-inliner", "dot-merger", "batchnorm-expander",
-          "reshape-mover", "transpose-folding", "slice-sinker"};
+          "reshape-mover", "transpose-folding", "slice-sinker", "convert-mover"};
 }
 
 std::vector<PassInfo> PassInfos() {
@@ -74,6 +74,8 @@ std::vector<PassInfo> PassInfos() {
        {"row_column_dot", "transpose_dot", "transpose_conv"}},
       {"slice-sinker", "elementwise ops on slices of the same sources -> one op on the sources, then slices",
        {"sink_slices"}},
+      {"convert-mover", "widening converts down, narrowing converts up across data-movement ops",
+       {"widen_down", "narrow_up"}},
   };
 }
 
@@ -102,6 +104,7 @@ absl::StatusOr<std::unique_ptr<Pass>> CreatePassByLabel(const std::string& label
   if (label == "reshape-mover") return CreateReshapeMover();
   if (label == "transpose-folding") return CreateTransposeFolding();
   if (label == "slice-sinker") return CreateSliceSinker();
+  if (label == "convert-mover") return CreateConvertMover();
   return absl::InvalidArgumentError(
       absl::StrCat("unknown pass '", label, "'; known: ", absl::StrJoin(PassLabels(), ", ")));
 }

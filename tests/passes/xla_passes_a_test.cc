@@ -238,5 +238,57 @@ ENTRY main {
   EXPECT_TRUE(Has(o.after, "compare(%a1, %b1), direction=LT")) << o.after;
 }
 
+// cat: widening converts move below the concatenate; nx: a narrowing convert moves above the
+// transpose; pq: the pad value 1 is exact in bf16; pd: 0.1 is not, so that pad stays.
+TEST(XlaPassesA, ConvertMover) {
+  Outcome o = ApplyAll("convert-mover", R"(HloModule c
+ENTRY main {
+  a = bf16[4,6] parameter(0)
+  b = bf16[4,2] parameter(1)
+  ca = f32[4,6] convert(a)
+  cb = f32[4,2] convert(b)
+  cat = f32[4,8] concatenate(ca, cb), dimensions={1}
+  e = f32[4,8] exponential(cat)
+  x = f32[6,4] parameter(2)
+  tx = f32[4,6] transpose(x), dimensions={1,0}
+  nx = bf16[4,6] convert(tx)
+  p = bf16[3] parameter(3)
+  cp = f32[3] convert(p)
+  z = f32[] constant(0.1)
+  pd = f32[5] pad(cp, z), padding=1_1
+  q = bf16[3] parameter(4)
+  cq = f32[3] convert(q)
+  one = f32[] constant(1)
+  pq = f32[5] pad(cq, one), padding=1_1
+  ROOT t = (f32[4,8], bf16[4,6], f32[5], f32[5]) tuple(e, nx, pd, pq)
+}
+)");
+  EXPECT_EQ(o.rules, (std::vector<std::string>{"widen_down", "narrow_up", "widen_down"}));
+  EXPECT_EQ(o.defaults, (std::vector<int>{1, 1, 1}));
+  EXPECT_TRUE(Has(o.after, "bf16[4,8] concatenate(%a, %b)")) << o.after;
+  EXPECT_TRUE(Has(o.after, "bf16[4,6] transpose(")) << o.after;
+  EXPECT_TRUE(Has(o.after, "bf16[5] pad(%q, ")) << o.after;
+  EXPECT_TRUE(Has(o.after, "f32[5] pad(%cp, %z)")) << o.after;
+}
+
+// A transpose with a second user stays wide (XLA moves a narrowing convert only when it is the
+// only user); converts from different types do not move down together.
+TEST(XlaPassesA, ConvertMoverLeavesSharedAndMixedAlone) {
+  Outcome o = ApplyAll("convert-mover", R"(HloModule c2
+ENTRY main {
+  x = f32[6,4] parameter(0)
+  tx = f32[4,6] transpose(x), dimensions={1,0}
+  nx = bf16[4,6] convert(tx)
+  a = bf16[4,6] parameter(1)
+  b = f16[4,2] parameter(2)
+  ca = f32[4,6] convert(a)
+  cb = f32[4,2] convert(b)
+  cat = f32[4,8] concatenate(ca, cb), dimensions={1}
+  ROOT t = (bf16[4,6], f32[4,6], f32[4,8]) tuple(nx, tx, cat)
+}
+)");
+  EXPECT_TRUE(o.rules.empty()) << o.after;
+}
+
 }  // namespace
 }  // namespace hlox
