@@ -37,5 +37,6 @@ std::unique_ptr<Pass> CreateReshapeMover();           // reshape-mover
 std::unique_ptr<Pass> CreateTransposeFolding();       // transpose-folding
 std::unique_ptr<Pass> CreateSliceSinker();            // slice-sinker
 std::unique_ptr<Pass> CreateConvertMover();           // convert-mover
+std::unique_ptr<Pass> CreateSortSimplifier();         // sort-simplifier
 
 }  // namespace hlox

@@ -34,7 +34,7 @@ std::vector<std::string> PassLabels() {
           "zero-sized-elim", "opt-barrier-expander", "logistic-expander", "broadcast-canonicalizer",
           "operand-upcaster", "dot-dimension-sorter", "conditional-simplifier", "while-loop-simplifier",
           "map-inliner", "dot-merger", "batchnorm-expander",
-          "reshape-mover", "transpose-folding", "slice-sinker", "convert-mover"};
+          "reshape-mover", "transpose-folding", "slice-sinker", "convert-mover", "sort-simplifier"};
 }
 
 std::vector<PassInfo> PassInfos() {
@@ -76,6 +76,8 @@ std::vector<PassInfo> PassInfos() {
        {"sink_slices"}},
       {"convert-mover", "widening converts down, narrowing converts up across data-movement ops",
        {"widen_down", "narrow_up"}},
+      {"sort-simplifier", "drop sort operands whose results are unused and the comparator ignores",
+       {"unused_operands"}},
   };
 }
 
@@ -105,6 +107,7 @@ absl::StatusOr<std::unique_ptr<Pass>> CreatePassByLabel(const std::string& label
   if (label == "transpose-folding") return CreateTransposeFolding();
   if (label == "slice-sinker") return CreateSliceSinker();
   if (label == "convert-mover") return CreateConvertMover();
+  if (label == "sort-simplifier") return CreateSortSimplifier();
   return absl::InvalidArgumentError(
       absl::StrCat("unknown pass '", label, "'; known: ", absl::StrJoin(PassLabels(), ", ")));
 }

@@ -290,5 +290,55 @@ ENTRY main {
   EXPECT_TRUE(o.rules.empty()) << o.after;
 }
 
+constexpr char kSorts[] = R"(HloModule s
+by_key {
+  k0 = f32[] parameter(0)
+  k1 = f32[] parameter(1)
+  v0 = s32[] parameter(2)
+  v1 = s32[] parameter(3)
+  w0 = f32[] parameter(4)
+  w1 = f32[] parameter(5)
+  ROOT lt = pred[] compare(k0, k1), direction=LT
+}
+by_key2 {
+  k0 = f32[] parameter(0)
+  k1 = f32[] parameter(1)
+  w0 = f32[] parameter(2)
+  w1 = f32[] parameter(3)
+  ROOT lt = pred[] compare(k0, k1), direction=LT
+}
+by_second {
+  k0 = f32[] parameter(0)
+  k1 = f32[] parameter(1)
+  w0 = f32[] parameter(2)
+  w1 = f32[] parameter(3)
+  ROOT gt = pred[] compare(w0, w1), direction=GT
+}
+ENTRY main {
+  keys = f32[16] parameter(0)
+  vals = s32[16] iota(), iota_dimension=0
+  w = f32[16] parameter(1)
+  s = (f32[16], s32[16], f32[16]) sort(keys, vals, w), dimensions={0}, to_apply=by_key
+  sv = s32[16] get-tuple-element(s), index=1
+  sk = f32[16] get-tuple-element(s), index=0
+  s2 = (f32[16], f32[16]) sort(keys, w), dimensions={0}, to_apply=by_key2
+  g = f32[16] get-tuple-element(s2), index=0
+  s3 = (f32[16], f32[16]) sort(keys, w), dimensions={0}, to_apply=by_second
+  g3 = f32[16] get-tuple-element(s3), index=0
+  ROOT t = (s32[16], f32[16], f32[16], f32[16]) tuple(sv, sk, g, g3)
+}
+)";
+
+// s drops w (unused, ignored by the comparator); s2 keeps only its keys and becomes an array
+// sort; s3's unused operand decides the order, so it stays.
+TEST(XlaPassesA, SortSimplifier) {
+  Outcome o = ApplyAll("sort-simplifier", kSorts);
+  EXPECT_EQ(o.rules, (std::vector<std::string>{"unused_operands", "unused_operands"}));
+  EXPECT_TRUE(Has(o.after, "(f32[16], s32[16]) sort(%keys, %vals)")) << o.after;
+  EXPECT_TRUE(Has(o.after, "f32[16] sort(%keys)")) << o.after;
+  EXPECT_TRUE(Has(o.after, "(f32[16], f32[16]) sort(%keys, %w), dimensions={0}, to_apply=%by_second")) << o.after;
+  EXPECT_EQ(Count(o.after, "sort("), 3) << o.after;
+}
+
 }  // namespace
 }  // namespace hlox
