@@ -38,5 +38,6 @@ std::unique_ptr<Pass> CreateTransposeFolding();       // transpose-folding
 std::unique_ptr<Pass> CreateSliceSinker();            // slice-sinker
 std::unique_ptr<Pass> CreateConvertMover();           // convert-mover
 std::unique_ptr<Pass> CreateSortSimplifier();         // sort-simplifier
+std::unique_ptr<Pass> CreateWhileLoopConstantSinking();  // while-loop-constant-sinking
 
 }  // namespace hlox

@@ -34,7 +34,8 @@ std::vector<std::string> PassLabels() {
           "zero-sized-elim", "opt-barrier-expander", "logistic-expander", "broadcast-canonicalizer",
           "operand-upcaster", "dot-dimension-sorter", "conditional-simplifier", "while-loop-simplifier",
           "map-inliner", "dot-merger", "batchnorm-expander",
-          "reshape-mover", "transpose-folding", "slice-sinker", "convert-mover", "sort-simplifier"};
+          "reshape-mover", "transpose-folding", "slice-sinker", "convert-mover", "sort-simplifier",
+          "while-loop-constant-sinking"};
 }
 
 std::vector<PassInfo> PassInfos() {
@@ -78,6 +79,8 @@ std::vector<PassInfo> PassInfos() {
        {"widen_down", "narrow_up"}},
       {"sort-simplifier", "drop sort operands whose results are unused and the comparator ignores",
        {"unused_operands"}},
+      {"while-loop-constant-sinking", "loop-invariant constants in a while tuple -> constants in body and condition",
+       {"sink_constant"}},
   };
 }
 
@@ -108,6 +111,7 @@ absl::StatusOr<std::unique_ptr<Pass>> CreatePassByLabel(const std::string& label
   if (label == "slice-sinker") return CreateSliceSinker();
   if (label == "convert-mover") return CreateConvertMover();
   if (label == "sort-simplifier") return CreateSortSimplifier();
+  if (label == "while-loop-constant-sinking") return CreateWhileLoopConstantSinking();
   return absl::InvalidArgumentError(
       absl::StrCat("unknown pass '", label, "'; known: ", absl::StrJoin(PassLabels(), ", ")));
 }

@@ -340,5 +340,67 @@ TEST(XlaPassesA, SortSimplifier) {
   EXPECT_EQ(Count(o.after, "sort("), 3) << o.after;
 }
 
+constexpr char kLoop[] = R"(HloModule w
+cond {
+  p = (s32[], f32[4], s32[]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] get-tuple-element(p), index=2
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[4], s32[]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  v = f32[4] get-tuple-element(p), index=1
+  n = s32[] get-tuple-element(p), index=2
+  nf = f32[] convert(n)
+  bn = f32[4] broadcast(nf), dimensions={}
+  v2 = f32[4] multiply(v, bn)
+  ROOT t = (s32[], f32[4], s32[]) tuple(i1, v2, n)
+}
+ENTRY main {
+  x = f32[4] parameter(0)
+  z = s32[] constant(0)
+  three = s32[] constant(3)
+  init = (s32[], f32[4], s32[]) tuple(z, x, three)
+  w = (s32[], f32[4], s32[]) while(init), condition=cond, body=body
+  ROOT r = f32[4] get-tuple-element(w), index=1
+}
+)";
+
+// Slot 2 enters as constant 3 and passes through: the condition and the body read the constant.
+// Slot 0 enters as a constant but changes every iteration.
+TEST(XlaPassesA, WhileLoopConstantSinking) {
+  Outcome o = ApplyAll("while-loop-constant-sinking", kLoop);
+  EXPECT_EQ(o.rules, (std::vector<std::string>{"sink_constant"}));
+  EXPECT_EQ(Count(o.after, "s32[] constant(3)"), 3) << o.after;  // entry, condition, body
+  EXPECT_TRUE(Has(o.after, "tuple(%i1, %v2, %n)")) << o.after;  // the pass-through stays
+  EXPECT_FALSE(Has(o.after, "convert(%n)")) << o.after;
+  auto m = ParseModule(kLoop);
+  ASSERT_TRUE(m.ok());
+  auto point = NextDecisionPoint(**m, "only:while-loop-constant-sinking", {});
+  ASSERT_TRUE(point.ok() && point->has_value());
+  EXPECT_EQ((*point)->sites[0].id, "sink_constant@main/w#2");
+}
+
+// A body shared by two loops is not rewritten (the other loop's slot need not be constant).
+TEST(XlaPassesA, WhileLoopConstantSinkingLeavesSharedBodiesAlone) {
+  std::string text = kLoop;
+  const std::string root = "  ROOT r = f32[4] get-tuple-element(w), index=1\n";
+  text.replace(text.find(root), root.size(),
+               "  y = s32[] parameter(1)\n"
+               "  init2 = (s32[], f32[4], s32[]) tuple(z, x, y)\n"
+               "  w2 = (s32[], f32[4], s32[]) while(init2), condition=cond, body=body\n"
+               "  r1 = f32[4] get-tuple-element(w), index=1\n"
+               "  r2 = f32[4] get-tuple-element(w2), index=1\n"
+               "  ROOT r = (f32[4], f32[4]) tuple(r1, r2)\n");
+  auto m = ParseModule(text);
+  ASSERT_TRUE(m.ok()) << m.status();
+  auto point = NextDecisionPoint(**m, "only:while-loop-constant-sinking", {});
+  ASSERT_TRUE(point.ok()) << point.status();
+  EXPECT_FALSE(point->has_value());
+}
+
 }  // namespace
 }  // namespace hlox
