@@ -39,5 +39,6 @@ std::unique_ptr<Pass> CreateSliceSinker();            // slice-sinker
 std::unique_ptr<Pass> CreateConvertMover();           // convert-mover
 std::unique_ptr<Pass> CreateSortSimplifier();         // sort-simplifier
 std::unique_ptr<Pass> CreateWhileLoopConstantSinking();  // while-loop-constant-sinking
+std::unique_ptr<Pass> CreateSimplifyFpConversions();  // simplify-fp-conversions
 
 }  // namespace hlox

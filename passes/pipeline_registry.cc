@@ -35,7 +35,7 @@ std::vector<std::string> PassLabels() {
           "operand-upcaster", "dot-dimension-sorter", "conditional-simplifier", "while-loop-simplifier",
           "map-inliner", "dot-merger", "batchnorm-expander",
           "reshape-mover", "transpose-folding", "slice-sinker", "convert-mover", "sort-simplifier",
-          "while-loop-constant-sinking"};
+          "while-loop-constant-sinking", "simplify-fp-conversions"};
 }
 
 std::vector<PassInfo> PassInfos() {
@@ -81,6 +81,8 @@ std::vector<PassInfo> PassInfos() {
        {"unused_operands"}},
       {"while-loop-constant-sinking", "loop-invariant constants in a while tuple -> constants in body and condition",
        {"sink_constant"}},
+      {"simplify-fp-conversions", "chains of float converts -> one convert (rounding chains default: keep)",
+       {"exact_chain", "rounding_chain"}},
   };
 }
 
@@ -112,6 +114,7 @@ absl::StatusOr<std::unique_ptr<Pass>> CreatePassByLabel(const std::string& label
   if (label == "convert-mover") return CreateConvertMover();
   if (label == "sort-simplifier") return CreateSortSimplifier();
   if (label == "while-loop-constant-sinking") return CreateWhileLoopConstantSinking();
+  if (label == "simplify-fp-conversions") return CreateSimplifyFpConversions();
   return absl::InvalidArgumentError(
       absl::StrCat("unknown pass '", label, "'; known: ", absl::StrJoin(PassLabels(), ", ")));
 }

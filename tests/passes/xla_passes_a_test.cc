@@ -402,5 +402,53 @@ TEST(XlaPassesA, WhileLoopConstantSinkingLeavesSharedBodiesAlone) {
   EXPECT_FALSE(point->has_value());
 }
 
+constexpr char kChains[] = R"(HloModule f
+ENTRY main {
+  x = f32[64] parameter(0)
+  b = bf16[64] convert(x)
+  back = f32[64] convert(b)
+  h = f16[64] parameter(1)
+  w = f32[64] convert(h)
+  hb = bf16[64] convert(w)
+  y = bf16[64] parameter(2)
+  yw = f32[64] convert(y)
+  yb = bf16[64] convert(yw)
+  ROOT t = (f32[64], bf16[64], bf16[64]) tuple(back, hb, yb)
+}
+)";
+
+// back drops a bf16 rounding (offered, kept by default; its outputs differ by bf16's step, so
+// the comparison here allows 100x the f32 tolerance); hb and yb round exactly as before.
+TEST(XlaPassesA, SimplifyFpConversions) {
+  Outcome o = ApplyAll("simplify-fp-conversions", kChains, 100.0);
+  EXPECT_EQ(o.rules, (std::vector<std::string>{"rounding_chain", "exact_chain", "exact_chain"}));
+  EXPECT_EQ(o.defaults, (std::vector<int>{0, 1, 1}));
+  EXPECT_TRUE(Has(o.after, "bf16[64] convert(%h)")) << o.after;
+  EXPECT_TRUE(Has(o.after, "tuple(%x, %")) << o.after;
+  EXPECT_TRUE(Has(o.after, ", %y)")) << o.after;
+  const std::string def = RunDefault("simplify-fp-conversions", kChains);
+  EXPECT_TRUE(Has(def, "f32[64] convert(%b)")) << def;  // the rounding stays by default
+  EXPECT_FALSE(Has(def, "convert(%yw)")) << def;
+}
+
+// The exact chains give the same bits: compared at the usual tolerance, with the rounding chain
+// left out. d heads a chain of its own; a single convert is no chain.
+TEST(XlaPassesA, SimplifyFpConversionsExactChainsKeepBits) {
+  Outcome o = ApplyAll("simplify-fp-conversions", R"(HloModule f2
+ENTRY main {
+  h = f16[64] parameter(0)
+  w = f32[64] convert(h)
+  d = f64[64] convert(w)
+  hb = bf16[64] convert(d)
+  s = f32[64] parameter(1)
+  single = bf16[64] convert(s)
+  ROOT t = (bf16[64], bf16[64]) tuple(hb, single)
+}
+)");
+  EXPECT_EQ(o.rules, (std::vector<std::string>{"exact_chain", "exact_chain"}));  // d, then hb
+  EXPECT_TRUE(Has(o.after, "bf16[64] convert(%h)")) << o.after;
+  EXPECT_TRUE(Has(o.after, "bf16[64] convert(%s)")) << o.after;
+}
+
 }  // namespace
 }  // namespace hlox
