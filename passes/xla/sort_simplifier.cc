@@ -51,7 +51,9 @@ Computation* ShrunkComparator(const Computation& cmp, const std::vector<int64_t>
   for (int64_t p = 0; p < cmp.parameter_count(); ++p) {
     const Shape& s = cmp.parameter(p)->shape();
     if (dropped.count(p / 2)) {
-      if (filler == nullptr) filler = c->AddInstruction(Instruction::CreateConstant(Literal(Shape(PrimitiveType::kPred, {}))));
+      if (filler == nullptr) {
+        filler = c->AddInstruction(Instruction::CreateConstant(Literal(Shape(PrimitiveType::kPred, {}))));
+      }
       args.push_back(filler);
       continue;
     }
