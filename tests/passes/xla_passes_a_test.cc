@@ -1,6 +1,7 @@
 // XLA's target-independent passes (passes/xla/), a second set, one block of tests per pass: HLO
 // text in, the sites it offers (and their default choices), HLO text out after applying every
 // site, the same outputs as before on seeded inputs, and the cases it must leave alone.
+#include <random>
 #include <string>
 #include <vector>
 
@@ -240,8 +241,7 @@ ENTRY main {
 
 // cat: widening converts move below the concatenate; nx: a narrowing convert moves above the
 // transpose; pq: the pad value 1 is exact in bf16; pd: 0.1 is not, so that pad stays.
-TEST(XlaPassesA, ConvertMover) {
-  Outcome o = ApplyAll("convert-mover", R"(HloModule c
+constexpr char kConverts[] = R"(HloModule c
 ENTRY main {
   a = bf16[4,6] parameter(0)
   b = bf16[4,2] parameter(1)
@@ -262,7 +262,10 @@ ENTRY main {
   pq = f32[5] pad(cq, one), padding=1_1
   ROOT t = (f32[4,8], bf16[4,6], f32[5], f32[5]) tuple(e, nx, pd, pq)
 }
-)");
+)";
+
+TEST(XlaPassesA, ConvertMover) {
+  Outcome o = ApplyAll("convert-mover", kConverts);
   EXPECT_EQ(o.rules, (std::vector<std::string>{"widen_down", "narrow_up", "widen_down"}));
   EXPECT_EQ(o.defaults, (std::vector<int>{1, 1, 1}));
   EXPECT_TRUE(Has(o.after, "bf16[4,8] concatenate(%a, %b)")) << o.after;
@@ -448,6 +451,85 @@ ENTRY main {
   EXPECT_EQ(o.rules, (std::vector<std::string>{"exact_chain", "exact_chain"}));  // d, then hb
   EXPECT_TRUE(Has(o.after, "bf16[64] convert(%h)")) << o.after;
   EXPECT_TRUE(Has(o.after, "bf16[64] convert(%s)")) << o.after;
+}
+
+constexpr char kTwoSlots[] = R"(HloModule w2
+cond {
+  p = (s32[], f32[4], s32[], f32[]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] get-tuple-element(p), index=2
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[4], s32[], f32[]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  v = f32[4] get-tuple-element(p), index=1
+  n = s32[] get-tuple-element(p), index=2
+  k = f32[] get-tuple-element(p), index=3
+  nf = f32[] convert(n)
+  s = f32[] multiply(nf, k)
+  bs = f32[4] broadcast(s), dimensions={}
+  v2 = f32[4] add(v, bs)
+  k2 = f32[] get-tuple-element(p), index=3
+  ROOT t = (s32[], f32[4], s32[], f32[]) tuple(i1, v2, n, k2)
+}
+ENTRY main {
+  x = f32[4] parameter(0)
+  z = s32[] constant(0)
+  four = s32[] constant(4)
+  half = f32[] constant(0.5)
+  init = (s32[], f32[4], s32[], f32[]) tuple(z, x, four, half)
+  w = (s32[], f32[4], s32[], f32[]) while(init), condition=cond, body=body
+  ROOT r = f32[4] get-tuple-element(w), index=1
+}
+)";
+
+// Two invariant slots of one loop: the second site applies to the body the first one rewrote.
+// k2, the root's own pass-through read, stays.
+TEST(XlaPassesA, WhileLoopConstantSinkingTwoSlots) {
+  Outcome o = ApplyAll("while-loop-constant-sinking", kTwoSlots);
+  EXPECT_EQ(o.rules, (std::vector<std::string>{"sink_constant", "sink_constant"}));
+  EXPECT_EQ(Count(o.after, "s32[] constant(4)"), 3) << o.after;  // entry, condition, body
+  EXPECT_EQ(Count(o.after, "f32[] constant(0.5)"), 2) << o.after;  // entry, body
+  EXPECT_TRUE(Has(o.after, "tuple(%i1, %v2, %n, %k2)")) << o.after;
+}
+
+// Each pass on its test modules with random choices per site (not only all or the default):
+// later sites see what earlier ones did, so partly applied groups, chains and stale sites are
+// exercised; every result must verify and compute the same outputs.
+TEST(XlaPassesA, RandomChoicesPreserveOutputs) {
+  struct Case {
+    const char* label;
+    const char* text;
+    double scale;  // tolerance scale: rounding chains drop a bf16 rounding
+  };
+  const std::vector<Case> cases = {
+      {"reshape-mover", kRearranges, 1},      {"transpose-folding", kTransposes, 1},
+      {"slice-sinker", kSlices, 1},           {"convert-mover", kConverts, 1},
+      {"sort-simplifier", kSorts, 1},         {"while-loop-constant-sinking", kLoop, 1},
+      {"while-loop-constant-sinking", kTwoSlots, 1}, {"simplify-fp-conversions", kChains, 100}};
+  std::mt19937 rng(11);
+  for (const Case& c : cases) {
+    const std::string pipeline = std::string("only:") + c.label;
+    auto m = ParseModule(c.text);
+    ASSERT_TRUE(m.ok()) << m.status();
+    auto before = testing::RunSeeded(**m, 5);
+    ASSERT_TRUE(before.ok()) << before.status();
+    auto point = NextDecisionPoint(**m, pipeline, {});
+    ASSERT_TRUE(point.ok() && point->has_value()) << c.label;
+    for (int round = 0; round < 6; ++round) {
+      DecisionVector v;
+      for (size_t k = 0; k < (*point)->sites.size(); ++k) v.push_back(static_cast<int>(rng() % 2));
+      auto after = RunPipeline(**m, pipeline, {{(*point)->key, v}});
+      ASSERT_TRUE(after.ok()) << c.label << ": " << after.status();
+      EXPECT_TRUE(VerifyModule(**after).ok()) << c.label << ": " << VerifyModule(**after);
+      auto got = testing::RunSeeded(**after, 5);
+      ASSERT_TRUE(got.ok()) << c.label << ": " << got.status();
+      EXPECT_EQ(testing::CompareValues(*before, *got, c.scale), "") << c.label << PrintModule(**after);
+    }
+  }
 }
 
 }  // namespace
