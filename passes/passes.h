@@ -33,5 +33,12 @@ std::unique_ptr<Pass> CreateWhileLoopSimplifier();    // while-loop-simplifier
 std::unique_ptr<Pass> CreateMapInliner();             // map-inliner
 std::unique_ptr<Pass> CreateDotMerger();              // dot-merger
 std::unique_ptr<Pass> CreateBatchNormExpander();      // batchnorm-expander
+std::unique_ptr<Pass> CreateReshapeMover();           // reshape-mover
+std::unique_ptr<Pass> CreateTransposeFolding();       // transpose-folding
+std::unique_ptr<Pass> CreateSliceSinker();            // slice-sinker
+std::unique_ptr<Pass> CreateConvertMover();           // convert-mover
+std::unique_ptr<Pass> CreateSortSimplifier();         // sort-simplifier
+std::unique_ptr<Pass> CreateWhileLoopConstantSinking();  // while-loop-constant-sinking
+std::unique_ptr<Pass> CreateSimplifyFpConversions();  // simplify-fp-conversions
 
 }  // namespace hlox

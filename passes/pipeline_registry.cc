@@ -33,7 +33,9 @@ std::vector<std::string> PassLabels() {
           "fusion", "sibling-fusion", "fusion-merger", "codegen",
           "zero-sized-elim", "opt-barrier-expander", "logistic-expander", "broadcast-canonicalizer",
           "operand-upcaster", "dot-dimension-sorter", "conditional-simplifier", "while-loop-simplifier",
-          "map-inliner", "dot-merger", "batchnorm-expander"};
+          "map-inliner", "dot-merger", "batchnorm-expander",
+          "reshape-mover", "transpose-folding", "slice-sinker", "convert-mover", "sort-simplifier",
+          "while-loop-constant-sinking", "simplify-fp-conversions"};
 }
 
 std::vector<PassInfo> PassInfos() {
@@ -67,6 +69,20 @@ std::vector<PassInfo> PassInfos() {
        {"shared_lhs", "shared_rhs"}},
       {"batchnorm-expander", "batch-norm training/inference -> reductions and elementwise ops (default: keep)",
        {"batch_norm_training", "batch_norm_inference"}},
+      {"reshape-mover", "elementwise op of equal reshapes/transposes (or constants, broadcasts) -> op, then one",
+       {"sink_rearrange"}},
+      {"transpose-folding", "fold transposes into dot/convolution dimension numbers (default: dot matrix transposes)",
+       {"row_column_dot", "transpose_dot", "transpose_conv"}},
+      {"slice-sinker", "elementwise ops on slices of the same sources -> one op on the sources, then slices",
+       {"sink_slices"}},
+      {"convert-mover", "widening converts down, narrowing converts up across data-movement ops",
+       {"widen_down", "narrow_up"}},
+      {"sort-simplifier", "drop sort operands whose results are unused and the comparator ignores",
+       {"unused_operands"}},
+      {"while-loop-constant-sinking", "loop-invariant constants in a while tuple -> constants in body and condition",
+       {"sink_constant"}},
+      {"simplify-fp-conversions", "chains of float converts -> one convert (rounding chains default: keep)",
+       {"exact_chain", "rounding_chain"}},
   };
 }
 
@@ -92,6 +108,13 @@ absl::StatusOr<std::unique_ptr<Pass>> CreatePassByLabel(const std::string& label
   if (label == "map-inliner") return CreateMapInliner();
   if (label == "dot-merger") return CreateDotMerger();
   if (label == "batchnorm-expander") return CreateBatchNormExpander();
+  if (label == "reshape-mover") return CreateReshapeMover();
+  if (label == "transpose-folding") return CreateTransposeFolding();
+  if (label == "slice-sinker") return CreateSliceSinker();
+  if (label == "convert-mover") return CreateConvertMover();
+  if (label == "sort-simplifier") return CreateSortSimplifier();
+  if (label == "while-loop-constant-sinking") return CreateWhileLoopConstantSinking();
+  if (label == "simplify-fp-conversions") return CreateSimplifyFpConversions();
   return absl::InvalidArgumentError(
       absl::StrCat("unknown pass '", label, "'; known: ", absl::StrJoin(PassLabels(), ", ")));
 }
