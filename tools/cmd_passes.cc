@@ -1,5 +1,6 @@
 // hlox passes [--json]: every pass label a pipeline step or the pass-order menu can name, with
 // what it does and the site kinds its decision sites carry (passes/pipeline.h PassInfos).
+#include <algorithm>
 #include <iostream>
 
 #include "absl/strings/str_join.h"
@@ -15,11 +16,14 @@ void RegisterPasses(CLI::App& app) {
   cmd->add_flag("--json", *json, "a JSON array");
   cmd->callback([json] {
     nlohmann::json out = nlohmann::json::array();
-    for (const PassInfo& p : PassInfos()) {
+    const std::vector<PassInfo> infos = PassInfos();
+    size_t width = 0;  // the widest label, so every description starts in one column
+    for (const PassInfo& p : infos) width = std::max(width, p.label.size());
+    for (const PassInfo& p : infos) {
       if (*json) {
         out.push_back({{"label", p.label}, {"description", p.description}, {"site_kinds", p.site_kinds}});
       } else {
-        std::cout << p.label << std::string(p.label.size() < 24 ? 24 - p.label.size() : 1, ' ') << p.description
+        std::cout << p.label << std::string(width + 2 - p.label.size(), ' ') << p.description
                   << "  [" << absl::StrJoin(p.site_kinds, ", ") << "]\n";
       }
     }
