@@ -209,6 +209,14 @@ int64_t RemoveDeadChain(Instruction* instr, InstructionIndex* index) {
 
 void SortComputation(Computation& computation) { computation.SortToPostOrder(); }
 
+bool IsStaticArray(const Shape& shape) {
+  if (!shape.IsArray()) return false;
+  for (int64_t d = 0; d < shape.rank(); ++d) {
+    if (shape.is_dynamic_dim(d)) return false;
+  }
+  return true;
+}
+
 bool HasControlDeps(const Instruction& instr) {
   if (!instr.control_predecessors().empty()) return true;
   if (!instr.parent()) return false;

@@ -76,6 +76,8 @@ bool HasSideEffect(const Instruction& instr);
 // True when `instr` has control predecessors or is one (a rewrite that replaces it would drop
 // the ordering edge).
 bool HasControlDeps(const Instruction& instr);
+// An array with no dynamic dimension (any layout), what shape-moving rewrites can reason about.
+bool IsStaticArray(const Shape& shape);
 // Ops that must not be duplicated or merged: side effects plus random number generation.
 bool IsNondeterministicOrEffectful(const Instruction& instr);
 

@@ -17,19 +17,11 @@
 
 #include "passes/passes.h"
 #include "passes/simplify/simp_util.h"
+#include "passes/site_util.h"
 #include "passes/xla/rule_pass.h"
 
 namespace hlox {
 namespace {
-
-// An array of static shape (any layout: see the file comment).
-bool PlainArray(const Shape& s) {
-  if (!s.IsArray()) return false;
-  for (int64_t d = 0; d < s.rank(); ++d) {
-    if (s.is_dynamic_dim(d)) return false;
-  }
-  return true;
-}
 
 bool CommutesWithConvert(const Instruction& op) {
   switch (op.opcode()) {
@@ -42,16 +34,16 @@ bool CommutesWithConvert(const Instruction& op) {
     default:
       return false;
   }
-  if (op.operand_count() == 0 || !PlainArray(op.shape()) || !op.control_predecessors().empty()) return false;
+  if (op.operand_count() == 0 || !IsStaticArray(op.shape()) || !op.control_predecessors().empty()) return false;
   for (const Instruction* x : op.operands()) {
-    if (!PlainArray(x->shape())) return false;
+    if (!IsStaticArray(x->shape())) return false;
   }
   return true;
 }
 
 bool IsConvert(const Instruction& c) {
-  return c.opcode() == Opcode::kConvert && c.operand_count() == 1 && PlainArray(c.shape()) &&
-         PlainArray(c.operand(0)->shape()) && !IsComplex(c.shape().element_type()) &&
+  return c.opcode() == Opcode::kConvert && c.operand_count() == 1 && IsStaticArray(c.shape()) &&
+         IsStaticArray(c.operand(0)->shape()) && !IsComplex(c.shape().element_type()) &&
          !IsComplex(c.operand(0)->shape().element_type());
 }
 

@@ -29,18 +29,9 @@
 namespace hlox {
 namespace {
 
-// An array of static shape (any layout: see the file comment).
-bool PlainArray(const Shape& s) {
-  if (!s.IsArray()) return false;
-  for (int64_t d = 0; d < s.rank(); ++d) {
-    if (s.is_dynamic_dim(d)) return false;
-  }
-  return true;
-}
-
 bool IsRearrange(const Instruction& i) {
   return (i.opcode() == Opcode::kReshape || i.opcode() == Opcode::kTranspose) && i.operand_count() == 1 &&
-         PlainArray(i.shape()) && PlainArray(i.operand(0)->shape());
+         IsStaticArray(i.shape()) && IsStaticArray(i.operand(0)->shape());
 }
 
 bool IsNopRearrange(const Instruction& r) {
@@ -71,7 +62,7 @@ std::vector<int64_t> MovedBcastDims(const std::vector<int64_t>& dims, const std:
 // True when `x` can take the inverse of `r` for free.
 bool CanTriviallyRearrange(const Instruction& x, const Instruction& r) {
   if (IsNopRearrange(r)) return true;
-  if (!PlainArray(x.shape())) return false;
+  if (!IsStaticArray(x.shape())) return false;
   if (x.opcode() == Opcode::kConstant) return x.has_literal();
   if (x.opcode() != Opcode::kBroadcast || x.operand_count() != 1) return false;
   const std::vector<int64_t>& d = x.dimensions();
@@ -91,7 +82,7 @@ const Instruction* FirstNontrivialRearrange(const Instruction& e) {
 }
 
 bool IsCandidate(const Instruction& e) {
-  if (!e.IsElementwise() || e.operand_count() == 0 || !PlainArray(e.shape()) || e.shape().rank() == 0 ||
+  if (!e.IsElementwise() || e.operand_count() == 0 || !IsStaticArray(e.shape()) || e.shape().rank() == 0 ||
       IsNondeterministicOrEffectful(e) || HasControlDeps(e)) {
     return false;
   }

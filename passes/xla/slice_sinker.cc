@@ -24,23 +24,14 @@
 namespace hlox {
 namespace {
 
-// An array of static shape (any layout: see the file comment).
-bool PlainArray(const Shape& s) {
-  if (!s.IsArray()) return false;
-  for (int64_t d = 0; d < s.rank(); ++d) {
-    if (s.is_dynamic_dim(d)) return false;
-  }
-  return true;
-}
-
 bool IsPlainSlice(const Instruction& s) {
-  return s.opcode() == Opcode::kSlice && s.operand_count() == 1 && PlainArray(s.shape()) &&
-         PlainArray(s.operand(0)->shape());
+  return s.opcode() == Opcode::kSlice && s.operand_count() == 1 && IsStaticArray(s.shape()) &&
+         IsStaticArray(s.operand(0)->shape());
 }
 
 // True when `e` is an elementwise op over slices with one configuration of same-dims sources.
 bool OnSlices(const Instruction& e) {
-  if (!e.IsElementwise() || e.operand_count() == 0 || !PlainArray(e.shape()) || e.shape().rank() == 0 ||
+  if (!e.IsElementwise() || e.operand_count() == 0 || !IsStaticArray(e.shape()) || e.shape().rank() == 0 ||
       IsNondeterministicOrEffectful(e) || HasControlDeps(e) || !e.called_computations().empty()) {
     return false;
   }
