@@ -33,7 +33,8 @@ std::vector<std::string> PassLabels() {
           "fusion", "sibling-fusion", "fusion-merger", "codegen",
           "zero-sized-elim", "opt-barrier-expander", "logistic-expander", "broadcast-canonicalizer",
           "operand-upcaster", "dot-dimension-sorter", "conditional-simplifier", "while-loop-simplifier",
-          "map-inliner", "dot-merger", "batchnorm-expander"};
+          "map-inliner", "dot-merger", "batchnorm-expander",
+          "while-loop-invariant-code-motion"};
 }
 
 std::vector<PassInfo> PassInfos() {
@@ -67,6 +68,9 @@ std::vector<PassInfo> PassInfos() {
        {"shared_lhs", "shared_rhs"}},
       {"batchnorm-expander", "batch-norm training/inference -> reductions and elementwise ops (default: keep)",
        {"batch_norm_training", "batch_norm_inference"}},
+      {"while-loop-invariant-code-motion",
+       "hoist loop-invariant instructions out of while bodies (default: not the cheap ops XLA leaves)",
+       {"invariant"}},
   };
 }
 
@@ -92,6 +96,7 @@ absl::StatusOr<std::unique_ptr<Pass>> CreatePassByLabel(const std::string& label
   if (label == "map-inliner") return CreateMapInliner();
   if (label == "dot-merger") return CreateDotMerger();
   if (label == "batchnorm-expander") return CreateBatchNormExpander();
+  if (label == "while-loop-invariant-code-motion") return CreateWhileLoopInvariantCodeMotion();
   return absl::InvalidArgumentError(
       absl::StrCat("unknown pass '", label, "'; known: ", absl::StrJoin(PassLabels(), ", ")));
 }

@@ -1,0 +1,229 @@
+// More of XLA's target-independent passes (passes/xla/, the second set): for each, HLO text in,
+// the sites it offers, HLO text out after applying every site, and the same outputs as before
+// on seeded inputs; plus the cases each must leave alone and, where the default policy differs
+// from applying everything, what the default does.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "ir/verifier.h"
+#include "passes/pipeline.h"
+#include "tests/fusion/fusion_test_util.h"
+
+namespace hlox {
+namespace {
+
+struct Outcome {
+  std::vector<std::string> rules;  // the sites' rules, in order
+  std::vector<int> defaults;       // the sites' default choices, in order
+  std::string after;               // printed module after applying every site (then DCE)
+};
+
+// The module after `label` runs on `text` with `decisions` (the default policy when empty),
+// after checking it verifies and computes what the input computed.
+std::string RunChecked(const std::string& label, const std::string& text, const DecisionVector* decisions) {
+  auto m = ParseModule(text);
+  EXPECT_TRUE(m.ok()) << m.status();
+  if (!m.ok()) return "";
+  PipelineDecisions given;
+  if (decisions != nullptr) {
+    auto point = NextDecisionPoint(**m, "only:" + label, {});
+    EXPECT_TRUE(point.ok() && point->has_value());
+    if (!point.ok() || !point->has_value()) return "";
+    given[(*point)->key] = *decisions;
+  }
+  auto after = RunPipeline(**m, "only:" + label, given);
+  EXPECT_TRUE(after.ok()) << after.status();
+  if (!after.ok()) return "";
+  auto dce = RunPipeline(**after, "only:dce", {});
+  EXPECT_TRUE(dce.ok());
+  const Module& result = dce.ok() ? **dce : **after;
+  EXPECT_TRUE(VerifyModule(result).ok()) << VerifyModule(result) << PrintModule(result);
+  const std::string printed = PrintModule(result);
+  auto reparsed = ParseModule(printed);
+  EXPECT_TRUE(reparsed.ok()) << reparsed.status() << printed;
+  auto before_v = testing::RunSeeded(**m, 5);
+  auto after_v = testing::RunSeeded(result, 5);
+  EXPECT_TRUE(before_v.ok() && after_v.ok()) << before_v.status() << after_v.status() << printed;
+  if (before_v.ok() && after_v.ok()) {
+    EXPECT_EQ(testing::CompareValues(*before_v, *after_v), "") << printed;
+  }
+  return printed;
+}
+
+// Lists `label`'s sites on `text`, applies all of them (RunChecked's checks included).
+Outcome ApplyAll(const std::string& label, const std::string& text) {
+  Outcome out;
+  auto m = ParseModule(text);
+  EXPECT_TRUE(m.ok()) << m.status();
+  if (!m.ok()) return out;
+  auto point = NextDecisionPoint(**m, "only:" + label, {});
+  EXPECT_TRUE(point.ok()) << point.status();
+  if (!point.ok()) return out;
+  if (!point->has_value()) {  // no sites: the module as the pass leaves it
+    out.after = RunChecked(label, text, nullptr);
+    return out;
+  }
+  DecisionVector all;
+  for (const DecisionSite& s : (*point)->sites) {
+    out.rules.push_back(s.rule);
+    out.defaults.push_back(s.default_choice);
+    all.push_back(1);
+  }
+  out.after = RunChecked(label, text, &all);
+  return out;
+}
+
+// The pass's default policy on `text` (RunChecked's checks included).
+std::string RunDefault(const std::string& label, const std::string& text) { return RunChecked(label, text, nullptr); }
+
+bool Has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+// The printed computation `name` (from its header line to its closing brace), or "".
+std::string Comp(const std::string& text, const std::string& name) {
+  size_t at = text.find("%" + name + " ");
+  if (at == std::string::npos) return "";
+  at = text.rfind('\n', at) + 1;
+  return text.substr(at, text.find("\n}", at) - at);
+}
+
+int Count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// ---- while-loop-invariant-code-motion ----
+
+// acc += exp(w) . transpose(w) for three iterations; w is passed back unchanged.
+constexpr char kLoop[] = R"(HloModule w
+cond {
+  p = (f32[4,4], f32[4,4], s32[]) parameter(0)
+  k = s32[] get-tuple-element(p), index=2
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(k, n), direction=LT
+}
+body {
+  p = (f32[4,4], f32[4,4], s32[]) parameter(0)
+  acc = f32[4,4] get-tuple-element(p), index=0
+  w = f32[4,4] get-tuple-element(p), index=1
+  k = s32[] get-tuple-element(p), index=2
+  e = f32[4,4] exponential(w)
+  t = f32[4,4] transpose(w), dimensions={1,0}
+  d = f32[4,4] dot(e, t), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  half = f32[] constant(0.5)
+  h = f32[4,4] broadcast(half), dimensions={}
+  hd = f32[4,4] multiply(d, h)
+  s = f32[4,4] add(acc, hd)
+  kb = s32[4,4] broadcast(k), dimensions={}
+  ka = f32[4,4] convert(kb)
+  s2 = f32[4,4] add(s, ka)
+  one = s32[] constant(1)
+  k1 = s32[] add(k, one)
+  ROOT r = (f32[4,4], f32[4,4], s32[]) tuple(s2, w, k1)
+}
+ENTRY main {
+  a = f32[4,4] parameter(0)
+  w = f32[4,4] parameter(1)
+  z = s32[] constant(0)
+  init = (f32[4,4], f32[4,4], s32[]) tuple(a, w, z)
+  l = (f32[4,4], f32[4,4], s32[]) while(init), condition=cond, body=body
+  ROOT g = f32[4,4] get-tuple-element(l), index=0
+}
+)";
+
+TEST(XlaPassesB, WhileLoopInvariantCodeMotionHoistsTheInvariantCone) {
+  Outcome o = ApplyAll("while-loop-invariant-code-motion", kLoop);
+  // e, t, d, h, hd are invariant; s, kb, ka, s2, k1 read the changing state (acc, k). Sites
+  // come consumers first: hoisting hd takes its whole cone, and the others go stale.
+  EXPECT_EQ(o.rules, (std::vector<std::string>(5, "invariant")));
+  EXPECT_EQ(o.defaults, (std::vector<int>{1, 0, 1, 0, 1}));  // hd, h, d, t, e: broadcast, transpose not alone
+  const std::string body = Comp(o.after, "body");
+  const std::string entry = Comp(o.after, "main");
+  EXPECT_FALSE(Has(body, "dot(")) << o.after;
+  EXPECT_FALSE(Has(body, "exponential(")) << o.after;
+  EXPECT_TRUE(Has(entry, "dot(") && Has(entry, "exponential(")) << o.after;
+  EXPECT_TRUE(Has(body, "convert(") && Has(body, "compare(") == false) << o.after;
+  EXPECT_TRUE(Has(body, "index=3")) << o.after;  // hd rides in the loop state, alone
+  EXPECT_FALSE(Has(body, "index=4")) << o.after;
+}
+
+TEST(XlaPassesB, WhileLoopInvariantCodeMotionDefaultLeavesCheapOpsAlone) {
+  const std::string after = RunDefault("while-loop-invariant-code-motion", R"(HloModule c
+cond {
+  p = (f32[8], f32[], s32[]) parameter(0)
+  k = s32[] get-tuple-element(p), index=2
+  n = s32[] constant(4)
+  ROOT lt = pred[] compare(k, n), direction=LT
+}
+body {
+  p = (f32[8], f32[], s32[]) parameter(0)
+  acc = f32[8] get-tuple-element(p), index=0
+  x = f32[] get-tuple-element(p), index=1
+  k = s32[] get-tuple-element(p), index=2
+  b = f32[8] broadcast(x), dimensions={}
+  s = f32[8] add(acc, b)
+  one = s32[] constant(1)
+  k1 = s32[] add(k, one)
+  ROOT r = (f32[8], f32[], s32[]) tuple(s, x, k1)
+}
+ENTRY main {
+  a = f32[8] parameter(0)
+  x = f32[] parameter(1)
+  z = s32[] constant(0)
+  init = (f32[8], f32[], s32[]) tuple(a, x, z)
+  ROOT l = (f32[8], f32[], s32[]) while(init), condition=cond, body=body
+}
+)");
+  EXPECT_TRUE(Has(Comp(after, "body"), "broadcast(")) << after;  // cheap and bigger: stays
+  EXPECT_FALSE(Has(Comp(after, "main"), "broadcast(")) << after;
+}
+
+// A loop whose body is shared with another loop is left alone (flatten-call-graph first).
+constexpr char kSharedBody[] = R"(HloModule s
+cond {
+  p = (f32[4], s32[]) parameter(0)
+  k = s32[] get-tuple-element(p), index=1
+  n = s32[] constant(2)
+  ROOT lt = pred[] compare(k, n), direction=LT
+}
+body {
+  p = (f32[4], s32[]) parameter(0)
+  v = f32[4] get-tuple-element(p), index=0
+  k = s32[] get-tuple-element(p), index=1
+  two = f32[] constant(2)
+  b = f32[4] broadcast(two), dimensions={}
+  e = f32[4] exponential(b)
+  s = f32[4] add(v, e)
+  one = s32[] constant(1)
+  k1 = s32[] add(k, one)
+  ROOT r = (f32[4], s32[]) tuple(s, k1)
+}
+cond2 {
+  p = (f32[4], s32[]) parameter(0)
+  k = s32[] get-tuple-element(p), index=1
+  n = s32[] constant(2)
+  ROOT lt = pred[] compare(k, n), direction=LT
+}
+ENTRY main {
+  a = f32[4] parameter(0)
+  z = s32[] constant(0)
+  init = (f32[4], s32[]) tuple(a, z)
+  l1 = (f32[4], s32[]) while(init), condition=cond, body=body
+  l2 = (f32[4], s32[]) while(init), condition=cond2, body=body
+  g1 = f32[4] get-tuple-element(l1), index=0
+  ROOT t = (f32[4], (f32[4], s32[])) tuple(g1, l2)
+}
+)";
+
+TEST(XlaPassesB, WhileLoopInvariantCodeMotionLeavesSharedBodiesAlone) {
+  Outcome o = ApplyAll("while-loop-invariant-code-motion", kSharedBody);
+  EXPECT_TRUE(o.rules.empty());
+  EXPECT_TRUE(Has(Comp(o.after, "body"), "exponential(")) << o.after;
+}
+
+}  // namespace
+}  // namespace hlox
