@@ -34,5 +34,6 @@ std::unique_ptr<Pass> CreateMapInliner();             // map-inliner
 std::unique_ptr<Pass> CreateDotMerger();              // dot-merger
 std::unique_ptr<Pass> CreateBatchNormExpander();      // batchnorm-expander
 std::unique_ptr<Pass> CreateWhileLoopInvariantCodeMotion();  // while-loop-invariant-code-motion
+std::unique_ptr<Pass> CreateFlattenCallGraph();       // flatten-call-graph
 
 }  // namespace hlox

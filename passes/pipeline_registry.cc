@@ -34,7 +34,7 @@ std::vector<std::string> PassLabels() {
           "zero-sized-elim", "opt-barrier-expander", "logistic-expander", "broadcast-canonicalizer",
           "operand-upcaster", "dot-dimension-sorter", "conditional-simplifier", "while-loop-simplifier",
           "map-inliner", "dot-merger", "batchnorm-expander",
-          "while-loop-invariant-code-motion"};
+          "while-loop-invariant-code-motion", "flatten-call-graph"};
 }
 
 std::vector<PassInfo> PassInfos() {
@@ -71,6 +71,8 @@ std::vector<PassInfo> PassInfos() {
       {"while-loop-invariant-code-motion",
        "hoist loop-invariant instructions out of while bodies (default: not the cheap ops XLA leaves)",
        {"invariant"}},
+      {"flatten-call-graph", "a computation run by several call/while/conditional sites -> one copy per site",
+       {"shared_call", "shared_condition", "shared_body", "shared_branch"}},
   };
 }
 
@@ -97,6 +99,7 @@ absl::StatusOr<std::unique_ptr<Pass>> CreatePassByLabel(const std::string& label
   if (label == "dot-merger") return CreateDotMerger();
   if (label == "batchnorm-expander") return CreateBatchNormExpander();
   if (label == "while-loop-invariant-code-motion") return CreateWhileLoopInvariantCodeMotion();
+  if (label == "flatten-call-graph") return CreateFlattenCallGraph();
   return absl::InvalidArgumentError(
       absl::StrCat("unknown pass '", label, "'; known: ", absl::StrJoin(PassLabels(), ", ")));
 }

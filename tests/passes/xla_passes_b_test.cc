@@ -225,5 +225,103 @@ TEST(XlaPassesB, WhileLoopInvariantCodeMotionLeavesSharedBodiesAlone) {
   EXPECT_TRUE(Has(Comp(o.after, "body"), "exponential(")) << o.after;
 }
 
+// ---- flatten-call-graph ----
+
+constexpr char kShared[] = R"(HloModule f
+sq {
+  p = f32[4] parameter(0)
+  ROOT m = f32[4] multiply(p, p)
+}
+neg {
+  p = f32[4] parameter(0)
+  ROOT n = f32[4] negate(p)
+}
+twice {
+  p = f32[4] parameter(0)
+  c = f32[4] call(p), to_apply=sq
+  ROOT e = f32[4] exponential(c)
+}
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY main {
+  x = f32[4] parameter(0)
+  c1 = f32[4] call(x), to_apply=sq
+  c2 = f32[4] call(c1), to_apply=sq
+  pr = pred[] parameter(1)
+  c3 = f32[4] conditional(pr, c2, x), true_computation=sq, false_computation=neg
+  t1 = f32[4] call(c3), to_apply=twice
+  t2 = f32[4] call(t1), to_apply=twice
+  zero = f32[] constant(0)
+  r1 = f32[] reduce(t2, zero), dimensions={0}, to_apply=add
+  r2 = f32[] reduce(c1, zero), dimensions={0}, to_apply=add
+  ROOT t = (f32[4], f32[], f32[]) tuple(t2, r1, r2)
+}
+)";
+
+TEST(XlaPassesB, FlattenCallGraphGivesEachCallSiteItsOwnCallee) {
+  Outcome o = ApplyAll("flatten-call-graph", kShared);
+  // sq: the first call keeps it; c2 and the conditional's branch and twice's call are sites
+  // (twice's own call of sq is copied with twice, not offered twice); the reducer stays shared.
+  EXPECT_EQ(o.rules, (std::vector<std::string>{"shared_call", "shared_branch", "shared_call", "shared_call"}));
+  EXPECT_EQ(o.defaults, (std::vector<int>{1, 1, 1, 1}));
+  // Every computation but the reducer is now referenced exactly once.
+  auto m = ParseModule(o.after);
+  ASSERT_TRUE(m.ok()) << m.status();
+  std::map<std::string, int> refs;
+  for (const auto& c : (*m)->computations()) {
+    for (const auto& i : c->instructions()) {
+      for (const Computation* callee : i->called_computations()) ++refs[callee->name()];
+    }
+  }
+  EXPECT_EQ(refs.size(), 9u) << o.after;  // 5 sq, neg, 2 twice, add
+  for (const auto& [name, n] : refs) EXPECT_EQ(n, name == "add" ? 2 : 1) << name << "\n" << o.after;
+  EXPECT_EQ(Count(o.after, "to_apply=%add"), 2) << o.after;
+}
+
+TEST(XlaPassesB, FlattenCallGraphLeavesSingleCallersAndReducersAlone) {
+  Outcome o = ApplyAll("flatten-call-graph", R"(HloModule n
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+sq {
+  p = f32[4] parameter(0)
+  ROOT m = f32[4] multiply(p, p)
+}
+ENTRY main {
+  x = f32[4] parameter(0)
+  c1 = f32[4] call(x), to_apply=sq
+  zero = f32[] constant(0)
+  r1 = f32[] reduce(c1, zero), dimensions={0}, to_apply=add
+  r2 = f32[] reduce(x, zero), dimensions={0}, to_apply=add
+  ROOT t = (f32[], f32[]) tuple(r1, r2)
+}
+)");
+  EXPECT_TRUE(o.rules.empty());
+  EXPECT_FALSE(Has(o.after, "sq.1")) << o.after;
+}
+
+// while-loop-invariant-code-motion leaves a shared body alone; after flattening it hoists.
+TEST(XlaPassesB, FlattenCallGraphLetsLoopMotionHoistFromSharedBodies) {
+  // Each loop owns a body after flattening, and both hoist (the loop value is also
+  // read whole: the entry root gets the old state shape back).
+  auto m = ParseModule(kSharedBody);
+  ASSERT_TRUE(m.ok());
+  auto flat = RunPipeline(**m, "seq:flatten-call-graph,while-loop-invariant-code-motion", {});
+  ASSERT_TRUE(flat.ok()) << flat.status();
+  const std::string after = PrintModule(**flat);
+  EXPECT_EQ(Count(after, "exponential("), 2) << after;
+  EXPECT_FALSE(Has(Comp(after, "body"), "exponential(")) << after;
+  EXPECT_TRUE(VerifyModule(**flat).ok()) << after;
+  auto before_v = testing::RunSeeded(**m, 5);
+  auto after_v = testing::RunSeeded(**flat, 5);
+  ASSERT_TRUE(before_v.ok() && after_v.ok());
+  EXPECT_EQ(testing::CompareValues(*before_v, *after_v), "");
+}
+
 }  // namespace
 }  // namespace hlox
