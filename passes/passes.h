@@ -35,5 +35,6 @@ std::unique_ptr<Pass> CreateDotMerger();              // dot-merger
 std::unique_ptr<Pass> CreateBatchNormExpander();      // batchnorm-expander
 std::unique_ptr<Pass> CreateWhileLoopInvariantCodeMotion();  // while-loop-invariant-code-motion
 std::unique_ptr<Pass> CreateFlattenCallGraph();       // flatten-call-graph
+std::unique_ptr<Pass> CreateDotDecomposer();          // dot-decomposer
 
 }  // namespace hlox

@@ -34,7 +34,7 @@ std::vector<std::string> PassLabels() {
           "zero-sized-elim", "opt-barrier-expander", "logistic-expander", "broadcast-canonicalizer",
           "operand-upcaster", "dot-dimension-sorter", "conditional-simplifier", "while-loop-simplifier",
           "map-inliner", "dot-merger", "batchnorm-expander",
-          "while-loop-invariant-code-motion", "flatten-call-graph"};
+          "while-loop-invariant-code-motion", "flatten-call-graph", "dot-decomposer"};
 }
 
 std::vector<PassInfo> PassInfos() {
@@ -73,6 +73,8 @@ std::vector<PassInfo> PassInfos() {
        {"invariant"}},
       {"flatten-call-graph", "a computation run by several call/while/conditional sites -> one copy per site",
        {"shared_call", "shared_condition", "shared_body", "shared_branch"}},
+      {"dot-decomposer", "dots outside batch-matmul form -> transposes/reshapes around a [b,m,k]x[b,k,n] dot",
+       {"non_canonical_dot"}},
   };
 }
 
@@ -100,6 +102,7 @@ absl::StatusOr<std::unique_ptr<Pass>> CreatePassByLabel(const std::string& label
   if (label == "batchnorm-expander") return CreateBatchNormExpander();
   if (label == "while-loop-invariant-code-motion") return CreateWhileLoopInvariantCodeMotion();
   if (label == "flatten-call-graph") return CreateFlattenCallGraph();
+  if (label == "dot-decomposer") return CreateDotDecomposer();
   return absl::InvalidArgumentError(
       absl::StrCat("unknown pass '", label, "'; known: ", absl::StrJoin(PassLabels(), ", ")));
 }

@@ -323,5 +323,52 @@ TEST(XlaPassesB, FlattenCallGraphLetsLoopMotionHoistFromSharedBodies) {
   EXPECT_EQ(testing::CompareValues(*before_v, *after_v), "");
 }
 
+// ---- dot-decomposer ----
+
+TEST(XlaPassesB, DotDecomposerCanonicalizesToBatchMatmul) {
+  Outcome o = ApplyAll("dot-decomposer", R"(HloModule d
+ENTRY main {
+  a = f32[2,3,4,5] parameter(0)
+  b = f32[5,3,6] parameter(1)
+  d1 = f32[3,2,4,6] dot(a, b), lhs_batch_dims={1}, rhs_batch_dims={1}, lhs_contracting_dims={3}, rhs_contracting_dims={0}
+  x = f32[8,16] parameter(2)
+  w = f32[16,4] parameter(3)
+  d2 = f32[8,4] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  y = f32[2,8,16] parameter(4)
+  d3 = f32[2,8,4] dot(y, w), lhs_contracting_dims={2}, rhs_contracting_dims={0}
+  p = f32[4,2,3] parameter(5)
+  q = f32[3,2,6] parameter(6)
+  d4 = f32[4,6] dot(p, q), lhs_contracting_dims={1,2}, rhs_contracting_dims={1,0}
+  ROOT t = (f32[3,2,4,6], f32[8,4], f32[2,8,4], f32[4,6]) tuple(d1, d2, d3, d4)
+}
+)");
+  // d2 is already canonical ([m, k] x [k, n]).
+  EXPECT_EQ(o.rules, (std::vector<std::string>(3, "non_canonical_dot")));
+  EXPECT_TRUE(Has(o.after, "f32[3,2,4,5] transpose(%a), dimensions={1,0,2,3}")) << o.after;
+  EXPECT_TRUE(Has(o.after, "f32[3,8,6] dot(")) << o.after;
+  EXPECT_TRUE(Has(o.after, "lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}"))
+      << o.after;
+  EXPECT_TRUE(Has(o.after, "f32[16,16] reshape(%y)")) << o.after;  // d3: a free reshape, no transpose
+  EXPECT_FALSE(Has(o.after, "transpose(%y)")) << o.after;
+  EXPECT_TRUE(Has(o.after, "f32[4,6] reshape(%p)")) << o.after;  // d4: k = 2*3 on both sides
+  EXPECT_TRUE(Has(o.after, "f32[2,3,6] transpose(%q), dimensions={1,0,2}")) << o.after;
+  EXPECT_TRUE(Has(o.after, "dot(%x, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}")) << o.after;
+}
+
+TEST(XlaPassesB, DotDecomposerLeavesCanonicalDotsAlone) {
+  Outcome o = ApplyAll("dot-decomposer", R"(HloModule c
+ENTRY main {
+  a = f32[2,8,16] parameter(0)
+  b = f32[2,16,4] parameter(1)
+  bm = f32[2,8,4] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+  k = f32[16,8] parameter(2)
+  v = f32[16] parameter(3)
+  mv = f32[8] dot(k, v), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  ROOT t = (f32[2,8,4], f32[8]) tuple(bm, mv)
+}
+)");
+  EXPECT_TRUE(o.rules.empty());
+}
+
 }  // namespace
 }  // namespace hlox
