@@ -36,5 +36,6 @@ std::unique_ptr<Pass> CreateBatchNormExpander();      // batchnorm-expander
 std::unique_ptr<Pass> CreateWhileLoopInvariantCodeMotion();  // while-loop-invariant-code-motion
 std::unique_ptr<Pass> CreateFlattenCallGraph();       // flatten-call-graph
 std::unique_ptr<Pass> CreateDotDecomposer();          // dot-decomposer
+std::unique_ptr<Pass> CreateGatherSimplifier();       // gather-simplifier
 
 }  // namespace hlox

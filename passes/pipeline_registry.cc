@@ -34,7 +34,7 @@ std::vector<std::string> PassLabels() {
           "zero-sized-elim", "opt-barrier-expander", "logistic-expander", "broadcast-canonicalizer",
           "operand-upcaster", "dot-dimension-sorter", "conditional-simplifier", "while-loop-simplifier",
           "map-inliner", "dot-merger", "batchnorm-expander",
-          "while-loop-invariant-code-motion", "flatten-call-graph", "dot-decomposer"};
+          "while-loop-invariant-code-motion", "flatten-call-graph", "dot-decomposer", "gather-simplifier"};
 }
 
 std::vector<PassInfo> PassInfos() {
@@ -75,6 +75,8 @@ std::vector<PassInfo> PassInfos() {
        {"shared_call", "shared_condition", "shared_body", "shared_branch"}},
       {"dot-decomposer", "dots outside batch-matmul form -> transposes/reshapes around a [b,m,k]x[b,k,n] dot",
        {"non_canonical_dot"}},
+      {"gather-simplifier", "gathers that are a broadcast slice or one dynamic-slice -> those ops",
+       {"full_slice", "dynamic_slice"}},
   };
 }
 
@@ -103,6 +105,7 @@ absl::StatusOr<std::unique_ptr<Pass>> CreatePassByLabel(const std::string& label
   if (label == "while-loop-invariant-code-motion") return CreateWhileLoopInvariantCodeMotion();
   if (label == "flatten-call-graph") return CreateFlattenCallGraph();
   if (label == "dot-decomposer") return CreateDotDecomposer();
+  if (label == "gather-simplifier") return CreateGatherSimplifier();
   return absl::InvalidArgumentError(
       absl::StrCat("unknown pass '", label, "'; known: ", absl::StrJoin(PassLabels(), ", ")));
 }

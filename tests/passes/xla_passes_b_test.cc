@@ -370,5 +370,28 @@ ENTRY main {
   EXPECT_TRUE(o.rules.empty());
 }
 
+// ---- gather-simplifier ----
+
+TEST(XlaPassesB, GatherSimplifier) {
+  Outcome o = ApplyAll("gather-simplifier", R"(HloModule g
+ENTRY main {
+  x = f32[5,4] parameter(0)
+  i3 = s32[3,1] parameter(1)
+  full = f32[3,5,2] gather(x, i3), offset_dims={1,2}, collapsed_slice_dims={}, start_index_map={0}, index_vector_dim=1, slice_sizes={5,2}
+  e = f32[10,8] parameter(2)
+  i1 = s32[1,1] parameter(3)
+  row = f32[1,8] gather(e, i1), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,8}
+  rows = f32[3,8] gather(e, i3), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,8}
+  ROOT t = (f32[3,5,2], f32[1,8], f32[3,8]) tuple(full, row, rows)
+}
+)");
+  // rows gathers three rows: a real gather, left alone.
+  EXPECT_EQ(o.rules, (std::vector<std::string>{"full_slice", "dynamic_slice"}));
+  EXPECT_TRUE(Has(o.after, "f32[5,2] slice(%x), slice={[0:5], [0:2]}")) << o.after;
+  EXPECT_TRUE(Has(o.after, "f32[3,5,2] broadcast(")) << o.after;
+  EXPECT_TRUE(Has(o.after, "f32[1,8] dynamic-slice(%e,")) << o.after;
+  EXPECT_EQ(Count(o.after, " gather("), 1) << o.after;
+}
+
 }  // namespace
 }  // namespace hlox
