@@ -37,5 +37,6 @@ std::unique_ptr<Pass> CreateWhileLoopInvariantCodeMotion();  // while-loop-invar
 std::unique_ptr<Pass> CreateFlattenCallGraph();       // flatten-call-graph
 std::unique_ptr<Pass> CreateDotDecomposer();          // dot-decomposer
 std::unique_ptr<Pass> CreateGatherSimplifier();       // gather-simplifier
+std::unique_ptr<Pass> CreateTreeReductionRewriter();  // tree-reduction-rewriter
 
 }  // namespace hlox

@@ -34,7 +34,8 @@ std::vector<std::string> PassLabels() {
           "zero-sized-elim", "opt-barrier-expander", "logistic-expander", "broadcast-canonicalizer",
           "operand-upcaster", "dot-dimension-sorter", "conditional-simplifier", "while-loop-simplifier",
           "map-inliner", "dot-merger", "batchnorm-expander",
-          "while-loop-invariant-code-motion", "flatten-call-graph", "dot-decomposer", "gather-simplifier"};
+          "while-loop-invariant-code-motion", "flatten-call-graph", "dot-decomposer", "gather-simplifier",
+          "tree-reduction-rewriter"};
 }
 
 std::vector<PassInfo> PassInfos() {
@@ -77,6 +78,8 @@ std::vector<PassInfo> PassInfos() {
        {"non_canonical_dot"}},
       {"gather-simplifier", "gathers that are a broadcast slice or one dynamic-slice -> those ops",
        {"full_slice", "dynamic_slice"}},
+      {"tree-reduction-rewriter", "a reduction over a dimension longer than 32 -> two nested reductions",
+       {"long_reduction"}},
   };
 }
 
@@ -106,6 +109,7 @@ absl::StatusOr<std::unique_ptr<Pass>> CreatePassByLabel(const std::string& label
   if (label == "flatten-call-graph") return CreateFlattenCallGraph();
   if (label == "dot-decomposer") return CreateDotDecomposer();
   if (label == "gather-simplifier") return CreateGatherSimplifier();
+  if (label == "tree-reduction-rewriter") return CreateTreeReductionRewriter();
   return absl::InvalidArgumentError(
       absl::StrCat("unknown pass '", label, "'; known: ", absl::StrJoin(PassLabels(), ", ")));
 }

@@ -393,5 +393,41 @@ ENTRY main {
   EXPECT_EQ(Count(o.after, " gather("), 1) << o.after;
 }
 
+// ---- tree-reduction-rewriter ----
+
+TEST(XlaPassesB, TreeReductionRewriterSplitsLongReductions) {
+  Outcome o = ApplyAll("tree-reduction-rewriter", R"(HloModule r
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+max {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT m = f32[] maximum(x, y)
+}
+ENTRY main {
+  a = f32[4,100] parameter(0)
+  zero = f32[] constant(0)
+  s = f32[4] reduce(a, zero), dimensions={1}, to_apply=add
+  b = f32[64,3] parameter(1)
+  ninf = f32[] constant(-inf)
+  m = f32[3] reduce(b, ninf), dimensions={0}, to_apply=max
+  one = f32[] constant(1)
+  biased = f32[4] reduce(a, one), dimensions={1}, to_apply=add
+  c = f32[4,16] parameter(2)
+  short = f32[4] reduce(c, zero), dimensions={1}, to_apply=add
+  ROOT t = (f32[4], f32[3], f32[4], f32[4]) tuple(s, m, biased, short)
+}
+)");
+  // biased: init 1 is not add's identity; short: 16 elements fit one window.
+  EXPECT_EQ(o.rules, (std::vector<std::string>(2, "long_reduction")));
+  EXPECT_TRUE(Has(o.after, "f32[4,128] pad(%a, %zero), padding=0_0x0_28")) << o.after;
+  EXPECT_TRUE(Has(o.after, "f32[4,4,32] reshape(")) << o.after;
+  EXPECT_TRUE(Has(o.after, "f32[2,32,3] reshape(%b)")) << o.after;  // 64 = 2 * 32: no pad
+  EXPECT_EQ(Count(o.after, " reduce("), 6) << o.after;
+}
+
 }  // namespace
 }  // namespace hlox
