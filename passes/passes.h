@@ -38,5 +38,6 @@ std::unique_ptr<Pass> CreateFlattenCallGraph();       // flatten-call-graph
 std::unique_ptr<Pass> CreateDotDecomposer();          // dot-decomposer
 std::unique_ptr<Pass> CreateGatherSimplifier();       // gather-simplifier
 std::unique_ptr<Pass> CreateTreeReductionRewriter();  // tree-reduction-rewriter
+std::unique_ptr<Pass> CreateResultCaster();           // result-caster
 
 }  // namespace hlox

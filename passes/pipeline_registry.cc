@@ -35,7 +35,7 @@ std::vector<std::string> PassLabels() {
           "operand-upcaster", "dot-dimension-sorter", "conditional-simplifier", "while-loop-simplifier",
           "map-inliner", "dot-merger", "batchnorm-expander",
           "while-loop-invariant-code-motion", "flatten-call-graph", "dot-decomposer", "gather-simplifier",
-          "tree-reduction-rewriter"};
+          "tree-reduction-rewriter", "result-caster"};
 }
 
 std::vector<PassInfo> PassInfos() {
@@ -80,6 +80,8 @@ std::vector<PassInfo> PassInfos() {
        {"full_slice", "dynamic_slice"}},
       {"tree-reduction-rewriter", "a reduction over a dimension longer than 32 -> two nested reductions",
        {"long_reduction"}},
+      {"result-caster", "dot/convolution with a result narrower than its operands -> wide op, then convert",
+       {"narrow_result"}},
   };
 }
 
@@ -110,6 +112,7 @@ absl::StatusOr<std::unique_ptr<Pass>> CreatePassByLabel(const std::string& label
   if (label == "dot-decomposer") return CreateDotDecomposer();
   if (label == "gather-simplifier") return CreateGatherSimplifier();
   if (label == "tree-reduction-rewriter") return CreateTreeReductionRewriter();
+  if (label == "result-caster") return CreateResultCaster();
   return absl::InvalidArgumentError(
       absl::StrCat("unknown pass '", label, "'; known: ", absl::StrJoin(PassLabels(), ", ")));
 }

@@ -429,5 +429,26 @@ ENTRY main {
   EXPECT_EQ(Count(o.after, " reduce("), 6) << o.after;
 }
 
+// ---- result-caster ----
+
+TEST(XlaPassesB, ResultCaster) {
+  Outcome o = ApplyAll("result-caster", R"(HloModule c
+ENTRY main {
+  a = f32[4,8] parameter(0)
+  b = f32[8,3] parameter(1)
+  d = bf16[4,3] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  h = bf16[4,8] parameter(2)
+  k = bf16[8,3] parameter(3)
+  up = f32[4,3] dot(h, k), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT t = (bf16[4,3], f32[4,3]) tuple(d, up)
+}
+)");
+  // up widens (operand-upcaster's case), it does not narrow.
+  EXPECT_EQ(o.rules, (std::vector<std::string>{"narrow_result"}));
+  EXPECT_TRUE(Has(o.after, "f32[4,3] dot(%a, %b)")) << o.after;
+  EXPECT_TRUE(Has(o.after, "bf16[4,3] convert(")) << o.after;
+  EXPECT_TRUE(Has(o.after, "f32[4,3] dot(%h, %k)")) << o.after;
+}
+
 }  // namespace
 }  // namespace hlox
