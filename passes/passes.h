@@ -39,5 +39,6 @@ std::unique_ptr<Pass> CreateDotDecomposer();          // dot-decomposer
 std::unique_ptr<Pass> CreateGatherSimplifier();       // gather-simplifier
 std::unique_ptr<Pass> CreateTreeReductionRewriter();  // tree-reduction-rewriter
 std::unique_ptr<Pass> CreateResultCaster();           // result-caster
+std::unique_ptr<Pass> CreateDynamicIndexSplitter();   // dynamic-index-splitter
 
 }  // namespace hlox

@@ -35,7 +35,7 @@ std::vector<std::string> PassLabels() {
           "operand-upcaster", "dot-dimension-sorter", "conditional-simplifier", "while-loop-simplifier",
           "map-inliner", "dot-merger", "batchnorm-expander",
           "while-loop-invariant-code-motion", "flatten-call-graph", "dot-decomposer", "gather-simplifier",
-          "tree-reduction-rewriter", "result-caster"};
+          "tree-reduction-rewriter", "result-caster", "dynamic-index-splitter"};
 }
 
 std::vector<PassInfo> PassInfos() {
@@ -82,6 +82,8 @@ std::vector<PassInfo> PassInfos() {
        {"long_reduction"}},
       {"result-caster", "dot/convolution with a result narrower than its operands -> wide op, then convert",
        {"narrow_result"}},
+      {"dynamic-index-splitter", "dynamic-(update-)slice with a vector of start indices -> scalar indices",
+       {"vector_index"}},
   };
 }
 
@@ -113,6 +115,7 @@ absl::StatusOr<std::unique_ptr<Pass>> CreatePassByLabel(const std::string& label
   if (label == "gather-simplifier") return CreateGatherSimplifier();
   if (label == "tree-reduction-rewriter") return CreateTreeReductionRewriter();
   if (label == "result-caster") return CreateResultCaster();
+  if (label == "dynamic-index-splitter") return CreateDynamicIndexSplitter();
   return absl::InvalidArgumentError(
       absl::StrCat("unknown pass '", label, "'; known: ", absl::StrJoin(PassLabels(), ", ")));
 }

@@ -450,5 +450,28 @@ ENTRY main {
   EXPECT_TRUE(Has(o.after, "f32[4,3] dot(%h, %k)")) << o.after;
 }
 
+// ---- dynamic-index-splitter ----
+
+TEST(XlaPassesB, DynamicIndexSplitter) {
+  Outcome o = ApplyAll("dynamic-index-splitter", R"(HloModule s
+ENTRY main {
+  x = f32[5,6] parameter(0)
+  v = s32[2] parameter(1)
+  ds = f32[2,3] dynamic-slice(x, v), dynamic_slice_sizes={2,3}
+  u = f32[2,3] parameter(2)
+  dus = f32[5,6] dynamic-update-slice(x, u, v)
+  i = s32[] parameter(3)
+  j = s32[] parameter(4)
+  scalar = f32[2,3] dynamic-slice(x, i, j), dynamic_slice_sizes={2,3}
+  ROOT t = (f32[2,3], f32[5,6], f32[2,3]) tuple(ds, dus, scalar)
+}
+)");
+  EXPECT_EQ(o.rules, (std::vector<std::string>(2, "vector_index")));  // not `scalar`
+  EXPECT_EQ(Count(o.after, "s32[1] slice(%v), slice={[1:2]}"), 2) << o.after;
+  EXPECT_FALSE(Has(o.after, "dynamic-slice(%x, %v)")) << o.after;
+  EXPECT_FALSE(Has(o.after, "dynamic-update-slice(%x, %u, %v)")) << o.after;
+  EXPECT_TRUE(Has(o.after, "dynamic-slice(%x, %i, %j)")) << o.after;
+}
+
 }  // namespace
 }  // namespace hlox
