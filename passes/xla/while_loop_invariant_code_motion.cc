@@ -14,7 +14,8 @@
 // iotas, reverses, slices, transposes, tuples: cheap, or bigger after than before); those move
 // only along with a hoisted instruction that reads them.
 //
-// Left alone: loops whose body or condition is called from anywhere else (flatten-call-graph
+// A hoisted fusion gets its own copy of its fused computation (the original goes when nothing
+// calls it any more). Left alone: loops whose body or condition is called from anywhere else (flatten-call-graph
 // gives each its own), whose body root is not a tuple, or whose parameters are used other than
 // through get-tuple-element; loops in fusion bodies.
 #include <algorithm>
@@ -23,6 +24,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "passes/module_util.h"
 #include "passes/passes.h"
 #include "passes/site_util.h"
 
@@ -132,6 +134,15 @@ bool IsSite(const Instruction& i, const Loop& loop, const std::unordered_set<con
          i.user_count() > 0;
 }
 
+// A copy of `c` alone in `module` (what it calls stays shared).
+Computation* CopyOnly(Module& module, Computation* c) {
+  ComputationMap map;
+  for (const auto& other : module.computations()) {
+    if (other.get() != c) map[other.get()] = other.get();
+  }
+  return CopyComputationInto(*c, module, map);
+}
+
 void SetStateShape(Computation* c, const Shape& state, bool is_body) {
   c->parameter(0)->set_shape(state);
   if (!c->header_params().empty()) c->header_params()[0].second = state;
@@ -174,6 +185,7 @@ void Hoist(const Loop& loop, Instruction* anchor, InstructionIndex& index) {
   };
   visit(anchor);
   std::unordered_map<const Instruction*, Instruction*> outside;
+  std::vector<Computation*> fused_originals;  // fusion bodies the clones got copies of
   for (Instruction* i : cone) {
     if (IsStateGte(*i, *body)) {
       outside[i] = outer_state(i->tuple_index());
@@ -181,7 +193,15 @@ void Hoist(const Loop& loop, Instruction* anchor, InstructionIndex& index) {
     }
     std::vector<Instruction*> ops;
     for (Instruction* op : i->operands()) ops.push_back(outside.at(op));
-    outside[i] = add(outer, i->CloneWithOperands(i->shape(), std::move(ops)));
+    std::unique_ptr<Instruction> clone = i->CloneWithOperands(i->shape(), std::move(ops));
+    clone->set_name(outer->parent()->UniqueName(i->name()));  // names must stay unique in `outer`
+    if (i->opcode() == Opcode::kFusion) {  // a fusion body has one caller: the clone gets its own
+      for (Computation*& fused : clone->mutable_called_computations()) {
+        fused_originals.push_back(fused);
+        fused = CopyOnly(*outer->parent(), fused);
+      }
+    }
+    outside[i] = add(outer, std::move(clone));
   }
   Instruction* hoisted = outside.at(anchor);
 
@@ -230,6 +250,9 @@ void Hoist(const Loop& loop, Instruction* anchor, InstructionIndex& index) {
   body->set_root(add(body, std::move(new_root)));
   RemoveDeadChain(old_root, &index);
   RemoveDeadChain(anchor, &index);
+  for (Computation* fused : fused_originals) {
+    if (CallCount(*outer->parent(), fused) == 0) outer->parent()->RemoveComputation(fused);
+  }
   SortComputation(*outer);
 }
 

@@ -182,6 +182,61 @@ ENTRY main {
   EXPECT_FALSE(Has(Comp(after, "main"), "broadcast(")) << after;
 }
 
+// A hoisted fusion takes a copy of its fused computation: every fusion body keeps one caller.
+TEST(XlaPassesB, WhileLoopInvariantCodeMotionCopiesFusionBodies) {
+  Outcome o = ApplyAll("while-loop-invariant-code-motion", R"(HloModule f
+fused_exp {
+  p = f32[4] parameter(0)
+  ROOT e = f32[4] exponential(p)
+}
+cond {
+  p = (f32[4], f32[4], s32[]) parameter(0)
+  k = s32[] get-tuple-element(p), index=2
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(k, n), direction=LT
+}
+body {
+  p = (f32[4], f32[4], s32[]) parameter(0)
+  acc = f32[4] get-tuple-element(p), index=0
+  w = f32[4] get-tuple-element(p), index=1
+  k = s32[] get-tuple-element(p), index=2
+  f = f32[4] fusion(w), kind=kLoop, calls=fused_exp
+  g = f32[4] multiply(f, f)
+  s = f32[4] add(acc, f)
+  s2 = f32[4] add(s, g)
+  one = s32[] constant(1)
+  k1 = s32[] add(k, one)
+  ROOT r = (f32[4], f32[4], s32[]) tuple(s2, w, k1)
+}
+ENTRY main {
+  a = f32[4] parameter(0)
+  w = f32[4] parameter(1)
+  z = s32[] constant(0)
+  init = (f32[4], f32[4], s32[]) tuple(a, w, z)
+  l = (f32[4], f32[4], s32[]) while(init), condition=cond, body=body
+  ROOT g = f32[4] get-tuple-element(l), index=0
+}
+)");
+  EXPECT_EQ(o.rules, (std::vector<std::string>(2, "invariant")));  // g (with f), then f
+  EXPECT_FALSE(Has(Comp(o.after, "body"), "fusion(")) << o.after;
+  EXPECT_EQ(Count(Comp(o.after, "main"), " fusion("), 2) << o.after;
+  auto m = ParseModule(o.after);
+  ASSERT_TRUE(m.ok()) << m.status();
+  int fused = 0;
+  for (const auto& c : (*m)->computations()) {
+    if (!c->is_fusion_computation()) continue;
+    ++fused;
+    int callers = 0;
+    for (const auto& other : (*m)->computations()) {
+      for (const auto& i : other->instructions()) {
+        for (const Computation* callee : i->called_computations()) callers += callee == c.get();
+      }
+    }
+    EXPECT_EQ(callers, 1) << c->name() << "\n" << o.after;
+  }
+  EXPECT_EQ(fused, 2) << o.after;
+}
+
 // A loop whose body is shared with another loop is left alone (flatten-call-graph first).
 constexpr char kSharedBody[] = R"(HloModule s
 cond {
