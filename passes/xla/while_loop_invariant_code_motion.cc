@@ -87,6 +87,12 @@ bool IsStateGte(const Instruction& i, const Computation& body) {
 std::unordered_set<const Instruction*> Invariants(const Loop& loop) {
   std::unordered_set<const Instruction*> inv;
   const Instruction* root = loop.body->root();
+  std::unordered_set<const Instruction*> ordered;  // in a control edge (HasControlDeps, in one scan)
+  for (const auto& i : loop.body->instructions()) {
+    if (i->control_predecessors().empty()) continue;
+    ordered.insert(i.get());
+    ordered.insert(i->control_predecessors().begin(), i->control_predecessors().end());
+  }
   for (const Instruction* i : loop.body->PostOrder()) {
     if (IsStateGte(*i, *loop.body)) {
       const Instruction* back = root->operand(i->tuple_index());
@@ -103,7 +109,7 @@ std::unordered_set<const Instruction*> Invariants(const Loop& loop) {
       default:
         break;
     }
-    if (i == root || HasControlDeps(*i) || IsNondeterministicOrEffectful(*i)) continue;
+    if (i == root || ordered.count(i) || IsNondeterministicOrEffectful(*i)) continue;
     if (std::all_of(i->operands().begin(), i->operands().end(), [&](const Instruction* op) { return inv.count(op) > 0; })) {
       inv.insert(i);
     }
