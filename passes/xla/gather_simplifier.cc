@@ -1,6 +1,8 @@
-// gather-simplifier (after XLA's gather rewrites: the algebraic simplifier's trivial-gather cases
-// and the gather-to-dynamic-slice form XLA's backends prefer): gathers that need none of the
-// generality of gather become the simpler ops they are.
+// gather-simplifier: gathers that need none of the generality of gather become the simpler ops
+// they are, as XLA's algebraic simplifier does for trivial gathers and its backends do for
+// single-index gathers. (XLA's pass of this name does something else: it canonicalizes every
+// gather to 2-D indices with sorted dimension numbers for the gather expander; hlox's gather
+// kernel takes any form, so that rewrite would only add transposes.)
 //   full_slice:    every indexed dimension is sliced whole, so clamping makes every start 0 and
 //                  the indices do not matter: gather -> broadcast(reshape(slice(operand))) over
 //                  the batch dimensions (the slice only where the other dimensions are cut).
