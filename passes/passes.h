@@ -40,5 +40,12 @@ std::unique_ptr<Pass> CreateConvertMover();           // convert-mover
 std::unique_ptr<Pass> CreateSortSimplifier();         // sort-simplifier
 std::unique_ptr<Pass> CreateWhileLoopConstantSinking();  // while-loop-constant-sinking
 std::unique_ptr<Pass> CreateSimplifyFpConversions();  // simplify-fp-conversions
+std::unique_ptr<Pass> CreateWhileLoopInvariantCodeMotion();  // while-loop-invariant-code-motion
+std::unique_ptr<Pass> CreateFlattenCallGraph();       // flatten-call-graph
+std::unique_ptr<Pass> CreateDotDecomposer();          // dot-decomposer
+std::unique_ptr<Pass> CreateGatherSimplifier();       // gather-simplifier
+std::unique_ptr<Pass> CreateTreeReductionRewriter();  // tree-reduction-rewriter
+std::unique_ptr<Pass> CreateResultCaster();           // result-caster
+std::unique_ptr<Pass> CreateDynamicIndexSplitter();   // dynamic-index-splitter
 
 }  // namespace hlox

@@ -35,7 +35,9 @@ std::vector<std::string> PassLabels() {
           "operand-upcaster", "dot-dimension-sorter", "conditional-simplifier", "while-loop-simplifier",
           "map-inliner", "dot-merger", "batchnorm-expander",
           "reshape-mover", "transpose-folding", "slice-sinker", "convert-mover", "sort-simplifier",
-          "while-loop-constant-sinking", "simplify-fp-conversions"};
+          "while-loop-constant-sinking", "simplify-fp-conversions",
+          "while-loop-invariant-code-motion", "flatten-call-graph", "dot-decomposer", "gather-simplifier",
+          "tree-reduction-rewriter", "result-caster", "dynamic-index-splitter"};
 }
 
 std::vector<PassInfo> PassInfos() {
@@ -83,6 +85,21 @@ std::vector<PassInfo> PassInfos() {
        {"sink_constant"}},
       {"simplify-fp-conversions", "chains of float converts -> one convert (rounding chains default: keep)",
        {"exact_chain", "rounding_chain"}},
+      {"while-loop-invariant-code-motion",
+       "hoist loop-invariant instructions out of while bodies (default: not the cheap ops XLA leaves)",
+       {"invariant"}},
+      {"flatten-call-graph", "a computation run by several call/while/conditional sites -> one copy per site",
+       {"shared_call", "shared_condition", "shared_body", "shared_branch"}},
+      {"dot-decomposer", "dots outside batch-matmul form -> transposes/reshapes around a [b,m,k]x[b,k,n] dot",
+       {"non_canonical_dot"}},
+      {"gather-simplifier", "gathers that are a broadcast slice or one dynamic-slice -> those ops",
+       {"full_slice", "dynamic_slice"}},
+      {"tree-reduction-rewriter", "a reduction over a dimension longer than 32 -> two nested reductions",
+       {"long_reduction"}},
+      {"result-caster", "dot/convolution with a result narrower than its operands -> wide op, then convert",
+       {"narrow_result"}},
+      {"dynamic-index-splitter", "dynamic-(update-)slice with a vector of start indices -> scalar indices",
+       {"vector_index"}},
   };
 }
 
@@ -115,6 +132,13 @@ absl::StatusOr<std::unique_ptr<Pass>> CreatePassByLabel(const std::string& label
   if (label == "sort-simplifier") return CreateSortSimplifier();
   if (label == "while-loop-constant-sinking") return CreateWhileLoopConstantSinking();
   if (label == "simplify-fp-conversions") return CreateSimplifyFpConversions();
+  if (label == "while-loop-invariant-code-motion") return CreateWhileLoopInvariantCodeMotion();
+  if (label == "flatten-call-graph") return CreateFlattenCallGraph();
+  if (label == "dot-decomposer") return CreateDotDecomposer();
+  if (label == "gather-simplifier") return CreateGatherSimplifier();
+  if (label == "tree-reduction-rewriter") return CreateTreeReductionRewriter();
+  if (label == "result-caster") return CreateResultCaster();
+  if (label == "dynamic-index-splitter") return CreateDynamicIndexSplitter();
   return absl::InvalidArgumentError(
       absl::StrCat("unknown pass '", label, "'; known: ", absl::StrJoin(PassLabels(), ", ")));
 }
