@@ -169,7 +169,14 @@ def run_maps_names_and_rejects_unknown_passes():
     env = hloenv.HloEnv(EXAMPLE)
     env.run(hloenv.HloPass.HloDCE())
     assert env.get_hlo_module().to_string() == hlox.apply_decisions(m, "only:dce", {}).text
-    for bad in ("GpuLayoutAssignment", "ReshapeMover"):
+    # Every XLA name maps to a pass hlox has, and runs as that pass.
+    labels = set(hlox.pass_labels())
+    for name, label in hloenv.XLA_PASS_NAMES.items():
+        assert label in labels, (name, label)
+    env = hloenv.HloEnv(EXAMPLE)
+    env.run(hloenv.HloPass.ReshapeMover())
+    assert env.export_hlo_to_str() == hlox.apply_decisions(m, "only:reshape-mover", {}).text
+    for bad in ("GpuLayoutAssignment", "HloRematerialization"):
         try:
             env.run(bad)
         except hloenv.UnsupportedPassError as err:
