@@ -40,5 +40,6 @@ std::unique_ptr<Pass> CreateConvertMover();           // convert-mover
 std::unique_ptr<Pass> CreateSortSimplifier();         // sort-simplifier
 std::unique_ptr<Pass> CreateWhileLoopConstantSinking();  // while-loop-constant-sinking
 std::unique_ptr<Pass> CreateSimplifyFpConversions();  // simplify-fp-conversions
+std::unique_ptr<Pass> CreateCustomCallExpander();     // custom-call-expander
 
 }  // namespace hlox

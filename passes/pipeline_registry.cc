@@ -35,7 +35,8 @@ std::vector<std::string> PassLabels() {
           "operand-upcaster", "dot-dimension-sorter", "conditional-simplifier", "while-loop-simplifier",
           "map-inliner", "dot-merger", "batchnorm-expander",
           "reshape-mover", "transpose-folding", "slice-sinker", "convert-mover", "sort-simplifier",
-          "while-loop-constant-sinking", "simplify-fp-conversions"};
+          "while-loop-constant-sinking", "simplify-fp-conversions",
+          "custom-call-expander"};
 }
 
 std::vector<PassInfo> PassInfos() {
@@ -83,6 +84,8 @@ std::vector<PassInfo> PassInfos() {
        {"sink_constant"}},
       {"simplify-fp-conversions", "chains of float converts -> one convert (rounding chains default: keep)",
        {"exact_chain", "rounding_chain"}},
+      {"custom-call-expander", "AWS Neuron custom calls (transfer, GELUs, RMS norm) -> plain HLO (default: keep)",
+       {"transfer", "gelu", "gelu_tanh", "gelu_backward", "rms_norm"}},
   };
 }
 
@@ -115,6 +118,7 @@ absl::StatusOr<std::unique_ptr<Pass>> CreatePassByLabel(const std::string& label
   if (label == "sort-simplifier") return CreateSortSimplifier();
   if (label == "while-loop-constant-sinking") return CreateWhileLoopConstantSinking();
   if (label == "simplify-fp-conversions") return CreateSimplifyFpConversions();
+  if (label == "custom-call-expander") return CreateCustomCallExpander();
   return absl::InvalidArgumentError(
       absl::StrCat("unknown pass '", label, "'; known: ", absl::StrJoin(PassLabels(), ", ")));
 }
