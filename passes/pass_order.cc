@@ -10,8 +10,8 @@ namespace hlox {
 
 std::vector<std::string> PassOrderMenu() {
   std::vector<std::string> menu = PassLabels();
-  for (const char* aggressive : {"fusion:all", "sibling-fusion:all", "fusion-merger:all"}) {
-    menu.push_back(aggressive);
+  for (const PassInfo& info : PassInfos()) {
+    if (info.all_variant) menu.push_back(info.label + ":all");
   }
   menu.push_back("stop");
   return menu;

@@ -1,7 +1,8 @@
 // Pass-ordering mode, after the XLA pass-ordering gyms: an agent picks the next pass from a
-// fixed menu (every pass run once with its default policy; the fusion passes also in an
-// aggressive variant "<label>:all" that takes choice 1 at every site, as XLA's menu offers
-// several fusion passes of different reach; and "stop"); the reward of a step is the reduction
+// fixed menu (every pass run once with its default policy; every pass whose default keeps some
+// of its {keep, apply} sites also in an aggressive variant "<label>:all" that takes choice 1 at
+// every site, so expansions and rewrites that are off by default can be chosen, and XLA's menu
+// offers fusion passes of different reach; and "stop"); the reward of a step is the reduction
 // in OpCount() (passes/module_util.h) that the pass achieved.
 #pragma once
 
@@ -15,8 +16,8 @@
 
 namespace hlox {
 
-// The action menu: PassLabels() in order, then "fusion:all", "sibling-fusion:all",
-// "fusion-merger:all", then "stop" (the last action).
+// The action menu: PassLabels() in order, then "<label>:all" for every PassInfos() entry with
+// all_variant, in that order, then "stop" (the last action).
 std::vector<std::string> PassOrderMenu();
 
 struct PassOrderStep {

@@ -47,5 +47,6 @@ std::unique_ptr<Pass> CreateGatherSimplifier();       // gather-simplifier
 std::unique_ptr<Pass> CreateTreeReductionRewriter();  // tree-reduction-rewriter
 std::unique_ptr<Pass> CreateResultCaster();           // result-caster
 std::unique_ptr<Pass> CreateDynamicIndexSplitter();   // dynamic-index-splitter
+std::unique_ptr<Pass> CreateCustomCallExpander();     // custom-call-expander
 
 }  // namespace hlox

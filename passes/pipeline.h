@@ -57,6 +57,9 @@ struct PassInfo {
   std::string label;
   std::string description;
   std::vector<std::string> site_kinds;
+  // True when the sites are {keep, apply} decisions and the default policy keeps some of them:
+  // the pass-order menu then also offers "<label>:all" (choice 1 at every site).
+  bool all_variant = false;
 };
 std::vector<PassInfo> PassInfos();
 // A fresh pass for `label`; InvalidArgument when unknown.

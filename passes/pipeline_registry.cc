@@ -37,26 +37,27 @@ std::vector<std::string> PassLabels() {
           "reshape-mover", "transpose-folding", "slice-sinker", "convert-mover", "sort-simplifier",
           "while-loop-constant-sinking", "simplify-fp-conversions",
           "while-loop-invariant-code-motion", "flatten-call-graph", "dot-decomposer", "gather-simplifier",
-          "tree-reduction-rewriter", "result-caster", "dynamic-index-splitter"};
+          "tree-reduction-rewriter", "result-caster", "dynamic-index-splitter",
+          "custom-call-expander"};
 }
 
 std::vector<PassInfo> PassInfos() {
   return {
       {"inline", "inline call instructions (callees before callers)", {"inline_call"}},
       {"simplify", "algebraic simplifier: rule table of XLA-style identities (passes/simplify/)",
-       {"simp:<rule> (one kind per rule, `hlox sites --pipeline only:simplify` lists them)"}},
+       {"simp:<rule> (one kind per rule, `hlox sites --pipeline only:simplify` lists them)"}, true},
       {"cse", "common subexpression elimination within a computation", {"identical"}},
       {"constant-fold", "evaluate instructions whose operands are all constants", {"fold"}},
       {"tuple-simplify", "get-tuple-element of tuple, tuple of get-tuple-elements", {"gte_of_tuple", "tuple_of_gtes"}},
       {"dce", "remove dead instructions (and unreachable computations)", {"dead"}},
-      {"fusion", "producer-consumer fusion into loop and input fusions", {"fuse_producer"}},
-      {"sibling-fusion", "multi-output fusion of consumers of a shared operand", {"sibling_fusion"}},
-      {"fusion-merger", "merge a producer fusion into its consumer fusions", {"merge_fusion"}},
+      {"fusion", "producer-consumer fusion into loop and input fusions", {"fuse_producer"}, true},
+      {"sibling-fusion", "multi-output fusion of consumers of a shared operand", {"sibling_fusion"}, true},
+      {"fusion-merger", "merge a producer fusion into its consumer fusions", {"merge_fusion"}, true},
       {"codegen", "how the runtime runs each fused loop, dot and convolution",
        {"codegen_params", "gemm_params", "conv_params"}},
       {"zero-sized-elim", "replace computations of zero-element arrays by empty constants", {"zero_sized"}},
       {"opt-barrier-expander", "remove optimization barriers", {"opt_barrier"}},
-      {"logistic-expander", "logistic(x) -> 1/(1+exp(-x)) (default: keep the runtime's kernel)", {"logistic"}},
+      {"logistic-expander", "logistic(x) -> 1/(1+exp(-x)) (default: keep the runtime's kernel)", {"logistic"}, true},
       {"broadcast-canonicalizer", "broadcasts with unsorted dimensions -> transpose + sorted broadcast",
        {"unsorted_broadcast"}},
       {"operand-upcaster", "explicit converts of dot/convolution operands narrower than the result",
@@ -68,15 +69,15 @@ std::vector<PassInfo> PassInfos() {
        {"zero_trip"}},
       {"map-inliner", "map of a one-instruction elementwise computation -> that instruction", {"inline_map"}},
       {"dot-merger", "dots sharing an operand -> one dot on the other operands concatenated, then slices",
-       {"shared_lhs", "shared_rhs"}},
+       {"shared_lhs", "shared_rhs"}, true},
       {"batchnorm-expander", "batch-norm training/inference -> reductions and elementwise ops (default: keep)",
-       {"batch_norm_training", "batch_norm_inference"}},
+       {"batch_norm_training", "batch_norm_inference"}, true},
       {"reshape-mover", "elementwise op of equal reshapes/transposes (or constants, broadcasts) -> op, then one",
-       {"sink_rearrange"}},
+       {"sink_rearrange"}, true},
       {"transpose-folding", "fold transposes into dot/convolution dimension numbers (default: dot matrix transposes)",
-       {"row_column_dot", "transpose_dot", "transpose_conv"}},
+       {"row_column_dot", "transpose_dot", "transpose_conv"}, true},
       {"slice-sinker", "elementwise ops on slices of the same sources -> one op on the sources, then slices",
-       {"sink_slices"}},
+       {"sink_slices"}, true},
       {"convert-mover", "widening converts down, narrowing converts up across data-movement ops",
        {"widen_down", "narrow_up"}},
       {"sort-simplifier", "drop sort operands whose results are unused and the comparator ignores",
@@ -84,10 +85,10 @@ std::vector<PassInfo> PassInfos() {
       {"while-loop-constant-sinking", "loop-invariant constants in a while tuple -> constants in body and condition",
        {"sink_constant"}},
       {"simplify-fp-conversions", "chains of float converts -> one convert (rounding chains default: keep)",
-       {"exact_chain", "rounding_chain"}},
+       {"exact_chain", "rounding_chain"}, true},
       {"while-loop-invariant-code-motion",
        "hoist loop-invariant instructions out of while bodies (default: not the cheap ops XLA leaves)",
-       {"invariant"}},
+       {"invariant"}, true},
       {"flatten-call-graph", "a computation run by several call/while/conditional sites -> one copy per site",
        {"shared_call", "shared_condition", "shared_body", "shared_branch"}},
       {"dot-decomposer", "dots outside batch-matmul form -> transposes/reshapes around a [b,m,k]x[b,k,n] dot",
@@ -100,6 +101,8 @@ std::vector<PassInfo> PassInfos() {
        {"narrow_result"}},
       {"dynamic-index-splitter", "dynamic-(update-)slice with a vector of start indices -> scalar indices",
        {"vector_index"}},
+      {"custom-call-expander", "AWS Neuron custom calls (transfer, GELUs, RMS norm) -> plain HLO (default: keep)",
+       {"transfer", "gelu", "gelu_tanh", "gelu_backward", "rms_norm"}, true},
   };
 }
 
@@ -139,6 +142,7 @@ absl::StatusOr<std::unique_ptr<Pass>> CreatePassByLabel(const std::string& label
   if (label == "tree-reduction-rewriter") return CreateTreeReductionRewriter();
   if (label == "result-caster") return CreateResultCaster();
   if (label == "dynamic-index-splitter") return CreateDynamicIndexSplitter();
+  if (label == "custom-call-expander") return CreateCustomCallExpander();
   return absl::InvalidArgumentError(
       absl::StrCat("unknown pass '", label, "'; known: ", absl::StrJoin(PassLabels(), ", ")));
 }

@@ -29,8 +29,8 @@ METRICS = {
                     "noop", True),
     "noop broker-thread us/job": (r"record scan \(default\) \d+ jobs/s \(broker thread ([\d.]+) us/job\)", "noop", False),
     "p50 broker process, raw DEALER": (r"hlox broker process, raw protocol DEALER\s+best p50\s+([\d.]+) us", "latency", False),
-    "p50 broker process, client": (r"hlox broker process, client::Client\s+best p50\s+([\d.]+) us", "latency", False),
-    "p50 embedded, inproc": (r"embedded fleet, client::Client on inproc\s+best p50\s+([\d.]+) us", "latency", False),
+    "p50 broker process, client": (r"hlox broker process, (?:agent|client)::Client\s+best p50\s+([\d.]+) us", "latency", False),
+    "p50 embedded, inproc": (r"embedded fleet, (?:agent|client)::Client on inproc\s+best p50\s+([\d.]+) us", "latency", False),
 }
 MODES = {"noop": ["--noop-only"], "latency": ["--latency-only", "--rounds", "3"]}
 

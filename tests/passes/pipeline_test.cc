@@ -258,7 +258,49 @@ TEST(PassOrderTest, RewardIsOpCountReduction) {
   EXPECT_TRUE(stop->done);
   EXPECT_EQ(stop->reward, 0.0);
   EXPECT_FALSE(env.Step(dce).ok());
-  EXPECT_FALSE(PassOrderApply(*m, 99).ok());
+  EXPECT_FALSE(PassOrderApply(*m, static_cast<int>(menu.size())).ok());
+  EXPECT_FALSE(PassOrderApply(*m, -1).ok());
+}
+
+// Every pass whose default keeps some {keep, apply} sites has an ":all" variant (so the agent
+// can apply what the default never does); codegen (parameter choices) and passes whose default
+// applies every site have none; "stop" stays last and each item appears once.
+TEST(PassOrderTest, MenuOffersAllVariantsOfPassesThatKeepByDefault) {
+  const std::vector<std::string> menu = PassOrderMenu();
+  auto has = [&](const std::string& item) { return std::count(menu.begin(), menu.end(), item) == 1; };
+  EXPECT_EQ(menu.back(), "stop");
+  size_t variants = 0;
+  for (const PassInfo& info : PassInfos()) {
+    EXPECT_TRUE(has(info.label)) << info.label;
+    EXPECT_EQ(has(info.label + ":all"), info.all_variant) << info.label;
+    variants += info.all_variant ? 1 : 0;
+  }
+  EXPECT_EQ(menu.size(), PassLabels().size() + variants + 1);
+  for (const char* item : {"fusion:all", "sibling-fusion:all", "fusion-merger:all", "simplify:all",
+                           "logistic-expander:all", "batchnorm-expander:all", "transpose-folding:all",
+                           "simplify-fp-conversions:all", "dot-merger:all", "custom-call-expander:all"}) {
+    EXPECT_TRUE(has(item)) << item;
+  }
+  for (const char* item : {"codegen:all", "dce:all", "cse:all", "stop:all"}) EXPECT_FALSE(has(item)) << item;
+  // The variant applies what the default keeps: logistic-expander expands only as ":all".
+  auto m = Parse(R"(HloModule l
+ENTRY main {
+  x = f32[8] parameter(0)
+  ROOT l = f32[8] logistic(x)
+}
+)");
+  ASSERT_NE(m, nullptr);
+  auto index = [&](const std::string& item) {
+    return static_cast<int>(std::find(menu.begin(), menu.end(), item) - menu.begin());
+  };
+  auto plain = PassOrderApply(*m, index("logistic-expander"));
+  auto all = PassOrderApply(*m, index("logistic-expander:all"));
+  ASSERT_TRUE(plain.ok() && all.ok());
+  EXPECT_EQ(PrintModule(*plain->module), PrintModule(*m));
+  EXPECT_NE(PrintModule(*all->module).find("exponential"), std::string::npos);
+  auto piped = RunPipeline(*m, PassSequencePipeline({"logistic-expander:all"}), {});
+  ASSERT_TRUE(piped.ok()) << piped.status();
+  EXPECT_EQ(PrintModule(**piped), PrintModule(*all->module));
 }
 
 TEST(PassOrderTest, SequencePipelineBuildsWhatTheActionsBuild) {
