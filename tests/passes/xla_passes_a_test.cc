@@ -11,68 +11,19 @@
 #include "ir/verifier.h"
 #include "passes/pipeline.h"
 #include "tests/fusion/fusion_test_util.h"
+#include "tests/passes/xla_test_util.h"
 
 namespace hlox {
 namespace {
 
-struct Outcome {
-  std::vector<std::string> rules;  // the sites' rules, in order
-  std::vector<int> defaults;       // the sites' default choices, in order
-  std::string after;               // printed module after applying every site (then DCE)
-};
-
-// Lists `label`'s sites on `text`, applies all of them, checks the result verifies, round-trips
-// and computes what the input computed (within `scale` times the usual tolerances).
-Outcome ApplyAll(const std::string& label, const std::string& text, double scale = 1.0) {
-  Outcome out;
-  auto m = ParseModule(text);
-  EXPECT_TRUE(m.ok()) << m.status();
-  if (!m.ok()) return out;
-  auto point = NextDecisionPoint(**m, "only:" + label, {});
-  EXPECT_TRUE(point.ok()) << point.status();
-  if (!point.ok() || !point->has_value()) return out;
-  DecisionVector all;
-  for (const DecisionSite& s : (*point)->sites) {
-    out.rules.push_back(s.rule);
-    out.defaults.push_back(s.default_choice);
-    all.push_back(1);
-  }
-  auto after = RunPipeline(**m, "only:" + label, {{(*point)->key, all}});
-  EXPECT_TRUE(after.ok()) << after.status();
-  if (!after.ok()) return out;
-  auto dce = RunPipeline(**after, "only:dce", {});
-  EXPECT_TRUE(dce.ok());
-  const Module& result = dce.ok() ? **dce : **after;
-  EXPECT_TRUE(VerifyModule(result).ok()) << VerifyModule(result) << PrintModule(result);
-  out.after = PrintModule(result);
-  auto reparsed = ParseModule(out.after);
-  EXPECT_TRUE(reparsed.ok()) << reparsed.status() << out.after;
-  auto before_v = testing::RunSeeded(**m, 5);
-  auto after_v = testing::RunSeeded(result, 5);
-  EXPECT_TRUE(before_v.ok() && after_v.ok()) << before_v.status() << after_v.status() << out.after;
-  if (before_v.ok() && after_v.ok()) {
-    EXPECT_EQ(testing::CompareValues(*before_v, *after_v, scale), "") << out.after;
-  }
-  return out;
-}
-
-// The printed module after running `label` with its default policy.
-std::string RunDefault(const std::string& label, const std::string& text) {
-  auto m = ParseModule(text);
-  EXPECT_TRUE(m.ok()) << m.status();
-  if (!m.ok()) return "";
-  auto after = RunPipeline(**m, "only:" + label, {});
-  EXPECT_TRUE(after.ok()) << after.status();
-  return after.ok() ? PrintModule(**after) : "";
-}
-
-bool Has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
-
-int Count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
+using testing::ApplyAll;
+using testing::Count;
+using testing::Has;
+using testing::PassCheck;
+using testing::RunChecked;
+using testing::RunDefault;
+using testing::SiteCount;
+using Outcome = testing::PassOutcome;
 
 // sum's transposes also feed a non-candidate (mixed), so XLA's fixpoint keeps it by default;
 // the reshape feeding only `scaled` moves by default; `mixed` reads a plain parameter.
@@ -423,7 +374,7 @@ ENTRY main {
 // back drops a bf16 rounding (offered, kept by default; its outputs differ by bf16's step, so
 // the comparison here allows 100x the f32 tolerance); hb and yb round exactly as before.
 TEST(XlaPassesA, SimplifyFpConversions) {
-  Outcome o = ApplyAll("simplify-fp-conversions", kChains, 100.0);
+  Outcome o = ApplyAll("simplify-fp-conversions", kChains, {.scale = 100.0});
   EXPECT_EQ(o.rules, (std::vector<std::string>{"rounding_chain", "exact_chain", "exact_chain"}));
   EXPECT_EQ(o.defaults, (std::vector<int>{0, 1, 1}));
   EXPECT_TRUE(Has(o.after, "bf16[64] convert(%h)")) << o.after;

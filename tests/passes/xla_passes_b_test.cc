@@ -12,75 +12,19 @@
 #include "ir/verifier.h"
 #include "passes/pipeline.h"
 #include "tests/fusion/fusion_test_util.h"
+#include "tests/passes/xla_test_util.h"
 
 namespace hlox {
 namespace {
 
-struct Outcome {
-  std::vector<std::string> rules;  // the sites' rules, in order
-  std::vector<int> defaults;       // the sites' default choices, in order
-  std::string after;               // printed module after applying every site (then DCE)
-};
-
-// The module after `label` runs on `text` with `decisions` (the default policy when empty),
-// after checking it verifies and computes what the input computed.
-std::string RunChecked(const std::string& label, const std::string& text, const DecisionVector* decisions) {
-  auto m = ParseModule(text);
-  EXPECT_TRUE(m.ok()) << m.status();
-  if (!m.ok()) return "";
-  PipelineDecisions given;
-  if (decisions != nullptr) {
-    auto point = NextDecisionPoint(**m, "only:" + label, {});
-    EXPECT_TRUE(point.ok() && point->has_value());
-    if (!point.ok() || !point->has_value()) return "";
-    given[(*point)->key] = *decisions;
-  }
-  auto after = RunPipeline(**m, "only:" + label, given);
-  EXPECT_TRUE(after.ok()) << after.status();
-  if (!after.ok()) return "";
-  auto dce = RunPipeline(**after, "only:dce", {});
-  EXPECT_TRUE(dce.ok());
-  const Module& result = dce.ok() ? **dce : **after;
-  EXPECT_TRUE(VerifyModule(result).ok()) << VerifyModule(result) << PrintModule(result);
-  const std::string printed = PrintModule(result);
-  auto reparsed = ParseModule(printed);
-  EXPECT_TRUE(reparsed.ok()) << reparsed.status() << printed;
-  auto before_v = testing::RunSeeded(**m, 5);
-  auto after_v = testing::RunSeeded(result, 5);
-  EXPECT_TRUE(before_v.ok() && after_v.ok()) << before_v.status() << after_v.status() << printed;
-  if (before_v.ok() && after_v.ok()) {
-    EXPECT_EQ(testing::CompareValues(*before_v, *after_v), "") << printed;
-  }
-  return printed;
-}
-
-// Lists `label`'s sites on `text`, applies all of them (RunChecked's checks included).
-Outcome ApplyAll(const std::string& label, const std::string& text) {
-  Outcome out;
-  auto m = ParseModule(text);
-  EXPECT_TRUE(m.ok()) << m.status();
-  if (!m.ok()) return out;
-  auto point = NextDecisionPoint(**m, "only:" + label, {});
-  EXPECT_TRUE(point.ok()) << point.status();
-  if (!point.ok()) return out;
-  if (!point->has_value()) {  // no sites: the module as the pass leaves it
-    out.after = RunChecked(label, text, nullptr);
-    return out;
-  }
-  DecisionVector all;
-  for (const DecisionSite& s : (*point)->sites) {
-    out.rules.push_back(s.rule);
-    out.defaults.push_back(s.default_choice);
-    all.push_back(1);
-  }
-  out.after = RunChecked(label, text, &all);
-  return out;
-}
-
-// The pass's default policy on `text` (RunChecked's checks included).
-std::string RunDefault(const std::string& label, const std::string& text) { return RunChecked(label, text, nullptr); }
-
-bool Has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+using testing::ApplyAll;
+using testing::Count;
+using testing::Has;
+using testing::PassCheck;
+using testing::RunChecked;
+using testing::RunDefault;
+using testing::SiteCount;
+using Outcome = testing::PassOutcome;
 
 // The printed computation `name` (from its header line to its closing brace), or "".
 std::string Comp(const std::string& text, const std::string& name) {
@@ -88,12 +32,6 @@ std::string Comp(const std::string& text, const std::string& name) {
   if (at == std::string::npos) return "";
   at = text.rfind('\n', at) + 1;
   return text.substr(at, text.find("\n}", at) - at);
-}
-
-int Count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
 }
 
 // ---- while-loop-invariant-code-motion ----

@@ -12,67 +12,26 @@
 #include "ir/verifier.h"
 #include "passes/pipeline.h"
 #include "tests/fusion/fusion_test_util.h"
+#include "tests/passes/xla_test_util.h"
 
 namespace hlox {
 namespace {
 
 constexpr char kLabel[] = "custom-call-expander";
 
-struct Outcome {
-  std::vector<std::string> rules;  // the sites' rules, in order
-  std::vector<int> defaults;       // the sites' default choices, in order
-  std::string after;               // printed module after applying every site (then DCE)
-};
+using testing::ApplyAll;
+using testing::Count;
+using testing::Has;
+using testing::PassCheck;
+using testing::RunChecked;
+using testing::RunDefault;
+using testing::SiteCount;
+using Outcome = testing::PassOutcome;
 
-// Lists the pass's sites on `text`, applies all of them, checks the result verifies,
-// round-trips and computes what the input computed (within `scale` times the usual tolerances).
-Outcome ApplyAll(const std::string& text, double scale = 1.0) {
-  Outcome out;
-  auto m = ParseModule(text);
-  EXPECT_TRUE(m.ok()) << m.status();
-  if (!m.ok()) return out;
-  auto point = NextDecisionPoint(**m, std::string("only:") + kLabel, {});
-  EXPECT_TRUE(point.ok()) << point.status();
-  if (!point.ok() || !point->has_value()) return out;
-  DecisionVector all;
-  for (const DecisionSite& s : (*point)->sites) {
-    out.rules.push_back(s.rule);
-    out.defaults.push_back(s.default_choice);
-    all.push_back(1);
-  }
-  auto after = RunPipeline(**m, std::string("only:") + kLabel, {{(*point)->key, all}});
-  EXPECT_TRUE(after.ok()) << after.status();
-  if (!after.ok()) return out;
-  auto dce = RunPipeline(**after, "only:dce", {});
-  EXPECT_TRUE(dce.ok());
-  const Module& result = dce.ok() ? **dce : **after;
-  EXPECT_TRUE(VerifyModule(result).ok()) << VerifyModule(result) << PrintModule(result);
-  out.after = PrintModule(result);
-  auto reparsed = ParseModule(out.after);
-  EXPECT_TRUE(reparsed.ok()) << reparsed.status() << out.after;
-  EXPECT_EQ((*m)->entry()->root()->shape(), result.entry()->root()->shape());
-  for (uint64_t seed : {5, 6}) {
-    auto before_v = testing::RunSeeded(**m, seed);
-    auto after_v = testing::RunSeeded(result, seed);
-    EXPECT_TRUE(before_v.ok() && after_v.ok()) << before_v.status() << after_v.status() << out.after;
-    if (before_v.ok() && after_v.ok()) {
-      EXPECT_EQ(testing::CompareValues(*before_v, *after_v, scale), "") << out.after;
-    }
-  }
-  return out;
+// Every expansion is compared with the runtime kernel it replaces on two seeds.
+Outcome ApplyAllExpander(const std::string& text, double scale = 1.0) {
+  return ApplyAll(kLabel, text, PassCheck{.scale = scale, .seeds = {5, 6}});
 }
-
-// Number of sites the pass offers on `text` (0 when it has none).
-size_t SiteCount(const std::string& text) {
-  auto m = ParseModule(text);
-  EXPECT_TRUE(m.ok()) << m.status();
-  if (!m.ok()) return 0;
-  auto point = NextDecisionPoint(**m, std::string("only:") + kLabel, {});
-  EXPECT_TRUE(point.ok()) << point.status();
-  return point.ok() && point->has_value() ? (*point)->sites.size() : 0;
-}
-
-bool Has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
 
 constexpr char kTransfers[] = R"(HloModule t
 ENTRY main {
@@ -86,7 +45,7 @@ ENTRY main {
 )";
 
 TEST(CustomCallExpander, TransferBecomesOperandOrReshape) {
-  Outcome o = ApplyAll(kTransfers);
+  Outcome o = ApplyAllExpander(kTransfers);
   EXPECT_EQ(o.rules, (std::vector<std::string>{"transfer", "transfer"}));
   EXPECT_EQ(o.defaults, (std::vector<int>{0, 0}));
   EXPECT_FALSE(Has(o.after, "custom-call")) << o.after;
@@ -107,7 +66,7 @@ ENTRY main {
 )";
 
 TEST(CustomCallExpander, GeluAndTanhApproximation) {
-  Outcome o = ApplyAll(kGelus);
+  Outcome o = ApplyAllExpander(kGelus);
   EXPECT_EQ(o.rules, (std::vector<std::string>{"gelu", "gelu", "gelu_tanh", "gelu_tanh"}));
   EXPECT_FALSE(Has(o.after, "custom-call")) << o.after;
   EXPECT_TRUE(Has(o.after, "erf(")) << o.after;
@@ -159,7 +118,7 @@ ENTRY main {
 // One operand: Phi(x) + x phi(x). Two: (grad, x), the product; swapping them changes the
 // outputs, so the comparison with the kernel pins the order.
 TEST(CustomCallExpander, GeluBackwardOneAndTwoOperands) {
-  Outcome o = ApplyAll(kGeluBackward);
+  Outcome o = ApplyAllExpander(kGeluBackward);
   EXPECT_EQ(o.rules, (std::vector<std::string>{"gelu_backward", "gelu_backward", "gelu_backward"}));
   EXPECT_FALSE(Has(o.after, "custom-call")) << o.after;
   EXPECT_TRUE(Has(o.after, "exponential(")) << o.after;
@@ -185,7 +144,7 @@ ENTRY main {
 // dim 0 from backend_config; dim 0 found by w's size (f16, through f32); dim 1 with a [1,5]
 // weight (reshaped) and the default epsilon.
 TEST(CustomCallExpander, RmsNormDimEpsAndWeightShapes) {
-  Outcome o = ApplyAll(kRmsNorms);
+  Outcome o = ApplyAllExpander(kRmsNorms);
   EXPECT_EQ(o.rules, (std::vector<std::string>{"rms_norm", "rms_norm", "rms_norm"}));
   EXPECT_FALSE(Has(o.after, "custom-call")) << o.after;
   EXPECT_TRUE(Has(o.after, "rsqrt(")) << o.after;
@@ -194,7 +153,7 @@ TEST(CustomCallExpander, RmsNormDimEpsAndWeightShapes) {
 
 // The corpus's Llama shape: hidden first ([h, s, b]), w of size h, f16 with an f16 epsilon.
 TEST(CustomCallExpander, RmsNormLikeTheCorpus) {
-  Outcome o = ApplyAll(R"(HloModule l
+  Outcome o = ApplyAllExpander(R"(HloModule l
 ENTRY main {
   x = f32[256,2,3]{2,1,0} parameter(0)
   c = f16[256,2,3]{2,1,0} convert(x)
@@ -218,7 +177,7 @@ TEST(CustomCallExpander, LeavesOtherCallsAlone) {
   // Another target, a side-effecting GELU, a GELU whose shape differs from its operand's, a
   // transfer that changes the element type, a non-row-major transfer that changes the shape,
   // an RMS norm whose weight matches no dimension.
-  EXPECT_EQ(SiteCount(R"(HloModule o
+  EXPECT_EQ(SiteCount(kLabel, R"(HloModule o
 ENTRY main {
   x = f32[4,6] parameter(0)
   w = f32[7] parameter(1)

@@ -10,50 +10,19 @@
 #include "ir/verifier.h"
 #include "passes/pipeline.h"
 #include "tests/fusion/fusion_test_util.h"
+#include "tests/passes/xla_test_util.h"
 
 namespace hlox {
 namespace {
 
-struct Outcome {
-  std::vector<std::string> rules;  // the sites' rules, in order
-  std::string after;               // printed module after applying every site (then DCE)
-};
-
-// Lists `label`'s sites on `text`, applies all of them, checks the result verifies, round-trips
-// and computes what the input computed.
-Outcome ApplyAll(const std::string& label, const std::string& text) {
-  Outcome out;
-  auto m = ParseModule(text);
-  EXPECT_TRUE(m.ok()) << m.status();
-  if (!m.ok()) return out;
-  auto point = NextDecisionPoint(**m, "only:" + label, {});
-  EXPECT_TRUE(point.ok()) << point.status();
-  if (!point.ok() || !point->has_value()) return out;
-  DecisionVector all;
-  for (const DecisionSite& s : (*point)->sites) {
-    out.rules.push_back(s.rule);
-    all.push_back(1);
-  }
-  auto after = RunPipeline(**m, "only:" + label, {{(*point)->key, all}});
-  EXPECT_TRUE(after.ok()) << after.status();
-  if (!after.ok()) return out;
-  auto dce = RunPipeline(**after, "only:dce", {});
-  EXPECT_TRUE(dce.ok());
-  const Module& result = dce.ok() ? **dce : **after;
-  EXPECT_TRUE(VerifyModule(result).ok()) << VerifyModule(result) << PrintModule(result);
-  out.after = PrintModule(result);
-  auto reparsed = ParseModule(out.after);
-  EXPECT_TRUE(reparsed.ok()) << reparsed.status() << out.after;
-  auto before_v = testing::RunSeeded(**m, 5);
-  auto after_v = testing::RunSeeded(result, 5);
-  EXPECT_TRUE(before_v.ok() && after_v.ok()) << before_v.status() << after_v.status() << out.after;
-  if (before_v.ok() && after_v.ok()) {
-    EXPECT_EQ(testing::CompareValues(*before_v, *after_v), "") << out.after;
-  }
-  return out;
-}
-
-bool Has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+using testing::ApplyAll;
+using testing::Count;
+using testing::Has;
+using testing::PassCheck;
+using testing::RunChecked;
+using testing::RunDefault;
+using testing::SiteCount;
+using Outcome = testing::PassOutcome;
 
 TEST(XlaPasses, ZeroSizedElimination) {
   Outcome o = ApplyAll("zero-sized-elim", R"(HloModule z
