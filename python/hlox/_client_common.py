@@ -24,24 +24,20 @@ def gather(client, ids, timeout):
     return got
 
 
-# The keys of a paired job besides the candidate's pipeline and decisions (docs/PROTOCOL.md, Job
-# kinds), with the defaults a job that leaves them out gets. Timing keys are in the wire's units.
-PAIRED_KEYS = {
-    "baseline_pipeline": "", "baseline_decisions": None, "seed": 0, "warmups": 2, "min_rounds": 5,
-    "max_rounds": 100, "target_rel_error": 0.004, "time_cap_ms": 2000, "min_sample_us": 1000,
-    "instances": 8,
-}
+# The keys a paired job may carry besides the candidate's pipeline and decisions (docs/PROTOCOL.md,
+# Job kinds); a key left out takes the protocol's default (the worker's TimingProtocol).
+PAIRED_KEYS = ("baseline_pipeline", "baseline_decisions", "seed", "warmups", "min_rounds", "max_rounds",
+               "target_rel_error", "time_cap_ms", "min_sample_us", "instances")
+TIMING_KEYS = PAIRED_KEYS[3:]
 
 
 def paired_spec(paired):
-    """`paired` (a dict of PAIRED_KEYS, any subset) with every key filled in; ValueError for a
-    key the protocol does not have (a typo would otherwise measure with a default silently)."""
-    unknown = set(paired or {}) - set(PAIRED_KEYS)
+    """`paired` as a dict (None: {}); ValueError for a key the protocol does not have (a typo
+    would otherwise measure with a default silently)."""
+    spec = dict(paired or {})
+    unknown = set(spec) - set(PAIRED_KEYS)
     if unknown:
         raise ValueError("unknown paired keys %s (known: %s)" % (sorted(unknown), ", ".join(PAIRED_KEYS)))
-    spec = dict(PAIRED_KEYS)
-    spec.update(paired or {})
-    spec["baseline_decisions"] = spec["baseline_decisions"] or {}
     return spec
 
 
@@ -77,7 +73,7 @@ def sites(client, module, pipeline, decisions, timeout):
 
 
 def paired(client, module, pipeline, decisions, spec, campaign, hardware_class, timeout):
-    """Submits a "paired" job on `client` (`spec`: PAIRED_KEYS) and waits for it: the record's
+    """Submits a "paired" job on `client` (`spec`: a dict of PAIRED_KEYS) and waits for it: the record's
     "paired" figures, with the record's "provenance" (who measured) added under that key.
     Errors as _await_record (WRONG_OUTPUT, a failing baseline: RuntimeError)."""
     job_id = client.submit(module, pipeline, decisions, campaign=campaign, cache=False,

@@ -165,7 +165,8 @@ class Client:
             body["kind"] = kind
         if kind == "paired":
             spec = paired_spec(paired)
-            spec["baseline_decisions"] = encode_decisions(spec["baseline_decisions"])
+            if "baseline_decisions" in spec:
+                spec["baseline_decisions"] = encode_decisions(spec["baseline_decisions"])
             body.update(spec)
         elif paired:
             raise ValueError("paired keys given for a %r job" % kind)
@@ -226,7 +227,7 @@ class Client:
         "rounds", ...} plus "provenance" (the worker and class that measured). Never cached.
         Raises ValueError for INVALID_DECISIONS or an unknown key, RuntimeError for WRONG_OUTPUT
         or a run error, TimeoutError when no answer came."""
-        return paired_job(self, module, pipeline, decisions, paired_spec(paired), campaign, hardware_class,
+        return paired_job(self, module, pipeline, decisions, paired, campaign, hardware_class,
                       timeout)
 
     def gather(self, ids, timeout=120.0):

@@ -12,7 +12,7 @@ happen without calls into it); the pure-Python one makes progress inside next/ga
 import json
 
 from . import _hlox
-from ._client_common import control_address_for, gather, paired as paired_job, paired_spec, sites
+from ._client_common import TIMING_KEYS, control_address_for, gather, paired as paired_job, paired_spec, sites
 
 
 class Client:
@@ -35,11 +35,11 @@ class Client:
         if paired and kind != "paired":
             raise ValueError("paired keys given for a %r job" % kind)
         spec = paired_spec(paired)
-        timing = {k: float(spec[k]) for k in ("warmups", "min_rounds", "max_rounds", "target_rel_error",
-                                               "time_cap_ms", "min_sample_us", "instances")}
+        timing = {k: float(spec[k]) for k in TIMING_KEYS if k in spec}  # the rest: the C++ defaults
         return self._native.submit(module, pipeline, decisions or {}, campaign, job_id or "", bool(cache),
                                    int(round(run_timeout * 1000)), hardware_class, int(round(queue_timeout * 1000)),
-                                   kind, spec["baseline_pipeline"], spec["baseline_decisions"], int(spec["seed"]),
+                                   kind, spec.get("baseline_pipeline", ""), spec.get("baseline_decisions") or {},
+                                   int(spec.get("seed", 0)),
                                    timing)
 
     def sites(self, module, pipeline="default", decisions=None, timeout=60.0):
@@ -50,7 +50,7 @@ class Client:
     def paired(self, module, pipeline="default", decisions=None, paired=None, campaign="",
                hardware_class="", timeout=300.0):
         """A paired measurement on the fleet (hlox.client.Client.paired describes it)."""
-        return paired_job(self, module, pipeline, decisions, paired_spec(paired), campaign, hardware_class,
+        return paired_job(self, module, pipeline, decisions, paired, campaign, hardware_class,
                       timeout)
 
     def next(self, timeout=1.0):
