@@ -39,8 +39,10 @@ bool Broker::Permit(Role needed, const std::string& identity, const char* op,
   log::broker().debug("forbidden: {}", why);
   SendError(identity, submit_body.empty() ? std::string_view() : proto::PeekJobId(submit_body),
             proto::kErrForbidden, why);
-  // A registered worker whose key lost the role gives its leases back now.
-  if (workers_.Find(identity)) LoseWorker(identity, "key lost the worker role");
+  // A registered worker whose key lost the worker role gives its leases back now.
+  if (!HasRole(peer_roles_, kRoleWorker) && workers_.Find(identity)) {
+    LoseWorker(identity, "its key lost the worker role");
+  }
   return false;
 }
 

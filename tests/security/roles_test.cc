@@ -359,7 +359,7 @@ TEST(Roles, MetricsBindRuleAndToken) {
   // A public metrics bind without a token is refused at start, with the flag to use.
   int port = FreePortPair(), mport = FreePortPair();
   std::string out;
-  int rc = RunCapture(HloxBinary() + " broker --bind " + TcpAddress(port) + " --metrics 0.0.0.0:" +
+  int rc = RunCapture("timeout 20 " + HloxBinary() + " broker --bind " + TcpAddress(port) + " --metrics 0.0.0.0:" +
                           std::to_string(mport), &out);
   EXPECT_NE(rc, 0);
   EXPECT_NE(out.find("--metrics-token-file"), std::string::npos) << out;
