@@ -64,8 +64,9 @@ std::string Broker::ControlRefusal(const std::string& op, const std::string& tar
     const std::string* owner = owners_->Find(target);
     if (owner == nullptr || *owner != peer_key_) {
       *reason = "owner";
-      return absl::StrCat("campaign '", target, "' belongs to another key (agents cancel only "
-                          "their own campaigns)");
+      return absl::StrCat("campaign '", target, "' ",
+                          owner ? "belongs to another key" : "has no owner yet",
+                          " (agents cancel only their own campaigns)");
     }
   }
   return "";
