@@ -28,7 +28,10 @@ absl::StatusOr<std::unique_ptr<Broker>> Broker::Create(const BrokerOptions& opti
                                                        std::unique_ptr<DoneReader> done_reader) {
   auto store = ResultStore::Open(options.db_path);
   if (!store.ok()) return store.status();
+  auto owners = CampaignOwners::Open(options.db_path);
+  if (!owners.ok()) return owners.status();
   std::unique_ptr<Broker> b(new Broker(options, std::move(*store), HostName()));
+  b->owners_ = std::move(*owners);
   b->done_reader_ = done_reader ? std::move(done_reader) : std::make_unique<ScanDoneReader>();
   b->instance_ = std::random_device{}() | (uint64_t(std::random_device{}()) << 32) | 1;
   b->started_ms_ = proto::NowMs();
@@ -88,13 +91,18 @@ absl::Status Broker::SetUpSecurity() {
   if (opts_.allow_dir.empty()) return absl::InvalidArgumentError("--curve-secret needs --allow DIR");
   HLOX_ASSIGN_OR_RETURN(std::string secret, proto::ReadZ85KeyFile(opts_.curve_secret_file));
   HLOX_ASSIGN_OR_RETURN(std::string pub, proto::CurvePublicKey(secret));
-  HLOX_ASSIGN_OR_RETURN(std::vector<std::string> allowed, proto::LoadAllowList(opts_.allow_dir));
-  size_t listed = allowed.size();
-  allowed.push_back(*proto::DecodeZ85Key(pub));  // the broker's own helpers (monitor)
+  // The broker's own key (its monitor's) is admin.
+  HLOX_ASSIGN_OR_RETURN(roles_, KeyRoles::Load(opts_.allow_dir, pub));
   // The ZAP handler must exist before any CURVE socket binds.
-  HLOX_ASSIGN_OR_RETURN(zap_, ZapHandler::Start(*ctx_, std::move(allowed)));
+  HLOX_ASSIGN_OR_RETURN(zap_, ZapHandler::Start(*ctx_, roles_.BinaryKeys()));
   self_keys_ = proto::CurveClientKeys{secret, pub};
-  log::broker().info("CURVE on: public key {}, {} allowed keys from {}", pub, listed, opts_.allow_dir);
+  log::broker().info("CURVE on: public key {}, {} allowed keys from {} ({}, own key included)",
+                     pub, roles_.size() - 1, opts_.allow_dir, roles_.Summary());
+  if (roles_.legacy() > 0) {
+    log::broker().info("{} keys directly in {} are worker+agent (not admin); put keys in its "
+                       "worker/, agent/ or admin/ subfolder to give one role",
+                       roles_.legacy(), opts_.allow_dir);
+  }
   return absl::OkStatus();
 }
 
@@ -110,6 +118,12 @@ absl::Status Broker::Run() {
   proto::Received in;
   proto::SpinPoller poller(opts_.spin_us);
   while (!stop_.load() && !shutdown_) {
+    if (reload_requested_.exchange(false)) {
+      if (absl::Status st = ReloadAllowList(); !st.ok()) {
+        log::broker().error("allow-list reload failed, keeping the old list: {}",
+                            std::string(st.message()));
+      }
+    }
     std::vector<zmq::pollitem_t> items = {{static_cast<void*>(*front_), 0, ZMQ_POLLIN, 0}};
     if (control_) items.push_back({static_cast<void*>(*control_), 0, ZMQ_POLLIN, 0});
     const int64_t before_poll = proto::NowMs();
@@ -172,15 +186,29 @@ void Broker::HandleMessage(proto::Received& in, bool control_socket) {
     Reject(in.identity, proto::kErrUnknownCommand, "only CONTROL on the control socket");
     return;
   }
+  IdentifyPeer(in);
   Worker* worker = workers_.Find(in.identity);
   if (worker) worker->last_seen_ms = proto::NowMs();
   switch (cmd) {
-    case Command::kSubmit: OnSubmit(in.identity, body); return;
-    case Command::kReady: OnReady(in.identity, body); return;
-    case Command::kDone: OnDone(in.identity, body); return;
-    case Command::kNeedModule: OnNeedModule(in.identity, body); return;
+    case Command::kSubmit:
+      if (Permit(kRoleAgent, in.identity, "submit", body)) OnSubmit(in.identity, body);
+      return;
+    case Command::kReady:
+      if (Permit(kRoleWorker, in.identity, "ready")) OnReady(in.identity, body);
+      return;
+    case Command::kDone:
+      if (Permit(kRoleWorker, in.identity, "done")) OnDone(in.identity, body);
+      return;
+    case Command::kNeedModule:
+      if (Permit(kRoleWorker, in.identity, "need_module")) OnNeedModule(in.identity, body);
+      return;
     case Command::kControl: OnControl(in.identity, body, control_socket); return;
     case Command::kHeartbeat:
+      // Any role may ping (agents learn the broker instance); a key with none may not.
+      if (peer_roles_ == kRoleNone) {
+        Permit(kRoleAdmin, in.identity, "heartbeat");
+        return;
+      }
       if (!worker) {
         // Agents ping to learn the broker instance; a worker we do not know re-registers.
         SendTo(in.identity, Command::kHeartbeat, proto::Encode(proto::HeartbeatMsg{instance_}),

@@ -17,8 +17,10 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "broker/broker_stats.h"
+#include "broker/campaign_owners.h"
 #include "broker/done_reader.h"
 #include "broker/job_queue.h"
+#include "broker/key_roles.h"
 #include "broker/result_cache.h"
 #include "broker/result_store.h"
 #include "broker/worker_registry.h"
@@ -60,8 +62,9 @@ struct BrokerOptions {
   // spin).
   bool spin_needs_spare_core = true;
   // Security: with curve_secret_file (Z85 secret key) both sockets are CURVE servers and only
-  // clients whose public key is a *.pub file in allow_dir get in. Without it, binding to a
-  // non-loopback address fails unless `insecure` is set.
+  // clients whose public key is a *.pub file in allow_dir (or its worker/, agent/, admin/
+  // subfolders, which give the key's role: key_roles.h) get in. Without it every peer is trusted
+  // as admin, and binding to a non-loopback address fails unless `insecure` is set.
   std::string curve_secret_file;
   std::string allow_dir;
   bool insecure = false;
@@ -87,6 +90,11 @@ class Broker {
   const proto::CurveClientKeys& self_keys() const { return self_keys_; }
   // Status JSON (what the control "status" op returns). Only from the Run() thread.
   std::string StatusJson() const;
+  // Async-signal-safe: asks Run() to re-read the allow folder (the SIGHUP handler calls it).
+  void RequestReload() { reload_requested_.store(true); }
+  // Re-reads the allow folder into the ZAP list and the role table, logging the counts per role;
+  // on an error keeps the old list and returns why. Only from the Run() thread (or before it).
+  absl::Status ReloadAllowList();
 
  private:
   struct Ack {
@@ -145,6 +153,21 @@ class Broker {
   // Control (broker_status.cc).
   void OnControl(const std::string& identity, std::string_view body, bool control_socket);
 
+  // Access (broker_access.cc). Sets peer_key_ and peer_roles_ for the message being handled.
+  void IdentifyPeer(const proto::Received& in);
+  // True when the current peer holds `needed`; otherwise answers ERROR FORBIDDEN (with the job
+  // id of `submit_body` when given), counts the refusal under `op` and returns false.
+  bool Permit(Role needed, const std::string& identity, const char* op,
+              std::string_view submit_body = {});
+  void CountForbidden(const std::string& op, const char* reason);
+  // Why the current peer may not run control `op` on `target` ("" = allowed; the reason key of
+  // the refusal counter goes to *reason).
+  std::string ControlRefusal(const std::string& op, const std::string& target,
+                             std::string* reason) const;
+  // Checks SUBMIT's campaign against its owner and claims an unowned one for the current key;
+  // false (ERROR FORBIDDEN sent) when another key owns it.
+  bool CheckCampaignOwner(const std::string& agent, const proto::SubmitMsg& m);
+
   BrokerOptions opts_;
   std::atomic<bool> stop_{false};
   bool shutdown_ = false;
@@ -154,6 +177,13 @@ class Broker {
   std::string control_addr_;
   std::shared_ptr<zmq::context_t> ctx_;
   std::unique_ptr<ZapHandler> zap_;
+  KeyRoles roles_;                             // with CURVE: the allow folder's keys and roles
+  std::unique_ptr<CampaignOwners> owners_;
+  std::atomic<bool> reload_requested_{false};
+  // The peer of the message being handled: its key (Z85, "" without CURVE) and roles. The key
+  // points into the message's metadata, valid while HandleMessage runs.
+  std::string_view peer_key_;
+  uint8_t peer_roles_ = kRoleAll;
   proto::CurveClientKeys self_keys_;
   std::unique_ptr<zmq::socket_t> front_, control_;
   std::unique_ptr<ResultStore> store_;

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,8 @@ class BrokerStats {
   // Counters, read by the status reply.
   int64_t completed = 0, cache_hits = 0, rejected = 0, requeued = 0, lost_workers = 0;
   int64_t lease_expiries = 0;  // leases ended by a lost worker or a run timeout
+  // Messages refused for their key's role or a campaign's owner: operation -> reason -> count.
+  std::map<std::string, std::map<std::string, int64_t>> forbidden;
 
  private:
   JobMetrics metrics_;  // cumulative (job_metrics.h)

@@ -52,18 +52,28 @@ std::string Broker::StatusJson() const {
     if (c.is_null()) c = {{"pending", 0}, {"in_flight", 0}, {"done", 0}};
     c["done"] = count;
   }
+  json forbidden = json::object();
+  for (const auto& [op, reasons] : stats_.forbidden) {
+    for (const auto& [reason, count] : reasons) forbidden[op][reason] = count;
+  }
+  json security = {{"curve", zap_ != nullptr}, {"campaign_owners", owners_->size()}};
+  if (zap_) {
+    security["keys"] = {{"worker", roles_.Count(kRoleWorker)}, {"agent", roles_.Count(kRoleAgent)},
+                        {"admin", roles_.Count(kRoleAdmin)}, {"legacy", roles_.legacy()}};
+  }
   json by_status = json::object();
   for (const auto& [name, count] : results_.done_by_status()) by_status[name] = count;
   json j = {{"broker", {{"instance", instance_}, {"uptime_s", double(now - started_ms_) / 1000.0},
                         {"version", HLOX_VERSION}, {"protocol", proto::kVersion},
                         {"durable", store_->durable()}, {"start_time_s", start_time_unix_s_},
                         {"isa", std::string(IsaName(CpuIsa()))}}},
+            {"security", security},
             {"workers", workers},
             {"queues", {{"pending", queue_.pending()}, {"in_flight", queue_.running()},
                         {"campaigns", campaigns}}},
             {"totals", {{"completed", stats_.completed}, {"cache_hits", stats_.cache_hits},
                         {"rejected_messages", stats_.rejected}, {"requeued", stats_.requeued},
-                        {"lost_workers", stats_.lost_workers},
+                        {"lost_workers", stats_.lost_workers}, {"forbidden", forbidden},
                         {"stored_results", results_.done_count()},
                         {"modules", modules_.size()}, {"by_status", by_status},
                         {"lease_expiries", stats_.lease_expiries},
@@ -91,6 +101,17 @@ void Broker::OnControl(const std::string& identity, std::string_view body, bool 
     return;
   }
   log::broker().info("control: {} {}", m->op, m->target);
+  // Checked on both sockets: the main socket accepts CONTROL too.
+  std::string reason;
+  if (std::string why = ControlRefusal(m->op, m->target, &reason); !why.empty()) {
+    // Only known op names become counter labels, so a hostile peer cannot grow the map.
+    const bool known = m->op == "status" || m->op == "drain" || m->op == "cancel" ||
+                       m->op == "shutdown";
+    CountForbidden(known ? m->op : "other", reason.c_str());
+    log::broker().warn("control {} refused: {}", m->op, why);
+    reply({false, absl::StrCat(proto::kErrForbidden, ": ", why), ""});
+    return;
+  }
   if (m->op == "status") {
     reply({true, "", StatusJson()});
   } else if (m->op == "drain") {

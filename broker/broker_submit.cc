@@ -15,6 +15,7 @@ void Broker::OnSubmit(const std::string& agent, std::string_view body) {
            proto::PeekJobId(body));
     return;
   }
+  if (!CheckCampaignOwner(agent, *m)) return;  // broker_access.cc
   const std::string id = m->job_id;  // a copy: *m is moved into the job below
   if (AnswerFinished(agent, id)) return;
   if (Job* running = queue_.Find(id)) {  // already queued or running: answer the new agent

@@ -98,7 +98,14 @@ void ZapHandler::OnMonitorEvent(Monitor& m) {
   }
 }
 
-std::string ZapHandler::Decide(const std::vector<zmq::message_t>& req, std::string* why) {
+void ZapHandler::SetAllowed(std::vector<std::string> allowed) {
+  std::sort(allowed.begin(), allowed.end());
+  std::lock_guard<std::mutex> lock(mu_);
+  allowed_ = std::move(allowed);
+}
+
+std::string ZapHandler::Decide(const std::vector<zmq::message_t>& req, std::string* why,
+                               std::string* user_id) {
   if (req.size() < 6 || Frame(req[0]) != "1.0") {
     *why = "malformed ZAP request";
     return "400";
@@ -110,7 +117,15 @@ std::string ZapHandler::Decide(const std::vector<zmq::message_t>& req, std::stri
     return "400";
   }
   const std::string key = Frame(req[6]);
-  if (std::binary_search(allowed_.begin(), allowed_.end(), key)) return "200";
+  bool allowed;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    allowed = std::binary_search(allowed_.begin(), allowed_.end(), key);
+  }
+  if (allowed) {
+    *user_id = Z85(key);
+    return "200";
+  }
   *why = absl::StrCat("unknown CURVE key ", Z85(key), " from ", address);
   return "400";
 }
@@ -124,8 +139,8 @@ void ZapHandler::Answer() {
     more = m.more();
     if (req.size() < 16) req.push_back(std::move(m));
   }
-  std::string why;
-  std::string code = Decide(req, &why);
+  std::string why, user_id;
+  std::string code = Decide(req, &why, &user_id);
   if (code == "200") {
     admitted_.fetch_add(1);
   } else {
@@ -137,7 +152,7 @@ void ZapHandler::Answer() {
   sock_.send(zmq::buffer(code), zmq::send_flags::sndmore);
   sock_.send(zmq::buffer(code == "200" ? std::string("OK") : std::string("not allowed")),
              zmq::send_flags::sndmore);
-  sock_.send(zmq::str_buffer(""), zmq::send_flags::sndmore);  // user id
+  sock_.send(zmq::buffer(user_id), zmq::send_flags::sndmore);
   sock_.send(zmq::str_buffer(""), zmq::send_flags::none);     // metadata
 }
 

@@ -1,6 +1,8 @@
 // The broker's ZAP handler (ZeroMQ RFC 27): an inproc REP socket at "inproc://zeromq.zap.01" in
 // the broker's context, answering every CURVE handshake on the broker's sockets. Only clients
-// whose public key is on the allow-list get "200"; everything else gets "400" and a log line.
+// whose public key is on the allow-list get "200" with the key's Z85 text as User-Id (ZeroMQ
+// then exposes it as the "User-Id" property of every message on that connection, which the
+// broker maps to the key's roles); everything else gets "400" and a log line.
 // It must be bound before the CURVE sockets bind: CURVE without a ZAP handler admits anyone who
 // knows the server's public key.
 #pragma once
@@ -27,6 +29,9 @@ class ZapHandler {
   // Also logs (and counts as refused) handshakes that fail on `sock` before ZAP is asked: a
   // client with no key or not speaking CURVE. `label` names the socket in the log line.
   absl::Status Watch(zmq::socket_t& sock, const std::string& label);
+  // Thread-safe: replaces the allow-list (32-byte binary keys) for handshakes from now on;
+  // connections already admitted stay open (the broker's role check governs them).
+  void SetAllowed(std::vector<std::string> allowed);
   // Stops and joins the thread and closes its sockets (before the context is closed).
   ~ZapHandler();
   // Handshakes admitted and refused so far.
@@ -45,12 +50,14 @@ class ZapHandler {
   void OnMonitorEvent(Monitor& m);
   void LogRefusal(const std::string& why);
   // The reply frames' status code for one request (frames after the REP envelope).
-  std::string Decide(const std::vector<zmq::message_t>& req, std::string* why);
+  // `user_id` gets the client key's Z85 text when admitted.
+  std::string Decide(const std::vector<zmq::message_t>& req, std::string* why,
+                     std::string* user_id);
 
   zmq::context_t& ctx_;
   zmq::socket_t sock_;
-  std::vector<std::string> allowed_;  // sorted
   std::mutex mu_;
+  std::vector<std::string> allowed_;  // sorted; under mu_ (SetAllowed runs on another thread)
   std::vector<Monitor> pending_;      // handed to the thread under mu_
   std::vector<Monitor> monitors_;     // the thread's own
   int watched_ = 0;

@@ -3,11 +3,13 @@
 
 #include <httplib.h>
 
+#include <fstream>
 #include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "client/client.h"
 #include "common/logging.h"
 
@@ -20,6 +22,31 @@ class HttpMonitor::Impl {
   int port = 0;
   std::string control;
 };
+
+absl::StatusOr<std::string> ReadMetricsToken(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read metrics token file ", path));
+  std::string line;
+  std::getline(in, line);
+  std::string token(absl::StripAsciiWhitespace(line));
+  if (token.empty()) return absl::InvalidArgumentError(absl::StrCat("metrics token file ", path, " is empty"));
+  return token;
+}
+
+bool BearerMatches(const std::string& header, const std::string& token) {
+  static constexpr std::string_view kPrefix = "Bearer ";
+  if (token.empty() || header.size() != kPrefix.size() + token.size() ||
+      header.compare(0, kPrefix.size(), kPrefix) != 0) {
+    return false;
+  }
+  // Every byte is compared whatever the earlier ones were.
+  unsigned char diff = 0;
+  for (size_t i = 0; i < token.size(); ++i) {
+    diff |= static_cast<unsigned char>(header[kPrefix.size() + i]) ^
+            static_cast<unsigned char>(token[i]);
+  }
+  return diff == 0;
+}
 
 HttpMonitor::HttpMonitor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
@@ -37,6 +64,15 @@ absl::StatusOr<std::unique_ptr<HttpMonitor>> HttpMonitor::Start(const MonitorOpt
     return absl::InvalidArgumentError(absl::StrCat("--metrics wants HOST:PORT, got '", o.listen, "'"));
   }
   std::string host = o.listen.substr(0, colon);
+  const bool loopback = host == "localhost" || host == "::1" || host == "[::1]" ||
+                        proto::IsLoopbackAddress(absl::StrCat("tcp://", host, ":1"));
+  if (!loopback && o.token.empty()) {
+    // As the broker refuses a public bind without keys: the pages show worker ids, hosts and
+    // campaign names.
+    return absl::FailedPreconditionError(absl::StrCat(
+        "refusing to serve metrics on ", o.listen, " (not loopback) without a token; pass "
+        "--metrics-token-file FILE or bind 127.0.0.1"));
+  }
   auto impl = std::make_unique<Impl>();
   impl->control = o.control_address;
   Impl* raw = impl.get();
@@ -67,18 +103,26 @@ absl::StatusOr<std::unique_ptr<HttpMonitor>> HttpMonitor::Start(const MonitorOpt
   raw->server.Get("/", [](const httplib::Request&, httplib::Response& res) {
     res.set_content(DashboardHtml(), "text/html; charset=utf-8");
   });
+  if (!o.token.empty()) {
+    raw->server.set_pre_routing_handler(
+        [token = o.token](const httplib::Request& req, httplib::Response& res) {
+          if (BearerMatches(req.get_header_value("Authorization"), token)) {
+            return httplib::Server::HandlerResponse::Unhandled;
+          }
+          res.status = 401;
+          res.set_header("WWW-Authenticate", "Bearer");
+          res.set_content("401: send Authorization: Bearer <token>\n", "text/plain");
+          return httplib::Server::HandlerResponse::Handled;
+        });
+  }
   if (port == 0) {
     raw->port = raw->server.bind_to_any_port(host.c_str());
   } else {
     raw->port = raw->server.bind_to_port(host.c_str(), port) ? port : -1;
   }
   if (raw->port <= 0) return absl::UnavailableError(absl::StrCat("cannot listen on ", o.listen));
-  const bool loopback = host == "localhost" || host == "::1" || host == "[::1]" || absl::StartsWith(host, "127.");
   if (!loopback) {
-    // Allowed (a Prometheus in another container or pod must reach it), but said out loud: the
-    // endpoint has no authentication and shows worker ids, hosts and campaign names.
-    log::broker().warn("metrics on {}: /metrics and /status.json are readable by anyone who can reach it",
-                       o.listen);
+    log::broker().info("metrics on {}: every request needs the bearer token", o.listen);
   }
   raw->thread = std::thread([raw] { raw->server.listen_after_bind(); });
   return std::unique_ptr<HttpMonitor>(new HttpMonitor(std::move(impl)));

@@ -23,11 +23,22 @@ struct MonitorOptions {
   std::string listen = "127.0.0.1:" + std::to_string(kDefaultMetricsPort);  // HOST:PORT
   std::string control_address;            // the broker's control address
   proto::CurveClientKeys curve;            // keys for a CURVE-secured broker (default: off)
+  // Non-empty: every request needs "Authorization: Bearer <token>" (401 otherwise). Empty: only
+  // a loopback `listen` is accepted.
+  std::string token;
 };
+
+// The token in a token file: its first line without surrounding whitespace; an error for an
+// unreadable file or an empty token.
+absl::StatusOr<std::string> ReadMetricsToken(const std::string& path);
+// True when `header` (an Authorization value) is "Bearer <token>"; compares in constant time for
+// a given length so the answer's timing does not reveal the token.
+bool BearerMatches(const std::string& header, const std::string& token);
 
 class HttpMonitor {
  public:
-  // Binds and starts serving; InvalidArgument for a bad HOST:PORT, Unavailable if it cannot bind.
+  // Binds and starts serving; InvalidArgument for a bad HOST:PORT, FailedPrecondition for a
+  // non-loopback HOST without a token, Unavailable if it cannot bind.
   static absl::StatusOr<std::unique_ptr<HttpMonitor>> Start(const MonitorOptions& options);
   ~HttpMonitor();
   int port() const;

@@ -78,6 +78,18 @@ void Totals(Exposition& e, const json& s) {
     e.Family(c.name, "counter", c.help);
     e.Sample(c.name, {}, Field(t, c.key));
   }
+  e.Family("hlox_forbidden_total", "counter",
+           "Messages refused for their key's role, an unknown key or a campaign's owner, by "
+           "operation and reason.");
+  const json& forbidden = Field(t, "forbidden");
+  if (forbidden.is_object()) {
+    for (auto op = forbidden.begin(); op != forbidden.end(); ++op) {
+      if (!op->is_object()) continue;
+      for (auto why = op->begin(); why != op->end(); ++why) {
+        e.Sample("hlox_forbidden_total", {{"op", op.key()}, {"reason", why.key()}}, *why);
+      }
+    }
+  }
   // Cumulative and seeded from the store at start-up (status "metrics"), unlike totals.by_status,
   // which counts the stored results and may drop when one is re-run.
   e.Family("hlox_jobs_total", "counter",

@@ -73,6 +73,7 @@ inline constexpr char kErrFull[] = "FULL";                 // queue full: retry 
 inline constexpr char kErrUnknownModule[] = "UNKNOWN_MODULE";  // resend with module
 inline constexpr char kErrBadModule[] = "BAD_MODULE";      // text does not match hash
 inline constexpr char kErrNotWorker[] = "NOT_WORKER";      // worker command, no READY
+inline constexpr char kErrForbidden[] = "FORBIDDEN";       // key's role or campaign owner says no
 
 // The extra fields of a paired job: the baseline it is measured against, and how. The candidate
 // is the job's own pipeline and decisions.

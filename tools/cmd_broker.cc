@@ -1,5 +1,6 @@
-// hlox broker --bind ADDR --db PATH [--curve-secret FILE --allow DIR | --insecure]: serves
-// agents and workers until a control "shutdown".
+// hlox broker --bind ADDR --db PATH [--curve-secret FILE --allow DIR | --insecure]
+// [--metrics HOST:PORT [--metrics-token-file FILE]]: serves agents and workers until a control
+// "shutdown"; SIGHUP re-reads the allow folder.
 #include <csignal>
 #include <iostream>
 
@@ -13,6 +14,9 @@ namespace {
 broker::Broker* g_broker = nullptr;
 void OnSignal(int) {
   if (g_broker) g_broker->Stop();
+}
+void OnHangup(int) {
+  if (g_broker) g_broker->RequestReload();
 }
 
 }  // namespace
@@ -37,14 +41,32 @@ void RegisterBroker(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--curve-secret", opts->curve_secret_file,
                   "broker's CURVE secret key file (hlox keygen); encrypts and authenticates all traffic");
-  cmd->add_option("--allow", opts->allow_dir, "folder of *.pub keys of the workers and agents let in");
+  cmd->add_option("--allow", opts->allow_dir,
+                  "folder of *.pub keys let in: worker/, agent/ and admin/ subfolders give the "
+                  "role, keys directly in it are worker+agent; SIGHUP re-reads it");
   cmd->add_flag("--insecure", opts->insecure, "allow a non-loopback --bind without CURVE keys");
   auto metrics = std::make_shared<std::string>();
   cmd->add_option("--metrics", *metrics,
                   "serve /metrics (Prometheus), /status.json and a dashboard on HOST:PORT, e.g. "
-                  "127.0.0.1:7557 (no authentication: loopback or a private network)");
-  cmd->callback([opts, metrics, result_mb] {
+                  "127.0.0.1:7557 (loopback only unless --metrics-token-file is given)");
+  auto token_file = std::make_shared<std::string>();
+  cmd->add_option("--metrics-token-file", *token_file,
+                  "file holding a bearer token every --metrics request must send "
+                  "(Authorization: Bearer TOKEN); required for a non-loopback --metrics");
+  cmd->callback([opts, metrics, result_mb, token_file] {
     opts->result_memory_bytes = *result_mb << 20;
+    std::string token;
+    if (!token_file->empty()) {
+      absl::StatusOr<std::string> t = monitor::ReadMetricsToken(*token_file);
+      if (!t.ok() || metrics->empty()) {
+        std::cerr << "hlox broker: "
+                  << (t.ok() ? "--metrics-token-file needs --metrics" : std::string(t.status().message()))
+                  << "\n";
+        ExitCode() = 1;
+        return;
+      }
+      token = *t;
+    }
     auto b = broker::Broker::Create(*opts);
     if (!b.ok()) {
       std::cerr << "hlox broker: " << b.status().message() << "\n";
@@ -53,7 +75,8 @@ void RegisterBroker(CLI::App& app) {
     }
     std::unique_ptr<monitor::HttpMonitor> http;
     if (!metrics->empty()) {
-      auto m = monitor::HttpMonitor::Start({*metrics, (*b)->control_address(), (*b)->self_keys()});
+      auto m = monitor::HttpMonitor::Start(
+          {*metrics, (*b)->control_address(), (*b)->self_keys(), token});
       if (!m.ok()) {
         std::cerr << "hlox broker: " << m.status().message() << "\n";
         ExitCode() = 1;
@@ -64,6 +87,7 @@ void RegisterBroker(CLI::App& app) {
     g_broker = b->get();
     std::signal(SIGTERM, OnSignal);
     std::signal(SIGINT, OnSignal);
+    std::signal(SIGHUP, OnHangup);
     absl::Status st = (*b)->Run();
     g_broker = nullptr;
     if (!st.ok()) {

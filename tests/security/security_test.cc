@@ -18,6 +18,7 @@
 #include "nlohmann/json.hpp"
 #include "protocol/curve.h"
 #include "protocol/protocol.h"
+#include "tests/security/security_test_util.h"
 #include "tests/service/service_test_util.h"
 #include "tests/test_util.h"
 
@@ -26,48 +27,6 @@ namespace {
 
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
-
-// Runs a shell command line; returns its exit status and stdout (+stderr unless dropped).
-int RunCapture(const std::string& cmd, std::string* out, bool drop_stderr = false) {
-  out->clear();
-  FILE* p = ::popen((cmd + (drop_stderr ? " 2>/dev/null" : " 2>&1")).c_str(), "r");
-  if (p == nullptr) return -1;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out->append(buf, n);
-  int st = ::pclose(p);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-fs::path TempDir() {
-  std::string tmpl = (fs::temp_directory_path() / "hlox-sec-XXXXXX").string();
-  char* d = ::mkdtemp(tmpl.data());
-  return d ? fs::path(d) : fs::path();
-}
-
-// `hlox keygen` into dir; returns the public key text.
-std::string Keygen(const fs::path& dir, const std::string& name) {
-  std::string out;
-  int rc = RunCapture(HloxBinary() + " keygen --out " + dir.string() + " --name " + name, &out);
-  EXPECT_EQ(rc, 0) << out;
-  std::ifstream in(dir / (name + ".pub"));
-  std::string pub;
-  in >> pub;
-  return pub;
-}
-
-absl::StatusOr<nlohmann::json> Status(const std::string& control, const proto::CurveClientKeys& keys,
-                                      std::chrono::milliseconds timeout = 1000ms) {
-  auto s = client::ControlRequest(control, "status", "", timeout, keys);
-  if (!s.ok()) return s.status();
-  return nlohmann::json::parse(*s);
-}
-
-std::set<std::string> WorkerIds(const nlohmann::json& status) {
-  std::set<std::string> ids;
-  for (const auto& w : status["workers"]) ids.insert(w["id"].get<std::string>());
-  return ids;
-}
 
 TEST(SecurityHelpers, LoopbackRule) {
   for (const char* a : {"tcp://127.0.0.1:5555", "tcp://127.1.2.3:1", "tcp://localhost:9",
@@ -140,6 +99,7 @@ TEST(SecurityHelpers, ZapHandlerAnswersPerRfc27) {
     EXPECT_EQ(ok[0], "1.0");
     EXPECT_EQ(ok[1], "r1");
     EXPECT_EQ(ok[2], "200");
+    EXPECT_EQ(ok[4], pub) << "User-Id is the key's Z85 text (the broker maps it to roles)";
     auto no = ask("r2", "CURVE", stranger);
     ASSERT_EQ(no.size(), 6u);
     EXPECT_EQ(no[1], "r2");
@@ -248,6 +208,13 @@ TEST(Security, AllowedWorkerServesAllowedAgentStrangersGetNothing) {
   EXPECT_FALSE((*st)["queues"]["campaigns"].contains("evil")) << st->dump();
   EXPECT_EQ((*st)["totals"]["completed"].get<int>(), n + 4);
   EXPECT_TRUE(stranger->Running() && nokey->Running()) << "refused workers keep retrying, not crash";
+  // Keys directly in the folder (the layout before roles) are worker+agent, never admin.
+  for (const char* op : {"drain", "shutdown"}) {
+    auto r = client::ControlRequest(control, op, "good", 1000ms, *agent_keys);
+    ASSERT_FALSE(r.ok()) << op;
+    EXPECT_NE(r.status().message().find("FORBIDDEN"), std::string::npos) << r.status();
+  }
+  EXPECT_TRUE(broker->Running());
   fs::remove_all(dir);
 }
 
