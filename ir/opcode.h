@@ -93,6 +93,7 @@ inline constexpr int kVariadic = -1;
   X(kPartitionId, "partition-id", 0, 'o')                     \
   X(kPopulationCount, "popcnt", 1, 'u')                       \
   X(kPower, "power", 2, 'b')                                  \
+  X(kRaggedAllToAll, "ragged-all-to-all", 6, 'o')             \
   X(kReal, "real", 1, 'u')                                    \
   X(kRecv, "recv", 1, 'o')                                    \
   X(kRecvDone, "recv-done", 1, 'o')                           \

@@ -2,8 +2,10 @@
 // numbers, padding, comparison, replica groups, custom-call target and backend config, ...),
 // computation references (to_apply, calls, condition/body, branches) and control predecessors.
 // Every other attribute is kept verbatim, in text order, as a RawAttribute.
+#include <cctype>
 #include <charconv>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/status_macros.h"
@@ -42,6 +44,46 @@ bool KeyFitsOpcode(std::string_view key, Opcode op) {
     return op == Opcode::kDot;
   }
   return true;
+}
+
+// Every instruction attribute XLA's parser defines (on any opcode, including ones hlox does not
+// have and older spellings still found in dumps). A key hlox neither types nor checks is kept as
+// text only when it is one of these; any other key is an error, as XLA rejects it.
+bool IsXlaAttributeKey(std::string_view key) {
+  static const absl::flat_hash_set<std::string_view> kKeys = {
+      // Any instruction.
+      "sharding", "frontend_attributes", "statistics", "parameter_replication", "control-predecessors",
+      "origin", "original_value", "metadata", "backend_config", "result_accuracy",
+      // Called computations.
+      "to_apply", "calls", "called_computations", "condition", "body", "true_computation",
+      "false_computation", "branch_computations", "select", "scatter",
+      // Shapes, windows, dot and convolution.
+      "dimensions", "slice", "dynamic_slice_sizes", "index", "iota_dimension", "direction", "type",
+      "window", "dim_labels", "feature_group_count", "batch_group_count", "conv_kind",
+      "operand_precision", "algorithm", "sparsity", "lhs_contracting_dims", "rhs_contracting_dims",
+      "lhs_batch_dims", "rhs_batch_dims", "lhs_ragged_dims", "rhs_group_dims", "padding",
+      "inferred_dimension",
+      // Random numbers.
+      "distribution", "delta",
+      // Collectives and channels.
+      "replica_groups", "channel_id", "use_global_device_ids", "constrain_layout", "mode",
+      "source_target_pairs", "slice_sizes", "is_host_transfer", "all_reduce_id",
+      // Gather and scatter.
+      "offset_dims", "collapsed_slice_dims", "start_index_map", "index_vector_dim",
+      "operand_batching_dims", "start_indices_batching_dims", "indices_are_sorted", "unique_indices",
+      "update_window_dims", "inserted_window_dims", "scatter_dims_to_operand_dims",
+      "input_batching_dims", "scatter_indices_batching_dims",
+      // Custom calls.
+      "custom_call_target", "api_version", "custom_call_schedule", "schedule",
+      "operand_layout_constraints", "output_to_operand_aliasing", "custom_call_has_side_effect",
+      "literal", "padding_type",
+      // Other opcodes.
+      "kind", "fft_type", "fft_length", "feature_index", "epsilon", "is_stable", "exponent_bits",
+      "mantissa_bits", "left_side", "lower", "unit_diagonal", "transpose_a", "k", "largest",
+      "infeed_config", "outfeed_config", "outfeed_shape", "async_execution_thread", "async_group_id",
+      "cross_program_prefetch_index", "is_cross_program_prefetch", "is_composite", "domain",
+      "num_carries", "is_reverse", "is_associative"};
+  return kKeys.contains(key);
 }
 
 bool IsCallKey(Opcode op, std::string_view key) {
@@ -248,10 +290,19 @@ absl::Status Parser::ParseSlices(std::vector<SliceDim>* out) {
 absl::Status Parser::ParseReplicaGroups(Attributes* a) {
   a->replica_groups.clear();
   a->replica_groups_text.clear();
-  if (lex_.Peek() == '[') {  // iota form [2,2]<=[4] or [2,2]<=[2,2]T(1,0)
-    std::string_view raw;
-    HLOX_RETURN_IF_ERROR(lex_.ConsumeRawValue(&raw));
-    a->replica_groups_text = std::string(raw);
+  if (lex_.Peek() == '[') {  // iota form [groups,size]<=[4] or [2,2]<=[2,2]T(1,0), kept as text
+    const size_t start = lex_.SkipSpace();
+    std::vector<int64_t> dims;
+    HLOX_RETURN_IF_ERROR(ParseIntListIn('[', ']', &dims, "replica group dimensions"));
+    if (dims.size() != 2 || dims[0] <= 0 || dims[1] <= 0 || dims[0] > (int64_t{1} << 30) / dims[1]) {
+      return lex_.ErrorAt(start, "iota replica groups need [number of groups, group size], both positive");
+    }
+    const size_t iota_pos = lex_.SkipSpace();
+    if (!lex_.TryConsume("<=")) return lex_.Error("expected '<=' after the replica group dimensions");
+    HLOX_RETURN_IF_ERROR(ParseIotaTail(dims[0] * dims[1], iota_pos, "iota replica groups"));
+    std::string_view text = lex_.text().substr(start, lex_.pos() - start);
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+    a->replica_groups_text = std::string(text);
     return absl::OkStatus();
   }
   HLOX_RETURN_IF_ERROR(lex_.Expect('{', "to open replica_groups"));
@@ -412,6 +463,9 @@ absl::Status Parser::ParseAttributeValue(std::string_view key, size_t key_pos, P
   bool handled = false;
   HLOX_RETURN_IF_ERROR(ParseCheckedAttribute(key, key_pos, p, &handled));
   if (handled) return absl::OkStatus();
+  if (!IsXlaAttributeKey(key)) {
+    return lex_.ErrorAt(key_pos, absl::StrCat("unknown attribute '", std::string(key), "'"));
+  }
   std::string_view raw;
   HLOX_RETURN_IF_ERROR(lex_.ConsumeRawValue(&raw));
   instr->raw_attributes().push_back({std::string(key), std::string(raw)});

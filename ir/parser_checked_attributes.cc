@@ -1,6 +1,7 @@
 // Attributes hlox checks but keeps as text (the printer writes them back verbatim):
 // custom-call api_version, custom_call_schedule and operand_layout_constraints, dot
-// sparsity descriptors and result_accuracy on transcendental ops. A malformed value, or one
+// sparsity descriptors and algorithms, result_accuracy on transcendental ops, metadata and sharding
+// (parser_sharding.cc). A malformed value, or one
 // XLA does not know, is an error at its column.
 #include <array>
 
@@ -16,6 +17,13 @@ namespace {
 constexpr std::array<std::string_view, 5> kApiVersions = {
     "API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
     "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"};
+// XLA's PrecisionConfig algorithms as its text spells them (the enum names, lower case, without
+// the "alg_" prefix).
+constexpr std::array<std::string_view, 14> kDotAlgorithms = {
+    "unset", "dot_any_f8_any_f8_f32", "dot_any_f8_any_f8_f32_fast_accum", "dot_f16_f16_f16",
+    "dot_f16_f16_f32", "dot_bf16_bf16_bf16", "dot_bf16_bf16_f32", "dot_bf16_bf16_f32_x3",
+    "dot_bf16_bf16_f32_x6", "dot_bf16_bf16_f32_x9", "dot_tf32_tf32_f32", "dot_tf32_tf32_f32_x3",
+    "dot_f32_f32_f32", "dot_f64_f64_f64"};
 constexpr std::array<std::string_view, 3> kSchedules = {"SCHEDULE_NONE", "SCHEDULE_LATEST", "SCHEDULE_EARLIEST"};
 
 template <size_t N>
@@ -74,12 +82,20 @@ absl::Status Parser::ParseCheckedAttribute(std::string_view key, size_t key_pos,
   Opcode op = p->instr->opcode();
   *handled = true;
   size_t value_pos = lex_.SkipSpace();
-  if (op == Opcode::kCustomCall && (key == "api_version" || key == "custom_call_schedule")) {
+  if (op == Opcode::kCustomCall && (key == "api_version" || key == "custom_call_schedule" || key == "schedule")) {
     size_t pos;
     std::string_view w;
     HLOX_RETURN_IF_ERROR(ParseWordFrom(key, &pos, &w));
     bool known = key == "api_version" ? OneOf(kApiVersions, w) : OneOf(kSchedules, w);
     if (!known) return lex_.ErrorAt(pos, absl::StrCat("unknown ", std::string(key), " '", std::string(w), "'"));
+  } else if ((op == Opcode::kDot || op == Opcode::kConvolution) && key == "algorithm") {
+    size_t pos;
+    std::string_view w;
+    HLOX_RETURN_IF_ERROR(ParseWordFrom(key, &pos, &w));
+    if (!OneOf(kDotAlgorithms, w)) {
+      return lex_.ErrorAt(pos, absl::StrCat("unknown ", std::string(OpcodeName(op)), " algorithm '", std::string(w),
+                                            "' (e.g. dot_bf16_bf16_f32, dot_f32_f32_f32)"));
+    }
   } else if (op == Opcode::kCustomCall && key == "operand_layout_constraints") {
     HLOX_RETURN_IF_ERROR(lex_.Expect('{', "to open operand_layout_constraints"));
     p->layout_constraints_pos = key_pos;
@@ -109,6 +125,8 @@ absl::Status Parser::ParseCheckedAttribute(std::string_view key, size_t key_pos,
     HLOX_RETURN_IF_ERROR(ParseOutputOperandAliasing(p));
   } else if (key == "metadata") {
     HLOX_RETURN_IF_ERROR(ParseMetadataValue());
+  } else if (key == "sharding") {
+    HLOX_RETURN_IF_ERROR(ParseShardingValue(p->infer_shape ? nullptr : &p->instr->shape()));
   } else if (key == "parameter_replication" && op == Opcode::kParameter) {
     HLOX_RETURN_IF_ERROR(ParseBoolListOrBool());
   } else if (key == "constrain_layout") {

@@ -192,6 +192,14 @@ class Parser {
   absl::Status ParseBoolListOrBool();
   absl::Status ParseWordFrom(std::string_view what, size_t* pos, std::string_view* out);
   absl::Status ParseWord(std::string* out, std::string_view what);
+  // parser_sharding.cc: a `sharding` value, checked against `shape` (null: the shape is not
+  // known yet, or this is an element of a tuple sharding).
+  absl::Status ParseShardingValue(const Shape* shape, int depth = 0);
+  // The tail of an iota device list, "[reshape] T(perm)" after "<=": `devices` of them (errors
+  // about the count at `pos`, naming `what`), the transpose a permutation.
+  absl::Status ParseIotaTail(int64_t devices, size_t pos, std::string_view what);
+  // Integers between `open` and `close`, separated by commas.
+  absl::Status ParseIntListIn(char open, char close, std::vector<int64_t>* out, std::string_view what);
 
   Lexer lex_;
   std::unordered_set<std::string> computation_names_;

@@ -274,6 +274,33 @@ absl::StatusOr<Shape> InferGatherScatterCollective(const Instruction& instr) {
   return Shape(in.element_type(), out.dims());
 }
 
+// ragged-all-to-all(input, output, input_offsets, send_sizes, output_offsets, recv_sizes): the
+// result is the output buffer. input and output are arrays of one element type that may differ
+// only in their leading dimension (the ragged one); the four offset and size operands are
+// integer arrays (s32 or s64) of one shape, rank 1 (one update per peer) or 2 (peers x updates).
+absl::StatusOr<Shape> InferRaggedAllToAll(const Instruction& instr) {
+  const Shape& in = instr.operand(0)->shape();
+  const Shape& out = instr.operand(1)->shape();
+  if (!in.IsArray() || !out.IsArray()) return Bad("ragged-all-to-all input and output must be arrays");
+  if (in.element_type() != out.element_type()) return Bad("ragged-all-to-all input and output element types differ");
+  if (in.rank() < 1 || in.rank() != out.rank()) return Bad("ragged-all-to-all input and output need one rank >= 1");
+  for (int64_t d = 1; d < in.rank(); ++d) {
+    if (in.dim(d) != out.dim(d)) return Bad("ragged-all-to-all input and output differ beyond the leading dimension");
+  }
+  const Shape& first = instr.operand(2)->shape();
+  for (int k = 2; k < 6; ++k) {
+    const Shape& o = instr.operand(k)->shape();
+    if (!o.IsArray() || (o.element_type() != PrimitiveType::kS32 && o.element_type() != PrimitiveType::kS64)) {
+      return Bad("ragged-all-to-all offsets and sizes must be s32 or s64 arrays");
+    }
+    if (o.rank() < 1 || o.rank() > 2) return Bad("ragged-all-to-all offsets and sizes must have rank 1 or 2");
+    if (o.element_type() != first.element_type() || o.dims() != first.dims()) {
+      return Bad("ragged-all-to-all offsets and sizes must all have one shape");
+    }
+  }
+  return Shape(out.element_type(), out.dims());
+}
+
 absl::StatusOr<Shape> InferRng(const Instruction& instr) {
   for (Instruction* op : instr.operands()) {
     if (op->shape().rank() != 0) return Bad("rng distribution parameters must be scalars");
@@ -334,6 +361,7 @@ absl::StatusOr<Shape> InferInstructionShapeImpl2(const Instruction& instr) {
     case Opcode::kAllReduce: return InferAllReduce(instr);
     case Opcode::kAllGather:
     case Opcode::kReduceScatter: return InferGatherScatterCollective(instr);
+    case Opcode::kRaggedAllToAll: return InferRaggedAllToAll(instr);
     case Opcode::kRng: return InferRng(instr);
     case Opcode::kRngBitGenerator: return InferRngBitGenerator(instr);
     case Opcode::kConstant:

@@ -119,6 +119,7 @@ bool HasSideEffectNoRecurse(const Instruction& instr) {
     case Opcode::kAllGatherStart:
     case Opcode::kAllGatherDone:
     case Opcode::kAllToAll:
+    case Opcode::kRaggedAllToAll:
     case Opcode::kCollectivePermute:
     case Opcode::kCollectivePermuteStart:
     case Opcode::kCollectivePermuteDone:

@@ -37,7 +37,7 @@ bool Removable(const Instruction& i) {
     case Opcode::kWhile: case Opcode::kCall: case Opcode::kConditional: case Opcode::kFusion:
     case Opcode::kAllReduce: case Opcode::kAllReduceStart: case Opcode::kAllReduceDone:
     case Opcode::kAllGather: case Opcode::kAllGatherStart: case Opcode::kAllGatherDone:
-    case Opcode::kAllToAll: case Opcode::kCollectivePermute: case Opcode::kCollectivePermuteStart:
+    case Opcode::kAllToAll: case Opcode::kRaggedAllToAll: case Opcode::kCollectivePermute: case Opcode::kCollectivePermuteStart:
     case Opcode::kCollectivePermuteDone: case Opcode::kCollectiveBroadcast: case Opcode::kReduceScatter:
     case Opcode::kAsyncStart: case Opcode::kAsyncUpdate: case Opcode::kAsyncDone:
     case Opcode::kOptimizationBarrier: case Opcode::kAddDependency:

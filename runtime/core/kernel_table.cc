@@ -52,6 +52,8 @@ KernelFn KernelFor(Opcode opcode) {
       return &CollectiveKernel;
     case Opcode::kAllToAll:
       return &CollectiveKernel;
+    case Opcode::kRaggedAllToAll:
+      return &CollectiveKernel;
     case Opcode::kAnd:
       return &ElementwiseKernel;
     case Opcode::kAsyncStart:

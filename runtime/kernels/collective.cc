@@ -3,7 +3,8 @@
 // collective-permute and collective-broadcast return their operands; all-gather repeats the
 // operand along its dimension to fill the declared result; reduce-scatter keeps replica 0's
 // block. The -start/-done pairs wrap the same values in XLA's async tuple shapes.
-// replica-id/partition-id are 0; rng-get-and-update-state returns (seed word, counter) and
+// ragged-all-to-all copies the ragged rows this replica sends to itself (peer 0's updates) into
+// its output buffer and leaves the other rows as they were. replica-id/partition-id are 0; rng-get-and-update-state returns (seed word, counter) and
 // advances the counter by its delta.
 #include <cstring>
 
@@ -98,6 +99,40 @@ Value Identity(const std::vector<const Value*>& ops) {
   return Value::Tuple(std::move(elems));
 }
 
+// Element k of an s32/s64 offsets array.
+int64_t IndexAt(const Buffer& b, int64_t k) {
+  return b.shape().element_type() == PrimitiveType::kS32 ? b.as<int32_t>()[k] : b.as<int64_t>()[k];
+}
+
+// ragged-all-to-all in a group of one: each update u of peer 0 moves send_sizes[0][u] leading
+// rows from input[input_offsets[0][u]] to output[output_offsets[0][u]]; the rest of the output
+// buffer is returned unchanged. Rows are checked against both buffers (XLA leaves an
+// out-of-range update undefined; here it is an error).
+absl::StatusOr<Value> RaggedAllToAll(const Instruction& instr, const std::vector<const Value*>& ops) {
+  std::vector<const Buffer*> b(6);
+  for (size_t k = 0; k < 6; ++k) {
+    HLOX_ASSIGN_OR_RETURN(b[k], ArrayOperand(instr, ops, k));
+  }
+  const Buffer& in = *b[0];
+  Value out = NewArray(b[1]->shape());
+  if (b[1]->byte_size() > 0) std::memcpy(out.array->data(), b[1]->data(), b[1]->byte_size());
+  const Shape& idx = b[2]->shape();
+  const int64_t updates = idx.rank() == 2 ? idx.dim(1) : 1;
+  if (idx.ElementCount() == 0) return out;
+  const int64_t row_bytes = in.shape().dim(0) == 0 ? 0 : in.byte_size() / in.shape().dim(0);
+  const int64_t in_rows = in.shape().dim(0), out_rows = out.array->shape().dim(0);
+  for (int64_t u = 0; u < updates; ++u) {
+    const int64_t from = IndexAt(*b[2], u), rows = IndexAt(*b[3], u), to = IndexAt(*b[4], u);
+    if (rows < 0 || from < 0 || to < 0 || from > in_rows - rows || to > out_rows - rows) {
+      return KernelError(instr, absl::StrCat("update ", u, " moves rows [", from, ", ", from + rows,
+                                             ") to [", to, ", ", to + rows, ") outside input rows ",
+                                             in_rows, " or output rows ", out_rows));
+    }
+    if (rows > 0) std::memmove(out.array->data() + to * row_bytes, in.data() + from * row_bytes, rows * row_bytes);
+  }
+  return out;
+}
+
 Value ScalarU32(uint32_t v) {
   Value out = NewArray(Shape(PrimitiveType::kU32, {}));
   *out.array->as<uint32_t>() = v;
@@ -140,6 +175,8 @@ absl::StatusOr<Value> CollectiveKernel(const Instruction& instr, const std::vect
       return Identity(operands);
     case Opcode::kAllReduceDone:
       return *operands.at(0);
+    case Opcode::kRaggedAllToAll:
+      return RaggedAllToAll(instr, operands);
     case Opcode::kCollectivePermuteStart:
       if (operands.empty()) return KernelError(instr, "missing operand");
       return Value::Tuple({*operands[0], *operands[0], ScalarU32(0), ScalarU32(0)});

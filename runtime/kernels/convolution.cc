@@ -10,6 +10,7 @@
 // gradients). f16/bf16/f32 compute in f32, f64 and integers in
 // f64. Work splits depend only on the shapes, so results are identical for any thread count.
 #include <algorithm>
+#include <complex>
 #include <vector>
 
 #include "runtime/conv/paths.h"
@@ -63,15 +64,16 @@ const T* Canonical(const Buffer& b, const std::vector<int64_t>& perm, BufferPtr&
   return storage->template as<T>();
 }
 
+// The convolution of `instr` over real operands into a result of shape `os` (the
+// instruction's own shape, or a real part of it for complex convolutions).
 template <typename T>
-absl::StatusOr<Value> Convolve(const Instruction& instr, const Buffer& lhs, const Buffer& rhs,
+absl::StatusOr<Value> Convolve(const Instruction& instr, const Buffer& lhs, const Buffer& rhs, const Shape& os,
                                const ConvGeometry& g, KernelContext& ctx, const ConvTuning& tuning) {
   const ConvDimensionNumbers& dn = *instr.attrs().conv;
   const int64_t S = g.spatial;
   ThreadPool* pool = tuning.threads == 1 ? nullptr : ctx.pool;
   const ConvAlgorithm algo = tuning.algorithm;
   if constexpr (std::is_same_v<T, float>) {
-    const Shape& os = instr.shape();
     if (lhs.shape().element_type() == PrimitiveType::kF32 && rhs.shape().element_type() == PrimitiveType::kF32 &&
         os.element_type() == PrimitiveType::kF32) {
       // A tuned plane algorithm runs when it can (the level has the packed GEMM); the default
@@ -106,7 +108,6 @@ absl::StatusOr<Value> Convolve(const Instruction& instr, const Buffer& lhs, cons
   const T* k_data = Canonical<T>(rhs, kperm, k_c, pool);
 
   const ConvIndex ix = MakeConvIndex(g);
-  const Shape& os = instr.shape();
   // Canonical output dim operm[j] is result dim j.
   std::vector<int64_t> operm(os.rank());
   operm[dn.output_batch] = 0;
@@ -137,6 +138,49 @@ absl::StatusOr<Value> Convolve(const Instruction& instr, const Buffer& lhs, cons
     FromFloats(res, *out.array);
   } else {
     FromDoubles(res, *out.array);
+  }
+  return out;
+}
+
+// One part (real or imaginary) of a complex buffer, as an f32 (c64) or f64 (c128) array.
+template <typename R>
+Value ComplexPart(const Buffer& b, bool imag) {
+  Value out = NewArray(Shape(std::is_same_v<R, float> ? PrimitiveType::kF32 : PrimitiveType::kF64, b.shape().dims()));
+  R* o = out.array->template as<R>();
+  const int64_t n = b.element_count();
+  if (b.shape().element_type() == PrimitiveType::kC64) {
+    const auto* p = b.as<std::complex<float>>();
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<R>(imag ? p[i].imag() : p[i].real());
+  } else {
+    const auto* p = b.as<std::complex<double>>();
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<R>(imag ? p[i].imag() : p[i].real());
+  }
+  return out;
+}
+
+// A complex convolution as four real ones over the parts, in the compute type R (f32 for c64,
+// f64 when any operand or the result is c128): re = ar*br - ai*bi, im = ar*bi + ai*br.
+template <typename R>
+absl::StatusOr<Value> ComplexConvolve(const Instruction& instr, const Buffer& lhs, const Buffer& rhs,
+                                      const ConvGeometry& g, KernelContext& ctx, const ConvTuning& tuning) {
+  const Shape& os = instr.shape();
+  const Shape part_shape(std::is_same_v<R, float> ? PrimitiveType::kF32 : PrimitiveType::kF64, os.dims());
+  const Value ar = ComplexPart<R>(lhs, false), ai = ComplexPart<R>(lhs, true);
+  const Value br = ComplexPart<R>(rhs, false), bi = ComplexPart<R>(rhs, true);
+  HLOX_ASSIGN_OR_RETURN(Value rr, Convolve<R>(instr, *ar.array, *br.array, part_shape, g, ctx, tuning));
+  HLOX_ASSIGN_OR_RETURN(Value ii, Convolve<R>(instr, *ai.array, *bi.array, part_shape, g, ctx, tuning));
+  HLOX_ASSIGN_OR_RETURN(Value ri, Convolve<R>(instr, *ar.array, *bi.array, part_shape, g, ctx, tuning));
+  HLOX_ASSIGN_OR_RETURN(Value ir, Convolve<R>(instr, *ai.array, *br.array, part_shape, g, ctx, tuning));
+  const R *prr = rr.array->template as<R>(), *pii = ii.array->template as<R>();
+  const R *pri = ri.array->template as<R>(), *pir = ir.array->template as<R>();
+  Value out = NewArray(os);
+  const int64_t n = out.array->element_count();
+  if (os.element_type() == PrimitiveType::kC64) {
+    auto* o = out.array->template as<std::complex<float>>();
+    for (int64_t i = 0; i < n; ++i) o[i] = {static_cast<float>(prr[i] - pii[i]), static_cast<float>(pri[i] + pir[i])};
+  } else {
+    auto* o = out.array->template as<std::complex<double>>();
+    for (int64_t i = 0; i < n; ++i) o[i] = {static_cast<double>(prr[i] - pii[i]), static_cast<double>(pri[i] + pir[i])};
   }
   return out;
 }
@@ -241,19 +285,25 @@ absl::StatusOr<Value> ConvolutionKernel(const Instruction& instr,
   const Shape& ks = rhs->shape();
   const Shape& os = instr.shape();
   HLOX_ASSIGN_OR_RETURN(ConvGeometry g, MakeConvGeometry(instr, ls, ks));
-  PrimitiveType lt = ls.element_type(), ot = os.element_type();
-  if (!IsRealType(lt) || !IsRealType(ks.element_type()) || !IsRealType(ot)) {
-    return absl::UnimplementedError(absl::StrCat("convolution ", instr.name(),
-                                                 ": complex or sub-byte element types"));
-  }
+  PrimitiveType lt = ls.element_type(), kt = ks.element_type(), ot = os.element_type();
   // Codegen decisions (passes/fusion/codegen_tuning.cc) ride in the backend_config.
   const ConvTuning tuning =
       instr.attrs().has_backend_config ? ParseConvTuning(instr.attrs().backend_config) : ConvTuning{};
+  if (IsComplex(lt) && IsComplex(kt) && IsComplex(ot)) {
+    if (lt == PrimitiveType::kC64 && kt == PrimitiveType::kC64 && ot == PrimitiveType::kC64) {
+      return ComplexConvolve<float>(instr, *lhs, *rhs, g, ctx, tuning);
+    }
+    return ComplexConvolve<double>(instr, *lhs, *rhs, g, ctx, tuning);
+  }
+  if (!IsRealType(lt) || !IsRealType(kt) || !IsRealType(ot)) {
+    return absl::UnimplementedError(absl::StrCat("convolution ", instr.name(),
+                                                 ": sub-byte, f8 or mixed complex/real element types"));
+  }
   const bool use_float = (lt == PrimitiveType::kF32 || lt == PrimitiveType::kF16 ||
                           lt == PrimitiveType::kBF16) &&
                          ot != PrimitiveType::kF64;
-  if (use_float) return Convolve<float>(instr, *lhs, *rhs, g, ctx, tuning);
-  return Convolve<double>(instr, *lhs, *rhs, g, ctx, tuning);
+  if (use_float) return Convolve<float>(instr, *lhs, *rhs, os, g, ctx, tuning);
+  return Convolve<double>(instr, *lhs, *rhs, os, g, ctx, tuning);
 }
 
 }  // namespace hlox::rt

@@ -138,10 +138,12 @@ absl::Status Unary(const Instruction& instr, const Buffer& a, Buffer& o, ThreadP
       else if constexpr (kIsInt<T>) return same([](T x) { return static_cast<T>(~x); });
       break;
     case Opcode::kClz:
-      if constexpr (kIsInt<T>) return same([](T x) { return static_cast<T>(CountLeadingZeros(x)); });
+      if constexpr (kIsInt<T> && NarrowBits<Tr>::value > 0) return same([](T x) { return NarrowClz<NarrowBits<Tr>::value>(x); });
+      else if constexpr (kIsInt<T>) return same([](T x) { return static_cast<T>(CountLeadingZeros(x)); });
       break;
     case Opcode::kPopulationCount:
-      if constexpr (kIsInt<T>) return same([](T x) { return static_cast<T>(PopCount(x)); });
+      if constexpr (kIsInt<T> && NarrowBits<Tr>::value > 0) return same([](T x) { return NarrowPopCount<NarrowBits<Tr>::value>(x); });
+      else if constexpr (kIsInt<T>) return same([](T x) { return static_cast<T>(PopCount(x)); });
       break;
     case Opcode::kReal:
     case Opcode::kImag: {
@@ -284,7 +286,12 @@ absl::Status Binary(const Instruction& instr, const Buffer& a, const Buffer& b, 
       case Opcode::kXor: return same([](T x, T y) { return static_cast<T>(x ^ y); });
       case Opcode::kPower: return same([](T x, T y) { return IntPow(x, y); });
       case Opcode::kShiftLeft: return same([](T x, T y) { return ShiftLeft(x, y); });
-      case Opcode::kShiftRightLogical: return same([](T x, T y) { return ShiftRightLogical(x, y); });
+      case Opcode::kShiftRightLogical:
+        if constexpr (NarrowBits<Tr>::value > 0) {
+          return same([](T x, T y) { return NarrowShiftRightLogical<NarrowBits<Tr>::value>(x, y); });
+        } else {
+          return same([](T x, T y) { return ShiftRightLogical(x, y); });
+        }
       case Opcode::kShiftRightArithmetic: return same([](T x, T y) { return ShiftRightArithmetic(x, y); });
       default: break;
     }

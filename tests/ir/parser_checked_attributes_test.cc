@@ -1,5 +1,5 @@
 // Attributes that are checked and then kept as text: custom-call api_version,
-// custom_call_schedule and operand_layout_constraints, dot sparsity, result_accuracy.
+// custom_call_schedule and operand_layout_constraints, dot sparsity, result_accuracy, sharding.
 #include <string>
 
 #include "gtest/gtest.h"
@@ -61,6 +61,17 @@ TEST(ParserCheckedAttributes, DotSparsityDescriptors) {
   ExpectParseError(head + "X.1@2:4\n}\n", 5, 93, "invalid sparsity descriptor");
   ExpectParseError(head + "L.1@0:4\n}\n", 5, 93, "invalid sparsity descriptor");
   ExpectParseError(head + "L.-1@2:4\n}\n", 5, 93, "invalid sparsity descriptor");
+}
+
+TEST(ParserCheckedAttributes, DotAlgorithm) {
+  const std::string head =
+      "HloModule m\nENTRY e {\n  a = f32[4,8] parameter(0)\n  b = f32[8,4] parameter(1)\n"
+      "  ROOT d = f32[4,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, algorithm=";
+  for (const char* alg : {"dot_bf16_bf16_f32", "dot_f32_f32_f32", "dot_tf32_tf32_f32_x3", "unset"}) {
+    EXPECT_TRUE(ParseRoundTrip(head + alg + "\n}\n")) << alg;
+  }
+  ExpectParseError(head + "dot_f32_f32_f16\n}\n", 5, 94, "unknown dot algorithm 'dot_f32_f32_f16'");
+  ExpectParseError(head + "ALG_DOT_F32_F32_F32\n}\n", 5, 94, "unknown dot algorithm");
 }
 
 TEST(ParserCheckedAttributes, ResultAccuracy) {
@@ -133,6 +144,79 @@ TEST(ParserCheckedAttributes, OpcodeSpecificKeysOnOtherOpcodes) {
   // The same keys where they belong.
   EXPECT_TRUE(ParseRoundTrip(Module("f32[2] slice(a), slice={[0:2]}")));
   EXPECT_TRUE(ParseRoundTrip(Module("pred[4] compare(a, a), direction=LT")));
+}
+
+// Every sharding form XLA prints parses and prints back; each malformed one is an error at the
+// item that is wrong (the column of `at` in the root text).
+TEST(ParserCheckedAttributes, Sharding) {
+  const std::string x = "f32[8,4] parameter(0), sharding=";
+  for (const std::string s : {"{replicated}", "{manual}", "{unknown}", "{maximal device=3}",
+                              "{devices=[4,1]0,1,2,3}", "{devices=[2,1,2]0,2,1,3 last_tile_dim_replicate}",
+                              "{devices=[2,1]<=[2]}", "{devices=[2,2]<=[2,2]T(1,0)}",
+                              "{devices=[1,1,2,2]<=[4] last_tile_dims={manual, replicated}}",
+                              "{replicated metadata={op_name=\"x\"}}", "{devices=[2,2]<=[4] shard_as 1}",
+                              "{unknown shard_like 0}"}) {
+    SCOPED_TRACE(s);
+    auto m = ParseRoundTrip("HloModule m\nENTRY e {\n  ROOT p = " + x + s + "\n}\n");
+    ASSERT_TRUE(m);
+    EXPECT_EQ(*m->entry()->root()->FindRawAttribute("sharding"), s);
+  }
+  EXPECT_TRUE(ParseRoundTrip("HloModule m\nENTRY e {\n  ROOT p = (f32[2], (s32[], f32[3])) parameter(0), "
+                             "sharding={{replicated}, {maximal device=0}, {devices=[2]0,1}}\n}\n"));
+  auto bad = [&](const std::string& s, const std::string& at, const std::string& part) {
+    const std::string root = x + s;
+    ExpectParseError("HloModule m\nENTRY e {\n  ROOT p = " + root + "\n}\n", 3,
+                     12 + static_cast<int>(root.find(at)), part);
+  };
+  bad("{devices=[4,1]0,1,2}", "0,1,2", "lists 3 devices for 4 tiles");
+  bad("{devices=[4,1]0,1,2,2}", "2}", "device 2 used twice");
+  bad("{devices=[4,1]0,1,2,-3}", "-3", "negative device id");
+  bad("{devices=[4,1]<=[8]}", "<=", "8 devices where 4 are needed");
+  bad("{devices=[2,2]<=[2,2]T(0,0)}", "(0,0)", "permutation");
+  bad("{devices=[4]0,1,2,3}", "devices", "1 dimensions for a rank-2 shape");
+  bad("{devices=[2,1,2]0,1,2,3}", "devices", "3 dimensions for a rank-2 shape");
+  bad("{replicated devices=[4,1]0,1,2,3}", "devices", "either replicated or devices");
+  bad("{maximal}", "maximal", "needs device=N");
+  bad("{replicated device=0}", "replicated", "belongs to a maximal sharding");
+  bad("{replicated last_tile_dim_replicate}", "replicated", "need devices");
+  bad("{devices=[1,1,2,2]<=[4] last_tile_dims={manual, spare}}", "spare", "unknown subgroup type 'spare'");
+  bad("{devices=[4,1]0,1,2,3 replicate}", "replicate}", "unknown sharding item 'replicate'");
+  bad("{replicated replicated}", "replicated}", "given twice");
+  bad("{}", "{}", "tuple sharding needs a tuple shape");
+  bad("{ }", "{ }", "tuple sharding needs a tuple shape");
+  bad("{shard_as 1}", "{", "needs replicated, manual");
+  ExpectParseError("HloModule m\nENTRY e {\n  ROOT p = (f32[2], s32[]) parameter(0), sharding={{replicated}}\n}\n",
+                   3, 51, "1 elements for a shape of 2 leaves");
+}
+
+// Iota replica groups: [groups, size] <= [reshape] T(perm), as many devices as places.
+TEST(ParserCheckedAttributes, IotaReplicaGroups) {
+  const std::string head =
+      "HloModule m\nadd {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n"
+      "ENTRY e {\n  a = f32[4] parameter(0)\n  ROOT r = f32[4] all-reduce(a), to_apply=add, replica_groups=";
+  for (const char* g : {"[2,2]<=[4]", "[2,2]<=[2,2]T(1,0)", "[1,8]<=[2,2,2]T(2,0,1)"}) {
+    auto m = ParseRoundTrip(head + g + "\n}\n");
+    ASSERT_TRUE(m) << g;
+    EXPECT_EQ(m->entry()->root()->attrs().replica_groups_text, g);
+  }
+  // "  ROOT r = f32[4] all-reduce(a), to_apply=add, replica_groups=" ends at column 62.
+  ExpectParseError(head + "[2,2]<=[8]\n}\n", 9, 68, "lists 8 devices where 4 are needed");
+  ExpectParseError(head + "[4]<=[4]\n}\n", 9, 63, "[number of groups, group size]");
+  ExpectParseError(head + "[2,2]<=[2,2]T(0,0)\n}\n", 9, 76, "permutation");
+  ExpectParseError(head + "[2,2]0,1,2,3\n}\n", 9, 68, "expected '<='");
+}
+
+// A key XLA defines but hlox does not model is kept as text; any other key is an error at the key
+// (XLA rejects unknown attributes; a typo must not change the program silently).
+TEST(ParserCheckedAttributes, UnknownAttributesAreErrors) {
+  auto m = ParseRoundTrip(Module("f32[4] add(a, a), statistics={visualizing_index=1,stat-1=0.5}"));
+  ASSERT_TRUE(m);
+  EXPECT_NE(m->entry()->root()->FindRawAttribute("statistics"), nullptr);
+  ExpectRootError("f32[4] add(a, a), frobnicate=3", 18, "unknown attribute 'frobnicate'");
+  ExpectRootError("f32[4] add(a, a), metdata={op_name=\"x\"}", 18, "unknown attribute 'metdata'");
+  // custom-call's schedule under either spelling XLA has used.
+  EXPECT_TRUE(ParseRoundTrip(Module("f32[4] custom-call(a), custom_call_target=\"t\", schedule=SCHEDULE_LATEST")));
+  ExpectRootError("f32[4] custom-call(a), custom_call_target=\"t\", schedule=LATEST", 56, "unknown schedule 'LATEST'");
 }
 
 }  // namespace

@@ -102,14 +102,14 @@ TEST(ParserSyntax, LongMetadataShardingFrontendAttributesKeptRawInOrder) {
   std::string long_name(5000, 'z');
   auto m = Parse(R"(HloModule m
 ENTRY e {
-  ROOT a = f32[4]{0} parameter(0), sharding={devices=[2,1]0,1}, metadata={op_name=")" + long_name +
+  ROOT a = f32[4]{0} parameter(0), sharding={devices=[2]0,1}, metadata={op_name=")" + long_name +
                  R"(" source_line=3}, frontend_attributes={_xla_x="a,b"}
 })");
   ASSERT_TRUE(m);
   const auto& raw = Find(*m, "a")->raw_attributes();
   ASSERT_EQ(raw.size(), 3u);
   EXPECT_EQ(raw[0].key, "sharding");
-  EXPECT_EQ(raw[0].value, "{devices=[2,1]0,1}");
+  EXPECT_EQ(raw[0].value, "{devices=[2]0,1}");
   EXPECT_EQ(raw[1].key, "metadata");
   EXPECT_EQ(raw[1].value.size(), long_name.size() + 26);
   EXPECT_EQ(raw[2].value, R"({_xla_x="a,b"})");

@@ -61,6 +61,21 @@ TEST(Verifier, CatchesErrorsAndAcceptsValidTwins) {
        Wrap("  x = f32[1,5,5,2] parameter(0)\n  k = f32[3,3,2,4] parameter(1)\n"
             "  ROOT c = f32[1,5,5,4] convolution(x, k), window={size=3x3}, dim_labels=b01f_01io->b01f\n"),
        "declared shape"},
+      {"ragged-all-to-all offsets", Wrap("  in = f32[6,2] parameter(0)\n  out = f32[5,2] parameter(1)\n  o = s32[2] parameter(2)\n"
+                                         "  ROOT r = f32[5,2] ragged-all-to-all(in, out, o, o, o, o), replica_groups={{0,1}}\n"),
+       Wrap("  in = f32[6,2] parameter(0)\n  out = f32[5,2] parameter(1)\n  o = s32[2] parameter(2)\n  f = f32[2] parameter(3)\n"
+            "  ROOT r = f32[5,2] ragged-all-to-all(in, out, o, f, o, o), replica_groups={{0,1}}\n"),
+       "s32 or s64"},
+      {"ragged-all-to-all rows", Wrap("  in = f32[6,2] parameter(0)\n  out = f32[5,2] parameter(1)\n  o = s32[2] parameter(2)\n"
+                                      "  ROOT r = f32[5,2] ragged-all-to-all(in, out, o, o, o, o)\n"),
+       Wrap("  in = f32[6,3] parameter(0)\n  out = f32[5,2] parameter(1)\n  o = s32[2] parameter(2)\n"
+            "  ROOT r = f32[5,2] ragged-all-to-all(in, out, o, o, o, o)\n"),
+       "beyond the leading dimension"},
+      {"ragged-all-to-all result", Wrap("  in = f32[6,2] parameter(0)\n  out = f32[5,2] parameter(1)\n  o = s32[2] parameter(2)\n"
+                                        "  ROOT r = f32[5,2] ragged-all-to-all(in, out, o, o, o, o)\n"),
+       Wrap("  in = f32[6,2] parameter(0)\n  out = f32[5,2] parameter(1)\n  o = s32[2] parameter(2)\n"
+            "  ROOT r = f32[6,2] ragged-all-to-all(in, out, o, o, o, o)\n"),
+       "declared shape"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
