@@ -9,6 +9,7 @@ so its agents, the broker and the local workers share that namespace's addresses
 """
 import ctypes
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -84,6 +85,14 @@ class Hosts:
         self.created = []
 
 
+def _die_with_parent(argv):
+    """argv run under `setpriv --pdeathsig KILL` (util-linux) when it is there: the process gets
+    SIGKILL when the harness dies, even by kill -9 (a CTest timeout), so no broker or worker
+    outlives the soak. (Not preexec_fn: forking Python code is unsafe with the agent threads.)"""
+    setpriv = shutil.which("setpriv")
+    return [setpriv, "--pdeathsig", "KILL"] + argv if setpriv else argv
+
+
 def free_tcp_port():
     """A loopback TCP port p with p+1 also free (the broker's control socket)."""
     for _ in range(50):
@@ -115,7 +124,7 @@ class Proc:
         log = open(self.log_path, "ab")
         log.write(b"==== start %d ====\n" % (self.starts + 1))
         log.flush()
-        self.popen = subprocess.Popen(self.argv, stdout=log, stderr=subprocess.STDOUT,
+        self.popen = subprocess.Popen(_die_with_parent(self.argv), stdout=log, stderr=subprocess.STDOUT,
                                       env=dict(os.environ, **(env or {})))
         log.close()
         self.stopped = False

@@ -304,6 +304,8 @@ def main():
     ap.add_argument("--drain-s", type=float, default=120)
     ap.add_argument("--keep", action="store_true", help="keep the work folder (logs, store)")
     args = ap.parse_args()
+    # SIGTERM (a CTest timeout, Ctrl-C's cousin) runs the cleanup below like Ctrl-C does.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
     if not os.access(args.hlox, os.X_OK):
         print("hlox binary not found at %s (--hlox or HLOX_BIN)" % args.hlox)
         return 2
