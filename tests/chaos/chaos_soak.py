@@ -19,6 +19,7 @@ when read back, fewer faults or kinds than asked), 2 when the fleet could not ru
     tests/chaos/chaos_soak.py --hlox build/bin/hlox --minutes 30 --faults 2000   # the long soak
 """
 import argparse
+import hashlib
 import json
 import os
 import random
@@ -27,6 +28,8 @@ import signal
 import sys
 import tempfile
 import time
+
+import msgpack
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(os.path.dirname(HERE))
@@ -185,26 +188,32 @@ def drain(agents, timeout):
 
 def read_back(address, ledger, timeout):
     """Resubmits every accepted job id to the (restarted) broker with no worker running; returns
-    {id: record digest} of the answers (only the store can answer)."""
-    import hashlib
-    import msgpack
+    {id: (record digest, attempts)} of the answers (only the store can answer). A module's text
+    goes with its first SUBMIT (and again for an id the broker answers UNKNOWN_MODULE)."""
     answers = {}
+    jobs = ledger.snapshot()
 
     class Reader(LedgerClient):
         def _handle(self, frames):
-            if len(frames) >= 2 and frames[0][3:4] == b"R":
-                body = msgpack.unpackb(frames[1], raw=False)
+            if len(frames) < 2 or len(frames[0]) != 4 or not frames[1]:
+                return
+            body = msgpack.unpackb(frames[1], raw=False)
+            if frames[0][3:4] == b"R":
                 answers[body["id"]] = (hashlib.sha256(body["record"]).hexdigest(), body.get("attempts"))
+            elif frames[0][3:4] == b"E" and body.get("code") == "UNKNOWN_MODULE" and body.get("id") in jobs:
+                self.resend(jobs[body["id"]]["body"], jobs[body["id"]]["text"])
 
-    jobs = ledger.snapshot()
+    ids = sorted(j for j in jobs if j not in ledger.refused)
     c = Reader(address, ledger, "chaos-reader")
     try:
-        for job_id in sorted(jobs):
-            if job_id not in ledger.refused:
-                c.resend(jobs[job_id]["body"], jobs[job_id]["text"])
-        deadline = time.monotonic() + timeout
-        want = len(jobs) - len(ledger.refused)
-        while len(answers) < want and time.monotonic() < deadline:
+        sent = set()
+        for job_id in ids:
+            body = jobs[job_id]["body"]
+            c._texts[body["module_hash"]] = jobs[job_id]["text"]
+            c._send_submit(body, with_module=body["module_hash"] not in sent)
+            sent.add(body["module_hash"])
+        deadline = time.monotonic() + timeout + len(ids) / 100.0
+        while len(answers) < len(ids) and time.monotonic() < deadline:
             c.next(0.2)
     finally:
         c.close()
