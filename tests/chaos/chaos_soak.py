@@ -186,6 +186,28 @@ def drain(agents, timeout):
     return all(a.pending() == 0 for a in agents)
 
 
+def show_unfinished(address, ledger):
+    """After a failed drain: the jobs without a final result and the broker's view (queues,
+    workers), so a lost job can be traced in the logs (kept with the work folder)."""
+    jobs = ledger.snapshot()
+    for job_id in sorted(j for j in jobs if jobs[j]["digest"] is None)[:10]:
+        b = jobs[job_id]["body"]
+        print("unfinished %s: kind %s pipeline %s cache %s, submitted %.1f s ago"
+              % (job_id, b.get("kind", "evaluate"), b["pipeline"], b["cache"],
+                 time.monotonic() - jobs[job_id]["t0"]))
+    c = LedgerClient(address, ledger, "chaos-status")
+    try:
+        s = c.status(timeout=5)
+        print("broker queues: %s" % json.dumps(s.get("queues")))
+        for w in s.get("workers", []):
+            print("broker worker %s: state %s in_flight %s credit %s" % (
+                w.get("id"), w.get("state"), w.get("in_flight"), w.get("credit")))
+    except (RuntimeError, TimeoutError) as e:
+        print("broker status: %s" % e)
+    finally:
+        c.close()
+
+
 def read_back(address, ledger, timeout):
     """Resubmits every accepted job id to the (restarted) broker with no worker running; returns
     {id: (record digest, attempts)} of the answers (only the store can answer). A module's text
@@ -234,7 +256,10 @@ def figures(chaos, ledger, answers, drained, schedule_len):
         by_status[jobs[j]["status"]] = by_status.get(jobs[j]["status"], 0) + 1
     for j in accepted:
         by_kind[jobs[j]["kind"]] = by_kind.get(jobs[j]["kind"], 0) + 1
+    seconds = sorted(jobs[j]["seconds"] for j in answered)
     return {
+        "seconds_to_final_result": {"median": round(seconds[len(seconds) // 2], 2) if seconds else None,
+                                    "max": round(seconds[-1], 2) if seconds else None},
         "faults_injected": sum(chaos.injected.values()),
         "faults_by_kind": dict(sorted(chaos.injected.items())),
         "faults_skipped": dict(sorted(chaos.skipped.items())),
@@ -285,6 +310,8 @@ def print_table(f):
     rows += [("jobs refused", f["jobs_refused"]),
              ("jobs with exactly one final result", f["jobs_exactly_one_final_result"])]
     rows += [("  " + k, n) for k, n in f["results_by_status"].items()]
+    rows += [("seconds to final result: median / max", "%s / %s" % (
+        f["seconds_to_final_result"]["median"], f["seconds_to_final_result"]["max"]))]
     rows += [("lost (must be 0)", f["lost"]),
              ("duplicated final results (must be 0)", f["duplicated_final_results"]),
              ("identical redeliveries", f["redeliveries_identical"])]
@@ -355,6 +382,8 @@ def main():
         t_faults = time.monotonic() - t0
         heal(fleet)
         drained = drain(agents, args.drain_s)
+        if not drained:
+            show_unfinished(address, ledger)
         for w in fleet.workers:
             w.terminate()
         fleet.restart_broker()
