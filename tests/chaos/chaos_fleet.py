@@ -124,7 +124,7 @@ class Proc:
         log.write(b"==== start %d ====\n" % (self.starts + 1))
         log.flush()
         self.popen = subprocess.Popen(_die_with_parent(self.argv), stdout=log, stderr=subprocess.STDOUT,
-                                      env=dict(os.environ, HLOX_LOG="info", **(env or {})))
+                                      env=dict(os.environ, HLOX_LOG=os.environ.get("HLOX_CHAOS_LOG", "info"), **(env or {})))
         log.close()
         self.stopped = False
         self.starts += 1

@@ -55,7 +55,9 @@ class Ledger:
                 job["digest"] = digest
                 job["seconds"] = time.monotonic() - job["t0"]
                 try:
-                    job["status"] = msgpack.unpackb(record_bytes, raw=False).get("status", "?")
+                    rec = msgpack.unpackb(record_bytes, raw=False)
+                    job["status"] = rec.get("status", "?")
+                    job["message"] = str(rec.get("message", ""))[:160]
                 except Exception:  # noqa: BLE001 (a bad record is reported as its status)
                     job["status"] = "UNREADABLE"
                 return True

@@ -278,7 +278,11 @@ def figures(chaos, ledger, answers, drained, schedule_len):
         "stored_missing_after_restart": len(missing),
         "stored_different_after_restart": len(differing),
         "drained": drained,
-        "examples": {"lost": lost[:5], "duplicated": sorted(ledger.duplicates)[:5],
+        "examples": {"lost": lost[:5],
+                     "slowest": sorted(((round(jobs[j]["seconds"], 1), j) for j in answered),
+                                       reverse=True)[:3],
+                     "not_ok": [(j, jobs[j]["status"], jobs[j].get("message", ""))
+                                for j in answered if jobs[j]["status"] not in ("OK", "POISON")][:5], "duplicated": sorted(ledger.duplicates)[:5],
                      "refused": sorted(ledger.refused.items())[:5], "missing": missing[:5],
                      "different": differing[:5]},
     }
