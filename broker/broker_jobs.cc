@@ -171,6 +171,15 @@ void Broker::OnDone(const std::string& identity, std::string_view body) {
   }
   const std::string job_id(m->job_id);
   Job* job = queue_.Find(job_id);
+  // A DONE of an older attempt from the worker that now holds a newer one (it was lost, its
+  // job re-queued, and it rejoined and got the job again) is stale, and so is its credit: the
+  // lease it would end is the newer attempt's, which must stay until that attempt's DONE or
+  // the worker's loss.
+  if (job && job->running && job->worker == identity && job->attempts != m->attempt) {
+    log::broker().info("stale DONE of job {} attempt {} (attempt {} is running) ignored", job_id,
+                       m->attempt, job->attempts);
+    return;
+  }
   if (job && job->running && job->worker == identity && job->attempts == m->attempt) {
     stats_.metrics().OnRunEnded(w->caps.hardware_class,
                                 double(proto::NowUs() - job->dispatched_us) * 1e-6);

@@ -1,6 +1,7 @@
 // Reliability with real processes on loopback: a worker killed mid-job, a broker killed and
-// restarted on the same SQLite store, a job that crashes every worker (POISON), and a hang
-// (TIMEOUT). Each checks exactly one result per job against the set of submitted ids.
+// restarted on the same SQLite store, a job that crashes every worker (POISON), a hang
+// (TIMEOUT), and a worker that rejoins holding a stale attempt of its job. Each checks exactly
+// one result per job against the set of submitted ids.
 #include <signal.h>
 #include <sqlite3.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "protocol/protocol.h"
+#include "protocol/zmq_util.h"
 #include "tests/service/service_test_util.h"
 
 namespace hlox::testing {
@@ -182,6 +184,81 @@ TEST(Reliability, HangingJobTimesOut) {
   ASSERT_EQ(results.size(), 2u);
   EXPECT_EQ(results["hang"].record.status, JobStatus::kTimeout);
   EXPECT_EQ(results["after"].record.status, JobStatus::kOk);
+}
+
+// A worker that is lost while it runs a job, rejoins and gets the same job again, then reports
+// the old attempt: that DONE must not end the new attempt's lease. Found by the chaos soak (a
+// SIGSTOPped worker): the stale DONE released the lease, so when the worker then died its job
+// was not re-queued and waited for its whole run timeout. Here a raw protocol worker plays the
+// rejoining worker; once it goes silent, a real worker must get the job long before the
+// 60 s run timeout.
+TEST(Reliability, StaleDoneOfAnOlderAttemptKeepsTheNewLease) {
+  std::string addr = TcpAddress(FreePortPair());
+  auto broker = StartBroker(addr);
+  auto ctx = std::make_shared<zmq::context_t>(1);
+  zmq::socket_t raw(*ctx, zmq::socket_type::dealer);
+  raw.set(zmq::sockopt::routing_id, "stale-worker");
+  raw.set(zmq::sockopt::linger, 0);
+  raw.connect(addr);
+  proto::ReadyMsg ready;
+  ready.worker_id = "stale";
+  ready.host = "test";
+  ready.hardware_class = "";
+  ready.credit = 1;
+  auto send = [&](proto::Command c, const std::string& body) {
+    raw.send(zmq::buffer(proto::MakeHeader(c)), zmq::send_flags::sndmore);
+    raw.send(zmq::buffer(body), zmq::send_flags::none);
+  };
+  // The next JOB the raw worker receives (other commands skipped), within `timeout`.
+  auto next_job = [&](std::chrono::milliseconds timeout) -> std::optional<proto::JobMsg> {
+    const auto end = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < end) {
+      zmq::pollitem_t item{static_cast<void*>(raw), 0, ZMQ_POLLIN, 0};
+      zmq::poll(&item, 1, std::chrono::milliseconds(100));
+      if (!(item.revents & ZMQ_POLLIN)) continue;
+      std::vector<zmq::message_t> parts;
+      do {
+        parts.emplace_back();
+        (void)raw.recv(parts.back(), zmq::recv_flags::none);
+      } while (parts.back().more());
+      if (parts.size() != 2 || parts[0].size() < 4 ||
+          parts[0].data<char>()[3] != static_cast<char>(proto::Command::kJob)) {
+        continue;
+      }
+      auto j = proto::DecodeJob(std::string_view(parts[1].data<char>(), parts[1].size()));
+      if (j.ok()) return *j;
+    }
+    return std::nullopt;
+  };
+  send(proto::Command::kReady, proto::Encode(ready));
+  auto client = client::Client::Connect(addr);
+  ASSERT_TRUE(client.ok()) << client.status();
+  auto job = Job("stale", std::make_shared<const std::string>(AddModule("stale")));
+  job.run_timeout_ms = 60000;
+  ASSERT_TRUE((*client)->Submit(job).ok());
+  std::optional<proto::JobMsg> first = next_job(10s);
+  ASSERT_TRUE(first.has_value());
+  // Rejoin: the broker loses the worker (the job goes back to the queue) and leases the job to
+  // it again, as the next attempt.
+  send(proto::Command::kReady, proto::Encode(ready));
+  std::optional<proto::JobMsg> second = next_job(10s);
+  ASSERT_TRUE(second.has_value());
+  ASSERT_EQ(second->job_id, first->job_id);
+  ASSERT_GT(second->attempt, first->attempt);
+  // The old attempt's result arrives now, then the worker dies (goes silent).
+  ResultRecord stale;
+  stale.status = JobStatus::kOk;
+  send(proto::Command::kDone, proto::Encode(proto::DoneMsg{first->job_id, first->attempt, false,
+                                                            proto::EncodeRecord(stale)}));
+  std::this_thread::sleep_for(300ms);
+  raw.close();
+  auto w = StartWorker(addr, "real");
+  const auto start = std::chrono::steady_clock::now();
+  auto results = Collect(**client, 1, 30s, nullptr);
+  ASSERT_EQ(results.size(), 1u) << "the job waited for its run timeout";
+  EXPECT_EQ(results["stale"].record.status, JobStatus::kOk);
+  EXPECT_EQ(results["stale"].record.provenance.worker_id, "real");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 30s);
 }
 
 }  // namespace
