@@ -4,6 +4,8 @@
 // operands widened to f32 in scratch the plan does not count) ends RESOURCE_EXHAUSTED too, not
 // as a crash: the broker finishes it at once (no re-queue, no POISON) and the worker serves the
 // next job. Real broker and worker processes on loopback, plus the warm child directly.
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -13,8 +15,11 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "protocol/protocol.h"
+#include "runtime/core/executor.h"
 #include "tests/service/eval_request_util.h"
 #include "tests/service/service_test_util.h"
+#include "tests/test_util.h"
+#include "worker/child_process.h"
 #include "worker/job_limits.h"
 #include "worker/warm_child.h"
 #include "worker/worker.h"
@@ -170,6 +175,40 @@ TEST(JobLimits, WarmChildRunsOutWithoutDying) {
   absl::StatusOr<ResultRecord> rok = proto::DecodeRecord(ok.bytes);
   ASSERT_TRUE(rok.ok()) << rok.status();
   EXPECT_EQ(rok->status, JobStatus::kOk) << rok->message;
+}
+
+// Every corpus module fits the default budget by its plan, and the plan is honest enough for
+// the hard limit: run in a child held to a budget of exactly its planned job bytes (the
+// tightest one the first line accepts), it never runs out. A sample by default; every module
+// with HLOX_FULL=1.
+TEST(JobLimits, CorpusRunsWithinItsPlannedBudget) {
+  HLOX_REQUIRE_CORPUS();
+  const char* full_env = std::getenv("HLOX_FULL");
+  const bool full = full_env != nullptr && std::string(full_env) == "1";
+  const int64_t default_budget = DefaultJobMemoryBytes();
+  int ran = 0;
+  for (const std::string& path : CorpusFiles()) {
+    const std::string name = std::filesystem::path(path).filename().string();
+    SCOPED_TRACE(name);
+    worker::EvalRequest req = worker::TextRequest(ReadFileOrDie(path), name);
+    ASSERT_TRUE(req.module);
+    const int64_t planned = PlannedJobBytes(*req.module, nullptr);
+    EXPECT_LE(planned, default_budget) << FormatBytes(planned);
+    if (!full && ran >= 4) continue;
+    ++ran;
+    const Module& m = *req.module;
+    worker::ChildOutput out = worker::RunInChild(
+        [&] {
+          auto exec = rt::Executor::Create(m, rt::ExecOptions{});
+          if (!exec.ok()) return std::string("E") + std::string(exec.status().message());
+          auto v = (*exec)->Run(rt::MakeSeededInputs(m, 0));
+          return v.ok() ? std::string("O") : std::string("E") + std::string(v.status().message());
+        },
+        120000, 1 << 20, planned, 1);
+    EXPECT_FALSE(out.OutOfMemory()) << "ran out under its planned " << FormatBytes(planned);
+    EXPECT_TRUE(out.Clean()) << out.error;
+    EXPECT_EQ(out.bytes.substr(0, 1), "O") << out.bytes;
+  }
 }
 
 }  // namespace
