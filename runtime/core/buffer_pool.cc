@@ -227,6 +227,7 @@ class Pool {
       }
     }
     void* p = std::aligned_alloc(kAlign, static_cast<size_t>(cls));
+    if (p == nullptr && Trim() > 0) p = std::aligned_alloc(kAlign, static_cast<size_t>(cls));
     if (p == nullptr) throw std::bad_alloc();
     return static_cast<uint8_t*>(p);
   }
