@@ -49,6 +49,10 @@ struct EvalOptions {
   std::string worker_id, hardware_class;
   double tolerance_scale = 1.0;                  // multiplies the validation tolerances
   int64_t scratchpad_bytes = int64_t{1} << 20;   // S for the scratchpad traffic figure
+  // Per-job memory budget (cost/evaluate_memory.h): a candidate whose planned peak exceeds it
+  // ends RESOURCE_EXHAUSTED before anything runs, and an allocation that fails is reported so.
+  // 0 = no budget.
+  int64_t memory_budget_bytes = 0;
 };
 
 }  // namespace hlox

@@ -3,10 +3,13 @@
 #include "cost/evaluate.h"
 
 #include <exception>
+#include <new>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "cost/analytical.h"
 #include "cost/calibrate.h"
+#include "cost/evaluate_memory.h"
 #include "cost/module_hash.h"
 #include "cost/provenance.h"
 #include "cost/reference_cache.h"
@@ -45,6 +48,10 @@ void Evaluate(const Module& original, const Module& opt, const std::string& modu
   ao.scratchpad_bytes = options.scratchpad_bytes;
   r.analytical = ComputeAnalyticalCost(opt, ao);
   if (!options.validate && !options.measure) return;
+  if (std::optional<std::string> over = OverBudgetMessage(
+          PlannedJobBytes(original, &opt), options.memory_budget_bytes)) {
+    return Fail(r, JobStatus::kResourceExhausted, *over);
+  }
 
   auto exec = rt::Executor::Create(opt, rt::ExecOptions{options.threads, options.seed});
   if (!exec.ok()) return Fail(r, JobStatus::kRunError, std::string(exec.status().message()));
@@ -89,11 +96,14 @@ ResultRecord NewRecord(const EvalOptions& options) {
   return r;
 }
 
-// Runs `body`, turning anything thrown (allocation failure, a library exception) into RUN_ERROR.
+// Runs `body`, turning an allocation failure into RESOURCE_EXHAUSTED (under a job budget the
+// worker's limit refused it) and anything else thrown (a library exception) into RUN_ERROR.
 template <typename F>
-void Guard(ResultRecord& r, F body) {
+void Guard(ResultRecord& r, int64_t memory_budget_bytes, F body) {
   try {
     body();
+  } catch (const std::bad_alloc&) {
+    Fail(r, JobStatus::kResourceExhausted, OutOfMemoryMessage(memory_budget_bytes));
   } catch (const std::exception& e) {
     Fail(r, JobStatus::kRunError, absl::StrCat("exception: ", e.what()));
   } catch (...) {
@@ -108,7 +118,7 @@ ResultRecord EvaluateCandidate(const Module& original, const std::string& pipeli
   const double t0 = SteadySeconds();
   ResultRecord r = NewRecord(options);
   r.pipeline = pipeline;
-  Guard(r, [&] {
+  Guard(r, options.memory_budget_bytes, [&] {
     r.module_hash = ModuleHash(original);
     auto opt = RunPipeline(original, pipeline, decisions);
     if (!opt.ok()) {
@@ -127,7 +137,7 @@ ResultRecord EvaluateOptimized(const Module& original, const Module& optimized,
                                const EvalOptions& options) {
   const double t0 = SteadySeconds();
   ResultRecord r = NewRecord(options);
-  Guard(r, [&] {
+  Guard(r, options.memory_budget_bytes, [&] {
     r.module_hash = ModuleHash(original);
     Evaluate(original, optimized, r.module_hash, options, r);
   });

@@ -3,12 +3,15 @@
 // paired job a worker runs for a fleet verdict (pipelines, validation, then that measurement).
 #include <algorithm>
 #include <exception>
+#include <new>
+#include <optional>
 #include <random>
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "cost/evaluate.h"
+#include "cost/evaluate_memory.h"
 #include "cost/paired.h"
 #include "cost/timing.h"
 #include "passes/pipeline.h"
@@ -113,6 +116,9 @@ ResultRecord EvaluatePairedCandidate(const Module& original, const std::string& 
            absl::StrCat("baseline: ", base.status().message()));
     } else if (!cand.ok()) {  // it built a moment ago: only a broken pass gets here
       fail(JobStatus::kRunError, std::string(cand.status().message()));
+    } else if (std::optional<std::string> over = OverBudgetMessage(
+                   PlannedJobBytes(original, base->get()), options.memory_budget_bytes)) {
+      fail(JobStatus::kResourceExhausted, absl::StrCat("baseline: ", *over));
     } else {
       absl::StatusOr<PairedResult> paired = MeasurePairedModules(**base, **cand, options);
       if (paired.ok()) {
@@ -121,6 +127,8 @@ ResultRecord EvaluatePairedCandidate(const Module& original, const std::string& 
         fail(JobStatus::kRunError, absl::StrCat("paired measurement: ", paired.status().message()));
       }
     }
+  } catch (const std::bad_alloc&) {
+    fail(JobStatus::kResourceExhausted, OutOfMemoryMessage(options.memory_budget_bytes));
   } catch (const std::exception& e) {
     fail(JobStatus::kRunError, absl::StrCat("exception: ", e.what()));
   }

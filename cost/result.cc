@@ -12,6 +12,7 @@ std::string_view JobStatusName(JobStatus s) {
     case JobStatus::kTimeout: return "TIMEOUT";
     case JobStatus::kPoison: return "POISON";
     case JobStatus::kCancelled: return "CANCELLED";
+    case JobStatus::kResourceExhausted: return "RESOURCE_EXHAUSTED";
   }
   return "UNKNOWN";
 }
@@ -19,7 +20,7 @@ std::string_view JobStatusName(JobStatus s) {
 std::optional<JobStatus> ParseJobStatus(std::string_view s) {
   for (JobStatus st : {JobStatus::kOk, JobStatus::kWrongOutput, JobStatus::kInvalidDecisions,
                        JobStatus::kRunError, JobStatus::kTimeout, JobStatus::kPoison,
-                       JobStatus::kCancelled}) {
+                       JobStatus::kCancelled, JobStatus::kResourceExhausted}) {
     if (JobStatusName(st) == s) return st;
   }
   return std::nullopt;

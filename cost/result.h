@@ -19,6 +19,7 @@ enum class JobStatus : uint8_t {
   kTimeout,
   kPoison,
   kCancelled,
+  kResourceExhausted,  // over the worker's per-job memory budget (planned or at run time)
 };
 std::string_view JobStatusName(JobStatus s);  // "OK", "WRONG_OUTPUT", ...
 std::optional<JobStatus> ParseJobStatus(std::string_view s);

@@ -47,7 +47,7 @@ absl::Status F64Array(const MapView& m, std::string_view key, std::vector<double
 
 constexpr std::string_view kStatusNames[] = {"OK",      "WRONG_OUTPUT", "INVALID_DECISIONS",
                                              "RUN_ERROR", "TIMEOUT",    "POISON",
-                                             "CANCELLED"};
+                                             "CANCELLED", "RESOURCE_EXHAUSTED"};
 
 absl::StatusOr<int64_t> I64(const MapView& m, std::string_view key) {
   const msgpack::object* v = m.Find(key);

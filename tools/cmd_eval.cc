@@ -9,6 +9,7 @@
 // module (paired speedup B/candidate with its 95% interval; JSON key "paired"), which is how a
 // search's best decisions are re-checked on another machine or build. Exit status: 0 OK,
 // 3 INVALID_DECISIONS, 4 WRONG_OUTPUT, 1 anything else.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -18,6 +19,7 @@
 #include "absl/strings/str_format.h"
 #include "agent/fleet_evaluator.h"
 #include "cost/evaluate.h"
+#include "cost/evaluate_memory.h"
 #include "cost/paired.h"
 #include "cost/verdict.h"
 #include "cost/result_json.h"
@@ -223,12 +225,19 @@ void RegisterEval(CLI::App& app) {
   cmd->add_option("--tolerance-scale", o->eval.tolerance_scale, "multiply validation tolerances");
   cmd->add_flag("!--no-validate", o->eval.validate, "skip output validation");
   cmd->add_flag("!--no-measure", o->eval.measure, "skip timing (analytical costs only)");
-  cmd->callback([o, cmd] {
+  auto memory_mb = std::make_shared<int64_t>(0);
+  cmd->add_option("--job-memory-mb", *memory_mb,
+                  "in this process: refuse (RESOURCE_EXHAUSTED) a module planned above this many "
+                  "MiB (default 0: the machine's share, as `hlox worker`; -1: no budget)");
+  cmd->callback([o, cmd, memory_mb] {
+    o->eval.memory_budget_bytes = *memory_mb < 0    ? 0
+                                  : *memory_mb == 0 ? DefaultJobMemoryBytes()
+                                                    : std::min<int64_t>(*memory_mb, int64_t{1} << 40) << 20;
     // A job carries module, pipeline and decisions; these options need this process.
     for (const char* local : {"--candidate", "--paired-against", "--seed", "--time-cap", "--target-error", "--min-samples", "--max-samples",
                               "--warmups", "--interference-threshold", "--sched-threshold", "--reference",
                               "--reference-weight", "--scratchpad", "--tolerance-scale", "--no-validate",
-                              "--no-measure"}) {
+                              "--no-measure", "--job-memory-mb"}) {
       if (cmd->count(local) > 0) o->in_process = true;
     }
     if (o->in_process && !o->fleet.broker.empty()) {

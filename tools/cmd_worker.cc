@@ -1,4 +1,5 @@
-// hlox worker --broker ADDR [--threads N] [--class C] [--isa LEVEL] [--supervise] [--curve-key
+// hlox worker --broker ADDR [--threads N] [--class C] [--isa LEVEL] [--job-memory-mb MB]
+// [--job-time-s S] [--supervise] [--curve-key
 // FILE --broker-key FILE.pub]: evaluates jobs from a broker. The class it registers under ends in
 // its ISA level ("cpu" -> "cpu-avx2"; worker/worker.h ApplyIsaAndResolveClass).
 #include <unistd.h>
@@ -38,6 +39,15 @@ void RegisterWorker(CLI::App& app) {
   cmd->add_option("--cpu-latency-us", opts->cpu_latency_us,
                   "hold this CPU wake-up latency limit (PM QoS; 0: idle CPUs poll instead of "
                   "halting; needs root; default: no request)");
+  cmd->add_option("--job-memory-mb", opts->job_memory_mb,
+                  "memory budget per job in MiB: a module planned above it is refused "
+                  "(RESOURCE_EXHAUSTED) and the job's child is limited to it (default 0: "
+                  "MemAvailable less an eighth, at least 512 MiB of headroom; -1: no budget)")
+      ->capture_default_str();
+  cmd->add_option("--job-time-s", opts->job_time_s,
+                  "time budget per job in seconds: caps each job's run timeout (default 0: the "
+                  "job's own, 120 s unless the submitter says otherwise)")
+      ->capture_default_str();
   cmd->add_flag("--no-fork", *no_fork, "evaluate in this process (a crash takes the worker down)");
   cmd->add_flag("--fresh-child", opts->fresh_child, "fork a new child per job, not a warm one per module");
   cmd->add_flag("--supervise", *supervise, "restart the worker when it crashes");
@@ -68,6 +78,8 @@ void RegisterWorker(CLI::App& app) {
       if (opts->fresh_child) argv.push_back("--fresh-child");
       if (!opts->curve_key_file.empty()) { argv.push_back("--curve-key"); argv.push_back(opts->curve_key_file); }
       if (!opts->broker_key_file.empty()) { argv.push_back("--broker-key"); argv.push_back(opts->broker_key_file); }
+      if (opts->job_memory_mb != 0) { argv.push_back("--job-memory-mb"); argv.push_back(std::to_string(opts->job_memory_mb)); }
+      if (opts->job_time_s != 0) { argv.push_back("--job-time-s"); argv.push_back(std::to_string(opts->job_time_s)); }
       if (opts->cpu_latency_us >= 0) { argv.push_back("--cpu-latency-us"); argv.push_back(std::to_string(opts->cpu_latency_us)); }
       ExitCode() = worker::RunSupervised(argv);
       return;

@@ -9,6 +9,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <new>
+
+#include "worker/job_limits.h"
 
 namespace hlox::worker {
 namespace {
@@ -31,8 +34,13 @@ bool ChildOutput::Clean() const {
          WEXITSTATUS(wait_status) == 0;
 }
 
+bool ChildOutput::OutOfMemory() const {
+  return started && !timed_out && WIFEXITED(wait_status) &&
+         WEXITSTATUS(wait_status) == kOutOfMemoryExit;
+}
+
 ChildOutput RunInChild(const std::function<std::string()>& work, uint32_t timeout_ms,
-                       size_t max_bytes) {
+                       size_t max_bytes, int64_t memory_budget_bytes, int threads) {
   ChildOutput out;
   auto t0 = std::chrono::steady_clock::now();
   int fds[2];
@@ -49,7 +57,13 @@ ChildOutput RunInChild(const std::function<std::string()>& work, uint32_t timeou
   }
   if (pid == 0) {  // child: compute, write, leave without running any destructor
     ::close(fds[0]);
-    std::string bytes = work();
+    ApplyChildMemoryLimit(memory_budget_bytes, threads);
+    std::string bytes;
+    try {
+      bytes = work();
+    } catch (const std::bad_alloc&) {
+      ::_exit(kOutOfMemoryExit);
+    }
     ::_exit(WriteAll(fds[1], bytes) ? 0 : 3);
   }
   out.started = true;

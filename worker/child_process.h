@@ -21,11 +21,16 @@ struct ChildOutput {
   double seconds = 0;      // fork to reap
   // True when the child exited with status 0 after writing everything.
   bool Clean() const;
+  // True when the child exited with kOutOfMemoryExit (job_limits.h): its memory limit refused
+  // an allocation that nothing inside it caught.
+  bool OutOfMemory() const;
 };
 
 // Forks; the child runs `work`, writes its result to a pipe and _exits without destructors.
 // The parent returns when the child closed the pipe or after timeout_ms (then it kills it).
+// memory_budget_bytes > 0 holds the child to that budget (ApplyChildMemoryLimit, job_limits.h,
+// with `threads` runtime threads); a std::bad_alloc out of `work` exits with kOutOfMemoryExit.
 ChildOutput RunInChild(const std::function<std::string()>& work, uint32_t timeout_ms,
-                       size_t max_bytes);
+                       size_t max_bytes, int64_t memory_budget_bytes = 0, int threads = 1);
 
 }  // namespace hlox::worker

@@ -11,14 +11,18 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <new>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "cost/evaluate.h"
+#include "cost/evaluate_memory.h"
 #include "cost/provenance.h"
 #include "passes/features.h"
 #include "passes/pipeline.h"
 #include "protocol/protocol.h"
 #include "worker/child_process.h"
+#include "worker/job_limits.h"
 #include "worker/reference_prime.h"
 #include "worker/warm_child.h"
 
@@ -31,6 +35,7 @@ ResultRecord EvaluateInThisProcess(const EvalRequest& req, const EvalSettings& s
   opts.threads = s.threads;
   opts.worker_id = s.worker_id;
   opts.hardware_class = s.hardware_class;
+  opts.memory_budget_bytes = s.memory_budget_bytes;
   ResultRecord r;
   if (req.kind == proto::kKindPaired) {
     opts.protocol = req.paired.protocol;
@@ -47,27 +52,40 @@ ResultRecord EvaluateInThisProcess(const EvalRequest& req, const EvalSettings& s
 
 namespace {
 
+// "evaluation exceeded 120000 ms", naming the worker's time budget when that was the cap.
+std::string TimeoutMessage(const EvalRequest& req, const EvalSettings& s) {
+  const uint32_t ms = JobTimeoutMs(req.run_timeout_ms, s.time_budget_ms);
+  const bool capped = ms < JobTimeoutMs(req.run_timeout_ms, 0);
+  return absl::StrCat("evaluation exceeded ", ms, " ms",
+                      capped ? " (this worker's job time budget)" : "");
+}
+
 EvalOutcome RunForked(const EvalRequest& req, const EvalSettings& s,
                       const std::function<void()>& started) {
   EvalOutcome out;
   // The previous result is handed off while this job runs in its warm child; when a reference
   // must be computed or a child forked first, right now instead (`started` runs only once).
   if (!(s.warm_child && ExecutorWarmChildren().PidFor(req) > 0) && started) started();
-  // A reference-output child that crashed or hung already decided this job's fate.
-  uint32_t timeout_ms = req.run_timeout_ms ? req.run_timeout_ms : proto::kDefaultRunTimeoutMs;
+  // A reference-output child that crashed, hung or ran out of memory already decided this
+  // job's fate.
+  const uint32_t timeout_ms = JobTimeoutMs(req.run_timeout_ms, s.time_budget_ms);
   auto t0 = std::chrono::steady_clock::now();
   PrimeOutcome prime;  // a sites job runs no module, so it needs no reference outputs
   if (s.keep_reference && req.kind != proto::kKindSites) {
-    prime = PrimeReference(req, s.threads, timeout_ms);
+    prime = PrimeReference(req, s.threads, timeout_ms, s.memory_budget_bytes);
   }
   if (prime.result == PrimeResult::kTimedOut) {
-    out.record = MakeRecord(JobStatus::kTimeout,
-                            absl::StrCat("evaluation exceeded ", req.run_timeout_ms, " ms"), req, s);
+    out.record = MakeRecord(JobStatus::kTimeout, TimeoutMessage(req, s), req, s);
   } else if (prime.result == PrimeResult::kCrashed) {
     out.crashed = true;
     out.record = MakeRecord(JobStatus::kRunError, prime.message, req, s);
+  } else if (prime.result == PrimeResult::kOutOfMemory) {
+    out.record = MakeRecord(JobStatus::kResourceExhausted,
+                            absl::StrCat(OutOfMemoryMessage(s.memory_budget_bytes),
+                                         " in the reference run"), req, s);
   }
-  if (prime.result == PrimeResult::kTimedOut || prime.result == PrimeResult::kCrashed) {
+  if (prime.result == PrimeResult::kTimedOut || prime.result == PrimeResult::kCrashed ||
+      prime.result == PrimeResult::kOutOfMemory) {
     out.record.eval_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return out;
@@ -79,15 +97,17 @@ EvalOutcome RunForked(const EvalRequest& req, const EvalSettings& s,
       s.warm_child
           ? ExecutorWarmChildren().Run(req, s, left, started)
           : RunInChild([&] { return proto::EncodeRecord(EvaluateInThisProcess(req, s)); }, left,
-                       proto::kMaxMessageBytes);
+                       proto::kMaxMessageBytes, s.memory_budget_bytes, s.threads);
   if (!child.started) {
     out.record = MakeRecord(JobStatus::kRunError, child.error, req, s);
     return out;
   }
   const int wstatus = child.wait_status;
   if (child.timed_out) {
-    out.record = MakeRecord(JobStatus::kTimeout,
-                            absl::StrCat("evaluation exceeded ", req.run_timeout_ms, " ms"), req, s);
+    out.record = MakeRecord(JobStatus::kTimeout, TimeoutMessage(req, s), req, s);
+  } else if (child.OutOfMemory()) {  // no crash: the limit did its job, the worker is fine
+    out.record = MakeRecord(JobStatus::kResourceExhausted,
+                            OutOfMemoryMessage(s.memory_budget_bytes), req, s);
   } else if (WIFSIGNALED(wstatus)) {
     out.crashed = true;
     out.record = MakeRecord(JobStatus::kRunError,
@@ -200,6 +220,8 @@ ResultRecord ListSites(const EvalRequest& req, const EvalSettings& s) {
   ResultRecord r;
   try {  // as EvaluateCandidate: anything a pass throws becomes this job's RUN_ERROR
     r = SitesRecord(req, s);
+  } catch (const std::bad_alloc&) {
+    r = MakeRecord(JobStatus::kResourceExhausted, OutOfMemoryMessage(s.memory_budget_bytes), req, s);
   } catch (const std::exception& e) {
     r = MakeRecord(JobStatus::kRunError, absl::StrCat("exception: ", e.what()), req, s);
   } catch (...) {
@@ -217,11 +239,18 @@ EvalOutcome EvaluateJob(const EvalRequest& req, const EvalSettings& s,
     called = true;
   };
   EvalOutcome out;
+  std::optional<std::string> over;  // the first line: refuse before anything runs
+  if (s.sleep_ms < 0 && req.module && s.memory_budget_bytes > 0 && req.kind != proto::kKindSites) {
+    over = OverBudgetMessage(PlannedJobBytes(*req.module, nullptr), s.memory_budget_bytes);
+  }
   if (s.sleep_ms >= 0) {
     out = RunSleepJob(req, s, once);
   } else if (!req.module) {
     once();
     out.record = MakeRecord(JobStatus::kRunError, req.parse_error, req, s);
+  } else if (over) {
+    once();
+    out.record = MakeRecord(JobStatus::kResourceExhausted, *over, req, s);
   } else if (s.fork) {
     out = RunForked(req, s, once);
   } else {

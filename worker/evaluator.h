@@ -37,6 +37,8 @@ struct EvalSettings {
   bool spin_job = false;       // test mode "spin-<ms>": busy the whole sleep_ms, as a CPU-bound evaluation
   bool keep_reference = true;  // compute reference outputs once and keep them (reference_prime.h)
   bool warm_child = true;      // fork mode: reuse a pre-forked child per module (warm_child.h)
+  int64_t memory_budget_bytes = 0;  // per-job memory budget (job_limits.h); 0 = none
+  uint32_t time_budget_ms = 0;      // per-job time cap over the job's run timeout; 0 = none
 };
 
 struct EvalOutcome {
@@ -44,7 +46,10 @@ struct EvalOutcome {
   bool crashed = false;        // the evaluation killed its process
 };
 
-// Evaluates `req` per `settings`; never throws, never crashes the caller in fork mode.
+// Evaluates `req` per `settings`; never throws, never crashes the caller in fork mode. With a
+// memory budget, a module whose planned peak exceeds it (PlannedJobBytes) ends
+// RESOURCE_EXHAUSTED before anything runs, and a child that runs out of its limit ends so too
+// (crashed stays false: it is no crash, and the broker finishes the job at once).
 // `started` (optional) is called exactly once, as soon as the job runs on its own (the warm
 // child has it, the test job's clock runs) or before it runs on this thread, so the caller can
 // hand off the previous job's result while this one runs.

@@ -56,7 +56,8 @@ std::unordered_set<std::string>& FailedReferences() {
 
 }  // namespace
 
-PrimeOutcome PrimeReference(const EvalRequest& req, int threads, uint32_t timeout_ms) {
+PrimeOutcome PrimeReference(const EvalRequest& req, int threads, uint32_t timeout_ms,
+                            int64_t memory_budget_bytes) {
   PrimeOutcome out;
   if (!req.module || !req.module->entry()) return out;
   (void)CachedPeaks();  // loaded once here instead of in every job's child
@@ -80,10 +81,15 @@ PrimeOutcome PrimeReference(const EvalRequest& req, int threads, uint32_t timeou
 
   const Module& module = *req.module;
   ChildOutput child = RunInChild([&] { return ComputeInChild(module, seed, threads); },
-                                 timeout_ms, static_cast<size_t>(total) + (1 << 16));
+                                 timeout_ms, static_cast<size_t>(total) + (1 << 16),
+                                 memory_budget_bytes, threads);
   if (!child.started) return out;  // the job's own fork reports the problem
   if (child.timed_out) {
     out.result = PrimeResult::kTimedOut;
+    return out;
+  }
+  if (child.OutOfMemory()) {  // not a failure of the module: not remembered in FailedReferences
+    out.result = PrimeResult::kOutOfMemory;
     return out;
   }
   if (WIFSIGNALED(child.wait_status) && !child.too_big) {

@@ -21,6 +21,7 @@ enum class PrimeResult {
   kFailed,    // the reference run reported an error: the job's child recomputes and reports it
   kCrashed,   // the reference child died: the job is a crash (message says why)
   kTimedOut,  // the reference child exceeded the job's run timeout
+  kOutOfMemory,  // the reference child ran out of its memory limit (job_limits.h)
 };
 
 struct PrimeOutcome {
@@ -29,9 +30,11 @@ struct PrimeOutcome {
 };
 
 // Makes GlobalReferenceCache hold the reference outputs of req.module for the seed the
-// worker's evaluations use, computing them in a child bounded by timeout_ms. Not thread-safe:
-// call from the executor thread only.
-PrimeOutcome PrimeReference(const EvalRequest& req, int threads, uint32_t timeout_ms);
+// worker's evaluations use, computing them in a child bounded by timeout_ms and, when
+// memory_budget_bytes > 0, held to that budget. Not thread-safe: call from the executor thread
+// only.
+PrimeOutcome PrimeReference(const EvalRequest& req, int threads, uint32_t timeout_ms,
+                            int64_t memory_budget_bytes = 0);
 
 // Largest reference (total output bytes) kept in the worker; larger ones are recomputed per job.
 inline constexpr int64_t kMaxPrimedReferenceBytes = int64_t{256} << 20;

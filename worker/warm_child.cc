@@ -14,9 +14,11 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <new>
 #include <set>
 
 #include "protocol/protocol.h"
+#include "worker/job_limits.h"
 
 namespace hlox::worker {
 namespace {
@@ -92,7 +94,11 @@ uint32_t FrameLength(const char* head) {
       base.run_timeout_ms = job->run_timeout_ms;
       base.kind = std::move(job->kind);
       base.paired = std::move(job->paired);
-      r = EvaluateInThisProcess(base, settings);
+      try {  // EvaluateCandidate catches its own; a sites job or the encoding may not
+        r = EvaluateInThisProcess(base, settings);
+      } catch (const std::bad_alloc&) {
+        ::_exit(kOutOfMemoryExit);
+      }
     } else {
       r = MakeRecord(JobStatus::kRunError, "warm child: bad job frame", base, settings);
     }
@@ -121,6 +127,9 @@ bool WarmChild::Start(const EvalRequest& req, const EvalSettings& settings, std:
     for (int fd : ParentEnds()) ::close(fd);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a worker killed with -9 takes its child along
     if (::getppid() != parent) ::_exit(0);
+    // The limit covers every job this child serves: what it holds between jobs (its buffer
+    // pool's cache, which gives itself back when a mapping is refused) counts too.
+    ApplyChildMemoryLimit(settings.memory_budget_bytes, settings.threads);
     EvalRequest base;
     base.module = req.module;
     base.module_hash = req.module_hash;

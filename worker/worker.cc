@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include <condition_variable>
+#include <algorithm>
 #include <deque>
+#include <limits>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -21,6 +23,7 @@
 #include "common/cpu_latency.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
+#include "cost/evaluate_memory.h"
 #include "cost/module_hash.h"
 #include "cost/provenance.h"
 #include "ir/parser.h"
@@ -60,6 +63,9 @@ class WorkerLoop {
     settings_.fork = o.fork;
     settings_.warm_child = !o.fresh_child;
     settings_.hardware_class = o.hardware_class;
+    settings_.memory_budget_bytes = JobMemoryBudgetBytes(o);
+    settings_.time_budget_ms = static_cast<uint32_t>(
+        std::clamp<int64_t>(o.job_time_s, 0, std::numeric_limits<uint32_t>::max() / 1000) * 1000);
     if (o.test_mode.rfind("sleep-", 0) == 0) settings_.sleep_ms = std::atoi(o.test_mode.c_str() + 6);
     if (o.test_mode.rfind("spin-", 0) == 0) {
       settings_.sleep_ms = std::atoi(o.test_mode.c_str() + 5);
@@ -245,6 +251,11 @@ absl::Status WorkerLoop::Run(std::atomic<bool>* stop) {
   log::worker().info("worker {} connecting to {} (class {}, isa {}, credit {}, fork {}, mode '{}')",
                      id_, opts_.broker, opts_.hardware_class, IsaName(ActiveIsa()), opts_.credit,
                      opts_.fork, opts_.test_mode);
+  log::worker().info(
+      "worker {} job budget: memory {}, time {}", id_,
+      settings_.memory_budget_bytes > 0 ? FormatBytes(settings_.memory_budget_bytes) : "unlimited",
+      settings_.time_budget_ms > 0 ? absl::StrCat(settings_.time_budget_ms / 1000, " s")
+                                   : std::string("each job's run timeout"));
   // Sleep test jobs: 1 ns timer slack (inherited by the executor) so a job's sleep ends on time.
   if (settings_.sleep_ms > 0) ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
   std::thread executor([this] { ExecutorMain(); });
@@ -377,6 +388,12 @@ absl::StatusOr<std::string> ApplyIsaAndResolveClass(const WorkerOptions& options
     HLOX_RETURN_IF_ERROR(SetActiveIsa(level));
   }
   return proto::EffectiveHardwareClass(options.hardware_class, ActiveIsa());
+}
+
+int64_t JobMemoryBudgetBytes(const WorkerOptions& options) {
+  if (options.job_memory_mb < 0) return 0;
+  if (options.job_memory_mb == 0) return DefaultJobMemoryBytes();
+  return std::min<int64_t>(options.job_memory_mb, int64_t{1} << 40) << 20;
 }
 
 absl::Status RunWorker(const WorkerOptions& options, std::atomic<bool>* stop) {

@@ -33,7 +33,15 @@ struct WorkerOptions {
   std::string curve_key_file;         // own CURVE secret key file ("" = CURVE off)
   std::string broker_key_file;        // the broker's CURVE public key file
   int cpu_latency_us = -1;            // >= 0: hold this PM QoS CPU wake-up limit (common/cpu_latency.h)
+  // Per-job budget (job_limits.h): memory in MiB (0 = DefaultJobMemoryBytes(), < 0 = none) and
+  // a time cap in seconds over each job's own run timeout (0 = none).
+  int64_t job_memory_mb = 0;
+  int64_t job_time_s = 0;
 };
+
+// The memory budget in bytes `options` gives each job: job_memory_mb MiB, the machine's default
+// share when 0 (cost/evaluate_memory.h DefaultJobMemoryBytes), 0 (no budget) when negative.
+int64_t JobMemoryBudgetBytes(const WorkerOptions& options);
 
 // Makes `options.isa` (when set) the active ISA level and returns the class the worker
 // registers under: proto::EffectiveHardwareClass(options.hardware_class, ActiveIsa()). Errors

@@ -112,6 +112,11 @@ class Pool {
       }
     }
     if (p == nullptr) p = MapFresh(cls);
+    if (p == nullptr && Trim() > 0) {
+      // Under an address-space or data limit (a worker's job child) the cached ranges may be
+      // what stands in the way: give them back and try once more before failing.
+      p = MapFresh(cls);
+    }
     if (p == nullptr) {
       std::lock_guard<std::mutex> lock(mu_);
       live_ -= cls;
@@ -222,6 +227,7 @@ class Pool {
       }
     }
     void* p = std::aligned_alloc(kAlign, static_cast<size_t>(cls));
+    if (p == nullptr && Trim() > 0) p = std::aligned_alloc(kAlign, static_cast<size_t>(cls));
     if (p == nullptr) throw std::bad_alloc();
     return static_cast<uint8_t*>(p);
   }

@@ -23,7 +23,8 @@ struct BufferPoolStats {
 };
 
 // Uninitialized memory of at least `bytes` bytes, 64-byte aligned (2 MiB aligned when large).
-// Throws std::bad_alloc when the OS refuses.
+// When the OS refuses (a worker's job child under its memory limit), the cache is given back
+// (TrimBufferPool) and the request tried once more; throws std::bad_alloc when that fails too.
 uint8_t* PoolAllocate(int64_t bytes);
 // Returns memory from PoolAllocate(bytes) (same `bytes`) to the pool.
 void PoolRelease(uint8_t* p, int64_t bytes);

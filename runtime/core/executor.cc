@@ -16,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/core/kernel_util.h"
+#include "runtime/core/memory_plan.h"
 
 namespace hlox::rt {
 namespace {
@@ -46,39 +47,6 @@ int64_t LargestLeafElements(const Shape& shape) {
   int64_t most = 0;
   for (const Shape& e : shape.tuple_shapes()) most = std::max(most, LargestLeafElements(e));
   return most;
-}
-
-// Instructions reachable from the root (operands and control predecessors), topologically.
-std::vector<const Instruction*> LiveOrder(const Computation& comp) {
-  std::vector<const Instruction*> order;
-  std::unordered_map<const Instruction*, int> state;  // 1 visiting, 2 done
-  std::vector<std::pair<const Instruction*, size_t>> stack;
-  auto deps = [](const Instruction* i, size_t k) -> const Instruction* {
-    size_t n = i->operands().size();
-    if (k < n) return i->operand(static_cast<int64_t>(k));
-    k -= n;
-    if (k < i->control_predecessors().size()) return i->control_predecessors()[k];
-    return nullptr;
-  };
-  if (comp.root() == nullptr) return order;
-  stack.push_back({comp.root(), 0});
-  state[comp.root()] = 1;
-  while (!stack.empty()) {
-    auto& [instr, k] = stack.back();
-    const Instruction* d = deps(instr, k);
-    if (d == nullptr) {
-      state[instr] = 2;
-      order.push_back(instr);
-      stack.pop_back();
-      continue;
-    }
-    ++k;
-    if (state[d] == 0) {
-      state[d] = 1;
-      stack.push_back({d, 0});
-    }
-  }
-  return order;
 }
 
 // Profile clock: wall time, or with HLOX_PROFILE_CLOCK=thread the calling thread's CPU time

@@ -135,12 +135,13 @@ TEST(ResultJsonTest, BadInputIsAnError) {
 TEST(JobStatusTest, NamesRoundTrip) {
   for (JobStatus s : {JobStatus::kOk, JobStatus::kWrongOutput, JobStatus::kInvalidDecisions,
                       JobStatus::kRunError, JobStatus::kTimeout, JobStatus::kPoison,
-                      JobStatus::kCancelled}) {
+                      JobStatus::kCancelled, JobStatus::kResourceExhausted}) {
     auto p = ParseJobStatus(JobStatusName(s));
     ASSERT_TRUE(p.has_value()) << JobStatusName(s);
     EXPECT_EQ(*p, s);
   }
   EXPECT_EQ(JobStatusName(JobStatus::kInvalidDecisions), "INVALID_DECISIONS");
+  EXPECT_EQ(JobStatusName(JobStatus::kResourceExhausted), "RESOURCE_EXHAUSTED");
   EXPECT_FALSE(ParseJobStatus("ok").has_value());
 }
 

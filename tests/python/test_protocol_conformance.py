@@ -195,7 +195,7 @@ def main():
         record = msgpack.unpackb(body["record"], raw=False)
         check(isinstance(record, dict) and record.get("status") in (
             "OK", "WRONG_OUTPUT", "INVALID_DECISIONS", "RUN_ERROR", "TIMEOUT", "POISON",
-            "CANCELLED"), "RECORD status: %r" % record.get("status"))
+            "CANCELLED", "RESOURCE_EXHAUSTED"), "RECORD status: %r" % record.get("status"))
         return body, record
 
     def hash_vectors():
