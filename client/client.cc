@@ -324,7 +324,8 @@ class Client::Impl {
     } else if (cmd == Command::kError) {
       auto e = proto::DecodeError(body);
       if (!e.ok()) return;
-      if (e->code == proto::kErrFull) {
+      if (e->code == proto::kErrFull || e->code == proto::kErrStoreFull) {
+        // Back-pressure (a full queue, or a full result store): pause, then resubmit.
         paused_until_ = now + opts_.full_backoff_ms;
         if (jobs_.count(e->job_id)) outbox_.push_back(e->job_id);
       } else if (e->code == proto::kErrUnknownModule) {
