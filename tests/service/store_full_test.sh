@@ -70,10 +70,11 @@ for _ in range(100):
         t.bind(("127.0.0.1", p + 1)); t.close(); print(p); break
     except OSError: t.close()')
 ADDR="tcp://127.0.0.1:$PORT"
+MPORT=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 DB=$MNT/store.db
 
 start_broker() {
-  "$HLOX" broker --bind "$ADDR" --db "$DB" >>"$WORK/broker.log" 2>&1 &
+  "$HLOX" broker --bind "$ADDR" --db "$DB" --metrics "127.0.0.1:$MPORT" >>"$WORK/broker.log" 2>&1 &
   BROKER_PID=$!
   PIDS+=("$BROKER_PID")
 }
@@ -139,6 +140,12 @@ acked_ids() { cat "$WORK"/acks-*.jsonl 2>/dev/null | /usr/bin/python3 -c 'import
 for l in sys.stdin:
     a = json.loads(l)
     if a["kind"] == "result": print(a["id"])' | sort; }
+all_acked_stored() { [[ -z $(comm -23 <(acked_ids) <(stored_ids)) ]]; }
+metric() { /usr/bin/python3 -c 'import sys, urllib.request
+for l in urllib.request.urlopen("http://127.0.0.1:%s/metrics" % sys.argv[1], timeout=5).read().decode().splitlines():
+    if l.startswith(sys.argv[2] + " "): print(l.split()[1])' "$MPORT" "$1" 2>/dev/null; }
+metrics_full() { [[ $(metric hlox_store_full) == 1 ]]; }
+status_answers() { [[ $(status_json | q 'd["broker"]["uncommitted_results"] >= 0') == True ]]; }
 integrity() { [[ $(/usr/bin/python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("pragma integrity_check").fetchone()[0])' "$DB") == ok ]]; }
 
 start_broker
@@ -159,7 +166,8 @@ echo "disk: $(df -k "$MNT" | tail -1)"
 submit "$WORK/acks-2.jsonl" during 8 retry &
 SUBMIT_PID=$!
 check "the broker notices the full disk" wait_until 60 store_full
-check "status still answers while full" bash -c "$(declare -f status_json q); [[ \$(status_json | q 'd[\"broker\"][\"uncommitted_results\"] >= 0') == True ]]"
+check "status still answers while full" status_answers
+check "/metrics answers and shows the full store" metrics_full
 submit "$WORK/refused.jsonl" refused 3
 check "new SUBMITs get STORE_FULL" [ "$(count "$WORK/refused.jsonl" 'STORE_FULL')" -eq 3 ]
 check "the STORE_FULL message says why" grep -q "disk is full" "$WORK/refused.jsonl"
@@ -169,12 +177,13 @@ check "finished results are held, not acknowledged (held: $HELD)" [ "${HELD:-0}"
 # Space returns: the broker commits the held results and acknowledges them by itself.
 rm -f "$MNT/filler"
 check "the broker resumes when space returns" wait_until 30 store_ok
+check "/metrics shows it resumed" [ "$(metric hlox_store_full)" = 0 ]
 wait "$SUBMIT_PID"
 check "every job submitted while full got its result" [ "$(count "$WORK/acks-2.jsonl" '"result"')" -eq 8 ]
 submit "$WORK/acks-3.jsonl" after 3
 check "new jobs are taken again" [ "$(count "$WORK/acks-3.jsonl" '"result"')" -eq 3 ]
 
-check "every acknowledged result is in the store" bash -c "[[ -z \$(comm -23 <(printf '%s\n' $(acked_ids | tr '\n' ' ')) <(printf '%s\n' $(stored_ids | tr '\n' ' '))) ]]"
+check "every acknowledged result is in the store" all_acked_stored
 check "15 acknowledged results" [ "$(acked_ids | wc -l)" -eq 15 ]
 
 # Restart on the same file: everything acknowledged is still there, and the file is sound.
