@@ -28,6 +28,7 @@ absl::StatusOr<std::unique_ptr<Broker>> Broker::Create(const BrokerOptions& opti
                                                        std::unique_ptr<DoneReader> done_reader) {
   auto store = ResultStore::Open(options.db_path);
   if (!store.ok()) return store.status();
+  HLOX_RETURN_IF_ERROR((*store)->SetMaxBytes(options.db_max_bytes));
   std::unique_ptr<Broker> b(new Broker(options, std::move(*store), HostName()));
   b->done_reader_ = done_reader ? std::move(done_reader) : std::make_unique<ScanDoneReader>();
   b->instance_ = std::random_device{}() | (uint64_t(std::random_device{}()) << 32) | 1;

@@ -39,6 +39,7 @@ struct BrokerOptions {
   std::string bind = "tcp://127.0.0.1:5555";
   std::string control_bind;   // "" = proto::ControlAddressFor(bind)
   std::string db_path;        // "" = memory only
+  uint64_t db_max_bytes = 0;  // > 0: the store stops growing here, as on a full disk (STORE_FULL)
   // In-process agents (the embedded mode): the main ROUTER also binds this inproc:// address
   // in `context`, which the agents' sockets share, so their messages skip ZeroMQ's I/O threads
   // and the kernel. "" / null = none / a context of the broker's own.

@@ -3,6 +3,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "absl/strings/str_cat.h"
@@ -91,6 +92,20 @@ void ResultStore::RollBackIfOpen() {
   // SQLite may already have rolled back (it does for some SQLITE_FULL/IOERR cases); a
   // transaction left open would make every later BEGIN fail.
   if (!sqlite3_get_autocommit(db_)) Exec("ROLLBACK").IgnoreError();
+}
+
+absl::Status ResultStore::SetMaxBytes(uint64_t bytes) {
+  if (!db_) return absl::OkStatus();
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db_, "PRAGMA page_size", -1, &st, nullptr) != SQLITE_OK) {
+    return SqlError(db_, "page_size");
+  }
+  const int64_t page = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 4096;
+  sqlite3_finalize(st);
+  // SQLite's own ceiling when uncapped (the largest page count it accepts).
+  const uint64_t pages = bytes == 0 ? 4294967294u : std::max<uint64_t>(1, bytes / uint64_t(page));
+  const std::string sql = absl::StrCat("PRAGMA max_page_count = ", pages);
+  return Exec(sql.c_str());
 }
 
 absl::Status ResultStore::CommitResults(const std::vector<StoredResult>& results) {

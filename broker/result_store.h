@@ -33,6 +33,10 @@ class ResultStore {
   ResultStore& operator=(const ResultStore&) = delete;
 
   bool durable() const { return db_ != nullptr; }
+  // Caps the database at `bytes` (whole pages, at least its present size; 0 = no cap beyond
+  // SQLite's own): a commit that would grow it further fails as on a full disk
+  // (ResourceExhausted). No-op for a memory-only store.
+  absl::Status SetMaxBytes(uint64_t bytes);
   // Writes `results` in one transaction and returns after it is on disk. On failure nothing of
   // the batch is stored (the transaction is rolled back) and the store stays usable:
   // ResourceExhausted when its disk is full (SQLITE_FULL, ENOSPC), Internal otherwise.
