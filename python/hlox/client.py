@@ -332,7 +332,7 @@ class Client:
         if code == "UNKNOWN_MODULE":
             self._send_submit(job, with_module=True)
         elif code in _RETRY_CODES:
-            time.sleep(0.05 if code == "FULL" else 0.5)  # a full disk frees more slowly
+            time.sleep(0.05)
             self._send_submit(job, with_module=False)
         else:
             del self._pending[job_id]
