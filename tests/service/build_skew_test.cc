@@ -12,11 +12,14 @@
 
 #include "client/client.h"
 #include "common/build_info.h"
+#include "cost/provenance.h"
+#include "cost/result_json.h"
 #include "gtest/gtest.h"
 #include "msgpack.hpp"
 #include "nlohmann/json.hpp"
 #include "protocol/frames.h"
 #include "protocol/protocol.h"
+#include "protocol/record_scan.h"
 #include "protocol/zmq_util.h"
 #include "tests/service/service_test_util.h"
 #include "tests/test_util.h"
@@ -31,6 +34,21 @@ TEST(BuildId, NamesTheVersionAndACommit) {
   const std::string id(BuildId());
   EXPECT_EQ(id.rfind(std::string(HLOX_VERSION) + "+", 0), 0u) << id;
   EXPECT_GT(id.size(), std::string(HLOX_VERSION).size() + 1) << id;
+}
+
+TEST(RecordProvenance, CarriesTheBuildIdOnTheWireAndInJson) {
+  EXPECT_EQ(MachineProvenance().build_id, AnnouncedBuildId());
+  ResultRecord r;
+  r.status = JobStatus::kOk;
+  r.provenance.build_id = "0.1.0+0123456789ab-dirty";
+  const std::string bytes = proto::EncodeRecord(r);
+  auto back = proto::DecodeRecord(bytes);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->provenance.build_id, r.provenance.build_id);
+  EXPECT_TRUE(proto::ScanRecord(bytes).ok());  // the broker's scan takes it
+  auto json = ResultFromJson(ToJson(r));
+  ASSERT_TRUE(json.ok()) << json.status();
+  EXPECT_EQ(json->provenance.build_id, r.provenance.build_id);
 }
 
 TEST(ReadyCodec, CarriesProtocolAndBuild) {
