@@ -2,6 +2,7 @@
 # SRC: "<version>+<12-hex commit>[-dirty]", or "<version>+unknown-commit" outside git. Run at
 # every build (a custom target); configure_file rewrites OUT only when the id changed, so an
 # unchanged tree recompiles nothing.
+cmake_minimum_required(VERSION 3.25)  # policies of the project (CMP0053: @VAR@ kept literal)
 set(commit "unknown-commit")
 set(dirty "")
 find_program(GIT git)
