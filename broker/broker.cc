@@ -30,6 +30,7 @@ absl::StatusOr<std::unique_ptr<Broker>> Broker::Create(const BrokerOptions& opti
   if (!store.ok()) return store.status();
   auto owners = CampaignOwners::Open(options.db_path);
   if (!owners.ok()) return owners.status();
+  HLOX_RETURN_IF_ERROR((*store)->SetMaxBytes(options.db_max_bytes));
   std::unique_ptr<Broker> b(new Broker(options, std::move(*store), HostName()));
   b->owners_ = std::move(*owners);
   b->done_reader_ = done_reader ? std::move(done_reader) : std::make_unique<ScanDoneReader>();
@@ -263,17 +264,44 @@ void Broker::Reject(const std::string& identity, std::string_view code,
 
 void Broker::FlushCompletions() {
   if (!to_commit_.empty()) {
+    const int64_t now = proto::NowMs();
+    if (!store_health_.error.empty() && now < store_health_.retry_at_ms) return;  // held
     absl::Status st = store_->CommitResults(to_commit_);
     if (!st.ok()) {
-      // Not acknowledged: keep everything and try again next round.
-      log::broker().error("store commit failed, will retry: {}", std::string(st.message()));
+      // Not acknowledged: keep everything and try again on the timer.
+      NoteCommitFailure(st, now);
       return;
+    }
+    if (!store_health_.error.empty()) {
+      log::broker().info("result store accepts commits again after {:.1f} s: {} held results "
+                         "committed", double(now - store_health_.failing_since_ms) / 1000.0,
+                         to_commit_.size());
+      store_health_.full = false;
+      store_health_.error.clear();
     }
     for (const StoredResult& r : to_commit_) results_.MarkCommitted(r.job_id);
     to_commit_.clear();
   }
   for (Ack& a : acks_) SendTo(a.agent, Command::kResult, proto::Encode(a.msg), false);
   acks_.clear();
+}
+
+void Broker::NoteCommitFailure(const absl::Status& st, int64_t now_ms) {
+  const bool full = absl::IsResourceExhausted(st);
+  const bool changed = store_health_.error.empty() || full != store_health_.full;
+  if (store_health_.error.empty()) store_health_.failing_since_ms = now_ms;
+  store_health_.full = full;
+  store_health_.error = std::string(st.message());
+  store_health_.retry_at_ms = now_ms + opts_.heartbeat_ms;
+  ++store_health_.failed_commits;
+  if (changed || now_ms - store_logged_at_ > 10000) {
+    log::broker().error("{}: {} finished results held unacknowledged, retrying every {} ms{}",
+                        full ? "result store disk full" : "result store commit failed",
+                        to_commit_.size(), opts_.heartbeat_ms,
+                        full ? "; SUBMIT answers STORE_FULL meanwhile" : "");
+    log::broker().error("store error: {}", store_health_.error);
+    store_logged_at_ = now_ms;
+  }
 }
 
 void Broker::ForgiveStall(int64_t stall_ms, int64_t now_ms) {

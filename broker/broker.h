@@ -41,6 +41,7 @@ struct BrokerOptions {
   std::string bind = "tcp://127.0.0.1:5555";
   std::string control_bind;   // "" = proto::ControlAddressFor(bind)
   std::string db_path;        // "" = memory only
+  uint64_t db_max_bytes = 0;  // > 0: the store stops growing here, as on a full disk (STORE_FULL)
   // In-process agents (the embedded mode): the main ROUTER also binds this inproc:// address
   // in `context`, which the agents' sockets share, so their messages skip ZeroMQ's I/O threads
   // and the kernel. "" / null = none / a context of the broker's own.
@@ -101,6 +102,17 @@ class Broker {
     std::string agent;
     proto::ResultMsg msg;
   };
+  // The store's health as the last commit found it. While a commit fails the finished results
+  // stay in to_commit_ and their RESULTs in acks_ (nothing is acknowledged), the commit is
+  // retried once per heartbeat interval, and while the disk is full SUBMIT gets STORE_FULL.
+  struct StoreHealth {
+    bool full = false;           // the last commit failed for lack of disk space
+    std::string error;           // the last commit's error; "" while commits succeed
+    int64_t failing_since_ms = 0;
+    int64_t retry_at_ms = 0;     // no commit attempt before this
+    int64_t failed_commits = 0;  // since the broker started
+    int64_t refused_submits = 0; // SUBMITs answered STORE_FULL since the broker started
+  };
 
   Broker(const BrokerOptions& o, std::unique_ptr<ResultStore> store, std::string host);
 
@@ -115,8 +127,12 @@ class Broker {
   // ERROR `code` to `identity` for a message that could not be taken; `job_id` when known.
   void Reject(const std::string& identity, std::string_view code, const std::string& message,
               std::string_view job_id = {});
-  // Commits finished results to the store, then sends their RESULTs (broker.cc).
+  // Commits finished results to the store, then sends their RESULTs (broker.cc). While the
+  // store is failing, tries at most once per heartbeat interval and sends nothing meanwhile.
   void FlushCompletions();
+  // Records a failed commit in store_health_ and logs it (once per state change and then
+  // every 10 s).
+  void NoteCommitFailure(const absl::Status& st, int64_t now_ms);
   void OnTimer(int64_t now_ms);
   // Time this thread did not run (the poll returned late, or handling took long) is not the
   // peers' silence: moves every worker's last_seen_ms and running lease forward by it.
@@ -198,6 +214,8 @@ class Broker {
   std::unordered_map<std::string, std::string> modules_;  // text hash -> module text
   std::vector<StoredResult> to_commit_;  // finished, not yet in the store
   std::vector<Ack> acks_;                // RESULTs to send once to_commit_ is in the store
+  StoreHealth store_health_;
+  int64_t store_logged_at_ = 0;
   int64_t job_sends_ = 0;  // JOB and RESULT messages sent (arms the spin in Run)
   int cores_ = 1;          // online CPUs of this host
   int64_t rejected_logged_at_ = 0;

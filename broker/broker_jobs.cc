@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "broker/broker.h"
+#include "common/build_info.h"
 #include "common/logging.h"
 
 namespace hlox::broker {
@@ -148,11 +149,22 @@ void Broker::OnReady(const std::string& identity, std::string_view body) {
     Reject(identity, proto::ErrorCodeFor(m.status()), std::string(m.status().message()));
     return;
   }
+  if (m->protocol != proto::kVersion) {
+    // A worker of another protocol would misread JOBs: refuse it by name, and it stops.
+    if (workers_.Find(identity)) LoseWorker(identity, "announced another protocol");
+    const std::string why = absl::StrCat(
+        "worker ", m->worker_id, " (build ", m->build.empty() ? "unknown" : m->build,
+        ") speaks protocol ", m->protocol, ", this broker speaks ", proto::kVersion,
+        " (build ", AnnouncedBuildId(), "); run a matching hlox build");
+    log::broker().warn("refused worker: {}", why);
+    Reject(identity, proto::kErrBadVersion, why);
+    return;
+  }
   if (workers_.Find(identity)) LoseWorker(identity, "re-registered");
   const Worker& w = workers_.Register(identity, std::move(*m), proto::NowMs());
-  log::broker().info("worker {} registered: host {} class {} isa {} cpu '{}' credit {} version {}",
-                     w.caps.worker_id, w.caps.host, w.caps.hardware_class, w.caps.isa, w.caps.cpu,
-                     w.caps.credit, w.caps.version);
+  log::broker().info("worker {} registered: host {} class {} isa {} cpu '{}' credit {} version {} "
+                     "build {}", w.caps.worker_id, w.caps.host, w.caps.hardware_class, w.caps.isa,
+                     w.caps.cpu, w.caps.credit, w.caps.version, w.caps.build);
   SendTo(identity, Command::kHeartbeat, proto::Encode(proto::HeartbeatMsg{instance_}), true);
 }
 

@@ -2,10 +2,12 @@
 // `hlox status`, metrics and the dashboard read. Control runs on the loop thread between
 // messages; it never waits on an evaluation because the broker never does.
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "absl/strings/str_cat.h"
 #include "broker/broker.h"
+#include "common/build_info.h"
 #include "common/cpu_isa.h"
 #include "common/logging.h"
 #include "nlohmann/json.hpp"
@@ -26,12 +28,16 @@ std::string Broker::StatusJson() const {
                 {"cores", w.caps.cores}, {"threads", w.caps.threads},
                 {"last_heartbeat_age_s", double(now - w.last_seen_ms) / 1000.0},
                 {"uptime_s", double(until_ms - w.registered_ms) / 1000.0},
-                {"version", w.caps.version}};
+                {"version", w.caps.version}, {"build", w.caps.build}};
   };
   json workers = json::array();
+  // Live workers per build id ("" for workers that predate build ids): more than one key is a
+  // mixed fleet, which `hlox status` points out.
+  std::map<std::string, int64_t> builds;
   for (const auto& [id, w] : workers_.workers()) {
     const char* state = w.draining ? "draining" : (w.jobs.empty() ? "idle" : "busy");
     workers.push_back(worker_json(w, state, w.jobs.size(), now));
+    ++builds[w.caps.build];
   }
   // Lost workers stay listed (state "lost") for 10 minutes unless the same worker id rejoined.
   std::set<std::string> live;
@@ -66,9 +72,16 @@ std::string Broker::StatusJson() const {
   json j = {{"broker", {{"instance", instance_}, {"uptime_s", double(now - started_ms_) / 1000.0},
                         {"version", HLOX_VERSION}, {"protocol", proto::kVersion},
                         {"durable", store_->durable()}, {"start_time_s", start_time_unix_s_},
-                        {"isa", std::string(IsaName(CpuIsa()))}}},
+                        {"isa", std::string(IsaName(CpuIsa()))},
+                        {"build", AnnouncedBuildId()},
+                        {"store_full", store_health_.full},
+                        {"store_error", store_health_.error},
+                        {"uncommitted_results", to_commit_.size()},
+                        {"store_failed_commits", store_health_.failed_commits},
+                        {"store_full_refusals", store_health_.refused_submits}}},
             {"security", security},
             {"workers", workers},
+            {"worker_builds", builds},
             {"queues", {{"pending", queue_.pending()}, {"in_flight", queue_.running()},
                         {"campaigns", campaigns}}},
             {"totals", {{"completed", stats_.completed}, {"cache_hits", stats_.cache_hits},

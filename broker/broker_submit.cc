@@ -1,5 +1,6 @@
 // SUBMIT, in steps: a finished job id is answered from the store (idempotent resubmit), a job in
-// flight gets its new agent, the module is checked and stored, then the job is added under its
+// flight gets its new agent, a new job is refused while the store's disk is full (STORE_FULL),
+// the module is checked and stored, then the job is added under its
 // campaign's class and answered from the result cache, coalesced with an identical job in
 // flight, or queued.
 #include "absl/strings/str_cat.h"
@@ -20,6 +21,14 @@ void Broker::OnSubmit(const std::string& agent, std::string_view body) {
   if (AnswerFinished(agent, id)) return;
   if (Job* running = queue_.Find(id)) {  // already queued or running: answer the new agent
     running->agent = agent;
+    return;
+  }
+  if (store_health_.full) {
+    // Nothing new until the store can keep its result; jobs already taken still finish.
+    ++store_health_.refused_submits;
+    SendError(agent, id, proto::kErrStoreFull,
+              absl::StrCat("the result store's disk is full: ", store_health_.error,
+                           "; finished results are held until it has space; submit again later"));
     return;
   }
   if (!AdmitModule(agent, *m)) return;

@@ -3,13 +3,29 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <cerrno>
+
 #include "absl/strings/str_cat.h"
 
 namespace hlox::broker {
 namespace {
 
+// Whether the last error on `db` means its disk is full: SQLITE_FULL, or an I/O error whose
+// system call failed with ENOSPC (or EDQUOT, a full quota).
+bool DiskFull(sqlite3* db) {
+  if (!db) return false;
+  const int code = sqlite3_extended_errcode(db);
+  if ((code & 0xff) == SQLITE_FULL) return true;
+  const int sys = sqlite3_system_errno(db);
+  return (code & 0xff) == SQLITE_IOERR && (sys == ENOSPC || sys == EDQUOT);
+}
+
+// ResourceExhausted when the disk is full (DiskFull), else Internal; the message names the call.
 absl::Status SqlError(sqlite3* db, const char* what) {
-  return absl::InternalError(absl::StrCat("sqlite ", what, ": ", db ? sqlite3_errmsg(db) : "?"));
+  std::string msg = absl::StrCat("sqlite ", what, ": ", db ? sqlite3_errmsg(db) : "?");
+  if (DiskFull(db)) return absl::ResourceExhaustedError(msg);
+  return absl::InternalError(msg);
 }
 
 std::string Column(sqlite3_stmt* st, int i) {
@@ -64,11 +80,32 @@ ResultStore::~ResultStore() {
 absl::Status ResultStore::Exec(const char* sql) {
   char* err = nullptr;
   if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-    std::string msg = err ? err : "?";
+    std::string msg = absl::StrCat("sqlite: ", sql, ": ", err ? err : "?");
     sqlite3_free(err);
-    return absl::InternalError(absl::StrCat("sqlite: ", sql, ": ", msg));
+    if (DiskFull(db_)) return absl::ResourceExhaustedError(msg);
+    return absl::InternalError(msg);
   }
   return absl::OkStatus();
+}
+
+void ResultStore::RollBackIfOpen() {
+  // SQLite may already have rolled back (it does for some SQLITE_FULL/IOERR cases); a
+  // transaction left open would make every later BEGIN fail.
+  if (!sqlite3_get_autocommit(db_)) Exec("ROLLBACK").IgnoreError();
+}
+
+absl::Status ResultStore::SetMaxBytes(uint64_t bytes) {
+  if (!db_) return absl::OkStatus();
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db_, "PRAGMA page_size", -1, &st, nullptr) != SQLITE_OK) {
+    return SqlError(db_, "page_size");
+  }
+  const int64_t page = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 4096;
+  sqlite3_finalize(st);
+  // SQLite's own ceiling when uncapped (the largest page count it accepts).
+  const uint64_t pages = bytes == 0 ? 4294967294u : std::max<uint64_t>(1, bytes / uint64_t(page));
+  const std::string sql = absl::StrCat("PRAGMA max_page_count = ", pages);
+  return Exec(sql.c_str());
 }
 
 absl::Status ResultStore::CommitResults(const std::vector<StoredResult>& results) {
@@ -84,11 +121,15 @@ absl::Status ResultStore::CommitResults(const std::vector<StoredResult>& results
     Bind(insert_result_, 6, r.record);
     if (sqlite3_step(insert_result_) != SQLITE_DONE) {
       absl::Status st = SqlError(db_, "insert result");
-      Exec("ROLLBACK").IgnoreError();
+      sqlite3_reset(insert_result_);
+      RollBackIfOpen();
       return st;
     }
   }
-  return Exec("COMMIT");
+  sqlite3_reset(insert_result_);
+  absl::Status st = Exec("COMMIT");
+  if (!st.ok()) RollBackIfOpen();
+  return st;
 }
 
 absl::Status ResultStore::PutModule(const std::string& hash, const std::string& text) {
@@ -96,8 +137,10 @@ absl::Status ResultStore::PutModule(const std::string& hash, const std::string& 
   sqlite3_reset(insert_module_);
   Bind(insert_module_, 1, hash);
   Bind(insert_module_, 2, text);
-  if (sqlite3_step(insert_module_) != SQLITE_DONE) return SqlError(db_, "insert module");
-  return absl::OkStatus();
+  absl::Status st = absl::OkStatus();
+  if (sqlite3_step(insert_module_) != SQLITE_DONE) st = SqlError(db_, "insert module");
+  sqlite3_reset(insert_module_);  // ends the statement's implicit transaction either way
+  return st;
 }
 
 absl::Status ResultStore::ForEachResult(const std::function<void(StoredResult&&)>& fn) {

@@ -1,6 +1,7 @@
 // The broker's durable store: finished job results and module texts in SQLite (WAL,
 // synchronous=FULL). The broker commits a batch of results before it acknowledges any of them
-// to an agent, so a restarted broker on the same file keeps every acknowledged result.
+// to an agent, so a restarted broker on the same file keeps every acknowledged result. A commit
+// that fails (a full disk) stores nothing of its batch; the broker holds the batch and retries.
 // An empty path gives a memory-only store (nothing survives a restart).
 #pragma once
 
@@ -32,7 +33,13 @@ class ResultStore {
   ResultStore& operator=(const ResultStore&) = delete;
 
   bool durable() const { return db_ != nullptr; }
-  // Writes `results` in one transaction and returns after it is on disk.
+  // Caps the database at `bytes` (whole pages, at least its present size; 0 = no cap beyond
+  // SQLite's own): a commit that would grow it further fails as on a full disk
+  // (ResourceExhausted). No-op for a memory-only store.
+  absl::Status SetMaxBytes(uint64_t bytes);
+  // Writes `results` in one transaction and returns after it is on disk. On failure nothing of
+  // the batch is stored (the transaction is rolled back) and the store stays usable:
+  // ResourceExhausted when its disk is full (SQLITE_FULL, ENOSPC), Internal otherwise.
   absl::Status CommitResults(const std::vector<StoredResult>& results);
   absl::Status PutModule(const std::string& hash, const std::string& text);
   // The stored record of `job_id` (NotFound when absent or memory-only).
@@ -44,6 +51,7 @@ class ResultStore {
  private:
   ResultStore() = default;
   absl::Status Exec(const char* sql);
+  void RollBackIfOpen();
   sqlite3* db_ = nullptr;
   sqlite3_stmt* insert_result_ = nullptr;
   sqlite3_stmt* insert_module_ = nullptr;

@@ -324,8 +324,11 @@ class Client::Impl {
     } else if (cmd == Command::kError) {
       auto e = proto::DecodeError(body);
       if (!e.ok()) return;
-      if (e->code == proto::kErrFull) {
-        paused_until_ = now + opts_.full_backoff_ms;
+      if (e->code == proto::kErrFull || e->code == proto::kErrStoreFull) {
+        // Back-pressure (a full queue, or a full result store, which frees more slowly): pause,
+        // then resubmit.
+        paused_until_ = now + (e->code == proto::kErrFull ? opts_.full_backoff_ms
+                                                          : opts_.store_full_backoff_ms);
         if (jobs_.count(e->job_id)) outbox_.push_back(e->job_id);
       } else if (e->code == proto::kErrUnknownModule) {
         auto it = jobs_.find(e->job_id);

@@ -30,6 +30,7 @@ struct ClientOptions {
   int heartbeat_ms = 250;
   int liveness = 4;               // silent intervals before reconnecting and resubmitting
   int full_backoff_ms = 50;       // wait after the broker says FULL
+  int store_full_backoff_ms = 1000;  // wait after the broker says STORE_FULL (its disk is full)
   proto::CurveClientKeys curve;   // CURVE keys for a secured broker (default: off)
   // Reach an embedded fleet of this process through its broker's inproc:// endpoint
   // (client/embedded.h) instead of its ipc:// address; false = always the address given.

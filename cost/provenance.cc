@@ -5,6 +5,7 @@
 
 #include <thread>
 
+#include "common/build_info.h"
 #include "common/cpu_isa.h"
 
 namespace hlox {
@@ -27,6 +28,7 @@ Provenance MachineProvenance() {
   p.isa = std::string(IsaName(ActiveIsa()));
   p.cores = CoreCount();
   p.hlox_version = HLOX_VERSION;
+  p.build_id = AnnouncedBuildId();
   return p;
 }
 

@@ -12,7 +12,7 @@ namespace hlox {
 
 std::string HostName();
 int CoreCount();  // hardware threads the OS reports
-// Host, CPU, the active ISA level (ActiveIsa() now), cores and version filled in; the caller
+// Host, CPU, the active ISA level (ActiveIsa() now), cores, version and build id filled in; the caller
 // adds threads, protocol, seed and ids.
 Provenance MachineProvenance();
 

@@ -64,6 +64,7 @@ struct Provenance {
   std::string isa;             // instruction-set level the kernels ran at (IsaName)
   int cores = 0, threads = 0;
   std::string hlox_version;
+  std::string build_id;        // build that measured it (common/build_info.h AnnouncedBuildId)
   std::string worker_id, hardware_class;
   std::string protocol;        // timing protocol parameters, as text
   uint64_t seed = 0;

@@ -78,6 +78,7 @@ json ToJson(const Provenance& p) {
               {"cores", p.cores},
               {"threads", p.threads},
               {"hlox_version", p.hlox_version},
+              {"build_id", p.build_id},
               {"worker_id", p.worker_id},
               {"hardware_class", p.hardware_class},
               {"protocol", p.protocol},
@@ -228,6 +229,7 @@ absl::StatusOr<ResultRecord> ResultFromJson(const json& j) {
     HLOX_GET(*o, "cores", &p.cores);
     HLOX_GET(*o, "threads", &p.threads);
     HLOX_GET(*o, "hlox_version", &p.hlox_version);
+    HLOX_GET(*o, "build_id", &p.build_id);
     HLOX_GET(*o, "worker_id", &p.worker_id);
     HLOX_GET(*o, "hardware_class", &p.hardware_class);
     HLOX_GET(*o, "protocol", &p.protocol);

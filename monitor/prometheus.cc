@@ -28,15 +28,31 @@ std::string Text(const json& j, const char* key) {
 void BrokerIdentity(Exposition& e, const json& s) {
   const json& b = Field(s, "broker");
   e.Family("hlox_build_info", "gauge",
-           "Constant 1 labelled with the broker's version, protocol and instruction-set level.");
+           "Constant 1 labelled with the broker's version, protocol, instruction-set level and build id.");
   const json& proto = Field(b, "protocol");
   e.Sample("hlox_build_info",
            {{"version", Text(b, "version")},
             {"protocol", proto.is_null() ? "" : proto.dump()},
-            {"isa", Text(b, "isa")}},
+            {"isa", Text(b, "isa")},
+            {"build", Text(b, "build")}},
            1);
   e.Family("hlox_process_start_time_seconds", "gauge", "Start time of the broker since the Unix epoch in seconds.");
   e.Sample("hlox_process_start_time_seconds", {}, Field(b, "start_time_s"));
+}
+
+// The result store's health (broker.h StoreHealth): a full disk holds results unacknowledged.
+void Store(Exposition& e, const json& s) {
+  const json& b = Field(s, "broker");
+  e.Family("hlox_store_full", "gauge", "1 while the result store's disk is full (SUBMIT gets STORE_FULL).");
+  const json& full = Field(b, "store_full");
+  e.Sample("hlox_store_full", {}, json(full.is_boolean() && full.get<bool>() ? 1 : 0));
+  e.Family("hlox_uncommitted_results", "gauge",
+           "Finished results held in memory, unacknowledged, because the store could not commit them.");
+  e.Sample("hlox_uncommitted_results", {}, Field(b, "uncommitted_results"));
+  e.Family("hlox_store_failed_commits_total", "counter", "Result store commits that failed (retried).");
+  e.Sample("hlox_store_failed_commits_total", {}, Field(b, "store_failed_commits"));
+  e.Family("hlox_store_full_refusals_total", "counter", "SUBMITs answered STORE_FULL.");
+  e.Sample("hlox_store_full_refusals_total", {}, Field(b, "store_full_refusals"));
 }
 
 void Queues(Exposition& e, const json& s) {
@@ -149,12 +165,20 @@ void Workers(Exposition& e, const json& s) {
   for (const auto& [state, n] : by_state) e.Sample("hlox_workers", {{"state", state}}, n);
   // Identity as an info metric (the Prometheus convention: constant 1, joined on `worker`), so
   // the ISA level and CPU model are not extra labels on every per-worker series.
-  e.Family("hlox_worker_info", "gauge", "Worker identity: class, instruction-set level, CPU model.");
+  e.Family("hlox_worker_info", "gauge", "Worker identity: class, instruction-set level, CPU model, build id.");
   for (const json* w : workers) {
     e.Sample("hlox_worker_info",
              {{"worker", Text(*w, "id")}, {"class", Text(*w, "hardware_class")}, {"isa", Text(*w, "isa")},
-              {"cpu", Text(*w, "cpu")}},
+              {"cpu", Text(*w, "cpu")}, {"build", Text(*w, "build")}},
              1);
+  }
+  // Live workers per build: more than one series means a mixed fleet.
+  e.Family("hlox_worker_builds", "gauge", "Live workers per build id (more than one build: a mixed fleet).");
+  const json& builds = Field(s, "worker_builds");
+  if (builds.is_object()) {
+    for (auto it = builds.begin(); it != builds.end(); ++it) {
+      e.Sample("hlox_worker_builds", {{"build", it.key()}}, *it);
+    }
   }
   const std::pair<const char*, const char*> counters[] = {
       {"jobs_done", "Jobs a worker finished with status ok since it registered."},
@@ -178,6 +202,7 @@ void Workers(Exposition& e, const json& s) {
 std::string PrometheusText(const nlohmann::json& status) {
   Exposition e;
   BrokerIdentity(e, status);
+  Store(e, status);
   Queues(e, status);
   Totals(e, status);
   JobHistograms(e, status);

@@ -254,7 +254,7 @@ absl::StatusOr<HeartbeatMsg> DecodeHeartbeat(std::string_view body) {
 std::string Encode(const ReadyMsg& m) {
   msgpack::sbuffer buf;
   Packer pk(buf);
-  pk.pack_map(9);
+  pk.pack_map(11);
   KV(pk, "worker_id", m.worker_id);
   KV(pk, "host", m.host);
   KV(pk, "class", m.hardware_class);
@@ -264,6 +264,8 @@ std::string Encode(const ReadyMsg& m) {
   KU(pk, "credit", m.credit);
   KV(pk, "cpu", m.cpu);
   KV(pk, "isa", m.isa);
+  KU(pk, "protocol", m.protocol);
+  KV(pk, "build", m.build);
   return Done(buf);
 }
 
@@ -280,6 +282,8 @@ absl::StatusOr<ReadyMsg> DecodeReady(std::string_view body) {
     if (r.credit == 0 || r.credit > 1024) return absl::InvalidArgumentError("credit out of 1..1024");
     HLOX_ASSIGN_OR_RETURN(r.cpu, m.OptStr("cpu", kMaxNameBytes));
     HLOX_ASSIGN_OR_RETURN(r.isa, m.OptStr("isa", kMaxNameBytes));
+    HLOX_ASSIGN_OR_RETURN(r.protocol, U32(m, "protocol", false, kVersion));
+    HLOX_ASSIGN_OR_RETURN(r.build, m.OptStr("build", kMaxNameBytes));
     return r;
   });
 }

@@ -74,6 +74,9 @@ inline constexpr char kErrUnknownModule[] = "UNKNOWN_MODULE";  // resend with mo
 inline constexpr char kErrBadModule[] = "BAD_MODULE";      // text does not match hash
 inline constexpr char kErrNotWorker[] = "NOT_WORKER";      // worker command, no READY
 inline constexpr char kErrForbidden[] = "FORBIDDEN";       // key's role or campaign owner says no
+// The broker's result store cannot take more results (its disk is full): SUBMIT later. Results
+// already finished are held in memory, unacknowledged, until the store takes them.
+inline constexpr char kErrStoreFull[] = "STORE_FULL";
 
 // The extra fields of a paired job: the baseline it is measured against, and how. The candidate
 // is the job's own pipeline and decisions.
@@ -129,6 +132,10 @@ struct ReadyMsg {
   uint32_t credit = 1;           // jobs the broker may have outstanding on this worker
   std::string cpu{};             // CPU model name; "" from workers that predate it
   std::string isa{};             // ISA level its kernels run at (IsaName); "" likewise
+  // Protocol version the worker speaks (absent on the wire: the header's, which passed the
+  // check). The broker refuses a READY whose version is not its own with kErrBadVersion.
+  uint32_t protocol = kVersion;
+  std::string build{};           // build id (common/build_info.h); "" from workers that predate it
 };
 
 struct JobMsg {

@@ -117,12 +117,13 @@ std::string EncodeRecord(const ResultRecord& r) {
   KI(pk, "peak_memory_bytes", a.peak_memory_bytes);
   PackStr(pk, "provenance");
   const Provenance& p = r.provenance;
-  pk.pack_map(11);
+  pk.pack_map(12);
   KV(pk, "host", p.host); KV(pk, "cpu", p.cpu); KV(pk, "isa", p.isa); KI(pk, "cores", p.cores);
   KI(pk, "threads", p.threads); KV(pk, "hlox_version", p.hlox_version);
   KV(pk, "worker_id", p.worker_id); KV(pk, "hardware_class", p.hardware_class);
   KV(pk, "protocol", p.protocol); KI(pk, "seed", static_cast<int64_t>(p.seed));
   KI(pk, "protocol_version", kVersion);
+  KV(pk, "build_id", p.build_id);
   if (r.mismatch) {
     PackStr(pk, "mismatch");
     pk.pack_map(5);
@@ -202,6 +203,7 @@ absl::StatusOr<ResultRecord> DecodeRecord(std::string_view bytes) {
   pv.cores = static_cast<int>(cores);
   pv.threads = static_cast<int>(threads);
   HLOX_ASSIGN_OR_RETURN(pv.hlox_version, p.OptStr("hlox_version", kMaxNameBytes));
+  HLOX_ASSIGN_OR_RETURN(pv.build_id, p.OptStr("build_id", kMaxNameBytes));
   HLOX_ASSIGN_OR_RETURN(pv.worker_id, p.OptStr("worker_id", kMaxNameBytes));
   HLOX_ASSIGN_OR_RETURN(pv.hardware_class, p.OptStr("hardware_class", kMaxNameBytes));
   HLOX_ASSIGN_OR_RETURN(pv.protocol, p.OptStr("protocol", kMaxTextBytes));

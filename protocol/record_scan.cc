@@ -306,6 +306,7 @@ constexpr Field kProvenanceFields[] = {
     {"isa", Want::kStr, false, kMaxNameBytes},
     {"cores", Want::kInt}, {"threads", Want::kInt},
     {"hlox_version", Want::kStr, false, kMaxNameBytes},
+    {"build_id", Want::kStr, false, kMaxNameBytes},
     {"worker_id", Want::kStr, false, kMaxNameBytes},
     {"hardware_class", Want::kStr, false, kMaxNameBytes},
     {"protocol", Want::kStr, false, kMaxTextBytes}, {"seed", Want::kInt},

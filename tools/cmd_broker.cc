@@ -29,6 +29,10 @@ void RegisterBroker(CLI::App& app) {
   cmd->add_option("--control", opts->control_bind,
                   "control address (default: tcp port + 1, or the ipc path + .ctl)");
   cmd->add_option("--db", opts->db_path, "SQLite file for durable results (default: memory only)");
+  auto db_max_mb = std::make_shared<uint64_t>(0);
+  cmd->add_option("--db-max-mb", *db_max_mb,
+                  "cap the --db file at this many MiB: beyond it the broker behaves as on a full "
+                  "disk (holds results, SUBMIT gets STORE_FULL); default: no cap");
   cmd->add_option("--heartbeat-ms", opts->heartbeat_ms, "heartbeat interval")->capture_default_str();
   cmd->add_option("--poison", opts->poison_crashes, "crashed workers before a job is POISON")
       ->capture_default_str();
@@ -53,8 +57,9 @@ void RegisterBroker(CLI::App& app) {
   cmd->add_option("--metrics-token-file", *token_file,
                   "file holding a bearer token every --metrics request must send "
                   "(Authorization: Bearer TOKEN); required for a non-loopback --metrics");
-  cmd->callback([opts, metrics, result_mb, token_file] {
+  cmd->callback([opts, metrics, result_mb, token_file, db_max_mb] {
     opts->result_memory_bytes = *result_mb << 20;
+    opts->db_max_bytes = *db_max_mb << 20;
     std::string token;
     if (!token_file->empty()) {
       absl::StatusOr<std::string> t = monitor::ReadMetricsToken(*token_file);

@@ -1,10 +1,11 @@
 // hlox cpu: what the runtime found on this machine: the CPU model, the instruction-set levels
 // it supports and the one its kernels use (HLOX_ISA lowers it; common/cpu_isa.h). --json for
 // scripts; --levels prints the supported levels one a line, lowest first (scripts/test.sh runs
-// the runtime tests once per level).
+// the runtime tests once per level). It also names this binary's build id (common/build_info.h).
 #include <iostream>
 #include <string>
 
+#include "common/build_info.h"
 #include "common/cpu_isa.h"
 #include "nlohmann/json.hpp"
 #include "tools/commands.h"
@@ -27,12 +28,14 @@ void RegisterCpu(CLI::App& app) {
       nlohmann::json j{{"cpu", CpuModelName()},
                        {"supported", supported},
                        {"best", std::string(IsaName(cpu))},
-                       {"active", std::string(IsaName(active))}};
+                       {"active", std::string(IsaName(active))},
+                       {"build", std::string(BuildId())}};
       std::cout << j.dump() << "\n";
     } else {
       std::cout << "cpu:       " << CpuModelName() << "\n"
                 << "supported: " << IsaName(cpu) << " (and every level below)\n"
-                << "active:    " << IsaName(active) << (active != cpu ? "  (lowered by HLOX_ISA)" : "") << "\n";
+                << "active:    " << IsaName(active) << (active != cpu ? "  (lowered by HLOX_ISA)" : "") << "\n"
+                << "build:     " << BuildId() << "\n";
     }
     ExitCode() = 0;
   });

@@ -3,6 +3,7 @@
 // it is instant even when all workers are busy).
 #include <chrono>
 #include <iostream>
+#include <map>
 #include <thread>
 
 #include "absl/strings/str_format.h"
@@ -14,25 +15,53 @@
 namespace hlox::cli {
 namespace {
 
+// "mixed builds: 2 (abc: 3 workers, def: 1 worker)\n" when the live workers (not "lost") run
+// more than one build; "" otherwise. A worker that predates build ids counts as "unknown".
+std::string MixedBuilds(const nlohmann::json& s) {
+  std::map<std::string, int> builds;
+  for (const auto& w : s.value("workers", nlohmann::json::array())) {
+    if (w.value("state", "") == "lost") continue;
+    std::string b = w.value("build", "");
+    ++builds[b.empty() ? "unknown" : b];
+  }
+  if (builds.size() < 2) return "";
+  std::string t = absl::StrFormat("mixed builds: %d (", builds.size());
+  const char* sep = "";
+  for (const auto& [b, n] : builds) {
+    absl::StrAppendFormat(&t, "%s%s: %d worker%s", sep, b, n, n == 1 ? "" : "s");
+    sep = ", ";
+  }
+  return t + ")\n";
+}
+
 std::string Table(const nlohmann::json& s) {
   std::string t;
   const auto& b = s["broker"];
-  absl::StrAppendFormat(&t, "broker %s  up %.0fs  version %s  protocol %s  %s\n",
+  absl::StrAppendFormat(&t, "broker %s  up %.0fs  version %s  protocol %s  %s  build %s\n",
                         b["instance"].dump(), b["uptime_s"].get<double>(), b["version"].get<std::string>(),
-                        b["protocol"].dump(), b["durable"].get<bool>() ? "durable" : "memory-only");
-  absl::StrAppendFormat(&t, "\n%-24s %-12s %-14s %-7s %-9s %6s %6s %8s %7s %-8s\n", "WORKER", "HOST", "CLASS",
-                        "ISA", "STATE", "DONE", "FAILED", "EVALS/S", "HB AGE", "VERSION");
+                        b["protocol"].dump(), b["durable"].get<bool>() ? "durable" : "memory-only",
+                        b.value("build", "unknown"));
+  if (b.value("store_full", false) || !b.value("store_error", "").empty()) {
+    absl::StrAppendFormat(&t, "STORE %s: %d finished results held unacknowledged (%s)\n",
+                          b.value("store_full", false) ? "FULL, new jobs refused" : "FAILING",
+                          b.value("uncommitted_results", int64_t{0}), b.value("store_error", ""));
+  }
+  absl::StrAppendFormat(&t, "\n%-24s %-12s %-14s %-7s %-9s %6s %6s %8s %7s %-8s %s\n", "WORKER", "HOST", "CLASS",
+                        "ISA", "STATE", "DONE", "FAILED", "EVALS/S", "HB AGE", "VERSION", "BUILD");
   for (const auto& w : s["workers"]) {
     double up = std::max(1e-3, w["uptime_s"].get<double>());
     // "isa" is absent from older brokers' status and empty for workers that predate it.
     std::string isa = w.value("isa", "");
     if (isa.empty()) isa = "-";
-    absl::StrAppendFormat(&t, "%-24s %-12s %-14s %-7s %-9s %6d %6d %8.2f %6.1fs %-8s\n", w["id"].get<std::string>(),
+    std::string build = w.value("build", "");
+    if (build.empty()) build = "-";
+    absl::StrAppendFormat(&t, "%-24s %-12s %-14s %-7s %-9s %6d %6d %8.2f %6.1fs %-8s %s\n", w["id"].get<std::string>(),
                           w["host"].get<std::string>(), w["hardware_class"].get<std::string>(), isa,
                           w["state"].get<std::string>(), w["jobs_done"].get<int64_t>(), w["jobs_failed"].get<int64_t>(),
                           w["jobs_done"].get<double>() / up, w["last_heartbeat_age_s"].get<double>(),
-                          w["version"].get<std::string>());
+                          w["version"].get<std::string>(), build);
   }
+  t += MixedBuilds(s);
   const auto& q = s["queues"];
   absl::StrAppendFormat(&t, "\nqueue: %d pending, %d in flight   throughput %.1f jobs/s   latency p50 %.4fs p99 %.4fs\n",
                         q["pending"].get<int64_t>(), q["in_flight"].get<int64_t>(),

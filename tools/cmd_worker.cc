@@ -90,7 +90,7 @@ void RegisterWorker(CLI::App& app) {
     absl::Status st = worker::RunWorker(*opts, &g_stop);
     if (!st.ok()) {
       std::cerr << "hlox worker: " << st.message() << "\n";
-      ExitCode() = 1;
+      ExitCode() = absl::IsFailedPrecondition(st) ? worker::kExitRefused : 1;
     }
   });
 }

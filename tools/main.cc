@@ -2,6 +2,7 @@
 // struct in each cmd_*.cc, a library call does the work, its status becomes the exit code.
 #include <iostream>
 
+#include "common/build_info.h"
 #include "common/logging.h"
 #include "tools/commands.h"
 
@@ -17,7 +18,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::string log_level;
   app.add_option("--log", log_level, "log level: trace, debug, info, warn, error, off");
-  app.set_version_flag("--version", HLOX_VERSION);
+  app.set_version_flag("--version", std::string(HLOX_VERSION) + " (build " +
+                                        std::string(hlox::BuildId()) + ")");
   app.parse_complete_callback([&] {
     if (!log_level.empty()) hlox::log::SetLevel(log_level);
   });

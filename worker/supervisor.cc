@@ -48,6 +48,10 @@ int RunSupervised(const std::vector<std::string>& argv) {
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     g_child = 0;
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return 0;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == kExitRefused) {
+      log::worker().error("worker process {} was refused by the broker (protocol); not restarting", pid);
+      return kExitRefused;
+    }
     if (g_stop) break;
     ++restarts;
     log::worker().warn("worker process {} died ({} {}); restart #{}", pid,

@@ -19,6 +19,7 @@
 #include <unordered_map>
 
 #include "absl/strings/str_cat.h"
+#include "common/build_info.h"
 #include "common/cpu_isa.h"
 #include "common/cpu_latency.h"
 #include "common/logging.h"
@@ -129,6 +130,8 @@ void WorkerLoop::SendReady() {
                     static_cast<uint32_t>(CoreCount()), static_cast<uint32_t>(opts_.threads),
                     static_cast<uint32_t>(std::max(1, opts_.credit)), CpuModelName(),
                     std::string(IsaName(ActiveIsa()))};
+  r.protocol = proto::kVersion;
+  r.build = AnnouncedBuildId();
   Send(Command::kReady, proto::Encode(r));
 }
 
@@ -248,9 +251,9 @@ absl::Status WorkerLoop::Run(std::atomic<bool>* stop) {
   event_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (event_fd_ < 0) return absl::InternalError("eventfd failed");
   if (absl::Status st = Connect(); !st.ok()) return st;
-  log::worker().info("worker {} connecting to {} (class {}, isa {}, credit {}, fork {}, mode '{}')",
-                     id_, opts_.broker, opts_.hardware_class, IsaName(ActiveIsa()), opts_.credit,
-                     opts_.fork, opts_.test_mode);
+  log::worker().info("worker {} connecting to {} (class {}, isa {}, credit {}, fork {}, mode '{}', "
+                     "build {})", id_, opts_.broker, opts_.hardware_class, IsaName(ActiveIsa()),
+                     opts_.credit, opts_.fork, opts_.test_mode, AnnouncedBuildId());
   log::worker().info(
       "worker {} job budget: memory {}, time {}", id_,
       settings_.memory_budget_bytes > 0 ? FormatBytes(settings_.memory_budget_bytes) : "unlimited",
@@ -299,6 +302,17 @@ absl::Status WorkerLoop::Run(std::atomic<bool>* stop) {
       last_heard_ms_ = proto::NowMs();
       absl::StatusOr<proto::Frames> f = proto::SplitFrames(in);
       if (!f.ok()) {
+        if (proto::FrameErrorCode(f.status()) == proto::kErrBadVersion) {
+          // The broker speaks another protocol: nothing it sends can be read, so retrying is
+          // a silent loop. Stop and say why.
+          const auto* h = static_cast<const uint8_t*>(in.frames[0].data());
+          result = absl::FailedPreconditionError(absl::StrCat(
+              "the broker at ", opts_.broker, " speaks protocol ", int(h[2]), ", this worker (build ",
+              AnnouncedBuildId(), ") speaks ", int(proto::kVersion), "; run a matching hlox build"));
+          log::worker().error("{}", std::string(result.message()));
+          running = false;
+          break;
+        }
         ++rejected_;
         log::worker().debug("bad message from broker: {}", std::string(f.status().message()));
         continue;
@@ -339,6 +353,14 @@ absl::Status WorkerLoop::Run(std::atomic<bool>* stop) {
           break;
         case Command::kError: {
           auto e = proto::DecodeError(body);
+          if (e.ok() && e->code == proto::kErrBadVersion) {
+            // Refused for its protocol: reconnecting would only be refused again.
+            result = absl::FailedPreconditionError(
+                absl::StrCat("the broker refused this worker: ", e->message));
+            log::worker().error("{}", std::string(result.message()));
+            running = false;
+            break;
+          }
           log::worker().warn("broker error: {}", e.ok() ? e->code + " " + e->message : "?");
           break;
         }
@@ -347,6 +369,7 @@ absl::Status WorkerLoop::Run(std::atomic<bool>* stop) {
           log::worker().debug("unexpected command {} from broker", static_cast<char>(f->command));
       }
     }
+    if (!running) break;  // disconnected or refused: no reconnect, no heartbeat
     int64_t now = proto::NowMs();
     if (now - last_heard_ms_ > int64_t(opts_.heartbeat_ms) * opts_.liveness) {
       log::worker().warn("broker silent for {} ms; reconnecting", now - last_heard_ms_);

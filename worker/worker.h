@@ -48,8 +48,14 @@ int64_t JobMemoryBudgetBytes(const WorkerOptions& options);
 // name an unknown level, one this CPU lacks, or a class that names another level.
 absl::StatusOr<std::string> ApplyIsaAndResolveClass(const WorkerOptions& options);
 
+// Exit status of a worker the broker refused for its protocol version: restarting the same
+// build cannot help, so RunSupervised does not restart it.
+inline constexpr int kExitRefused = 3;
+
 // Serves jobs until the broker sends DISCONNECT, `stop` becomes true, or a fatal error.
-// Registers under ApplyIsaAndResolveClass(options), reporting its CPU model and ISA level.
+// Registers under ApplyIsaAndResolveClass(options), reporting its CPU model, ISA level, protocol
+// version and build id. FailedPrecondition (exactly) when the broker speaks another protocol or
+// refused this worker's (BAD_VERSION); the worker then stops instead of reconnecting.
 absl::Status RunWorker(const WorkerOptions& options, std::atomic<bool>* stop = nullptr);
 
 // Runs `argv` (a worker command line) as a child process and restarts it whenever it dies

@@ -31,7 +31,7 @@ from ._client_common import control_address_for, gather, paired as paired_job, p
 
 VERSION = 1
 _MASK = (1 << 64) - 1
-_RETRY_CODES = ("FULL",)
+_RETRY_CODES = ("FULL", "STORE_FULL")  # back-pressure: the job is resubmitted after a pause
 
 
 def header(cmd):

@@ -47,10 +47,13 @@ nlohmann::json Histogram(std::initializer_list<uint64_t> counts, double sum) {
 
 nlohmann::json BusyStatus() {
   return {
-      {"broker", {{"version", "0.9.0"}, {"protocol", 1}, {"isa", "avx2"}, {"start_time_s", 1764200000.123456}}},
+      {"broker", {{"version", "0.9.0"}, {"protocol", 1}, {"isa", "avx2"}, {"start_time_s", 1764200000.123456},
+                  {"build", "0.9.0+abc"}, {"store_full", true}, {"uncommitted_results", 17},
+                  {"store_failed_commits", 4}, {"store_full_refusals", 2}}},
+      {"worker_builds", {{"0.9.0+abc", 1}, {"other", 1}}},
       {"workers",
        {{{"id", "w1"}, {"hardware_class", "cpu-avx2"}, {"isa", "avx2"}, {"cpu", "Odd \"CPU\" \\ 2GHz\nv2"},
-         {"state", "busy"}, {"jobs_done", 9007199254740993ULL}, {"jobs_failed", 1}, {"last_heartbeat_age_s", 0.1}},
+         {"build", "other"}, {"state", "busy"}, {"jobs_done", 9007199254740993ULL}, {"jobs_failed", 1}, {"last_heartbeat_age_s", 0.1}},
         {{"id", "w1"}, {"hardware_class", "cpu-avx2"}, {"state", "lost"}},
         {{"id", "old"}, {"hardware_class", "cpu"}, {"state", "idle"}}}},
       {"queues", {{"pending", 3}, {"in_flight", 1}, {"campaigns", {{"c1", {{"pending", 3}, {"in_flight", 1}, {"done", 7}}}}}}},
@@ -69,13 +72,24 @@ TEST(PrometheusText, WorkerInfoNamesTheIsaLevelAndEscapesLabels) {
   const std::string text = PrometheusText(BusyStatus());
   EXPECT_NE(text.find("# TYPE hlox_worker_info gauge\n"), std::string::npos) << text;
   EXPECT_NE(text.find(R"(hlox_worker_info{worker="w1",class="cpu-avx2",isa="avx2",)"
-                      R"(cpu="Odd \"CPU\" \\ 2GHz\nv2"} 1)" "\n"),
+                      R"(cpu="Odd \"CPU\" \\ 2GHz\nv2",build="other"} 1)" "\n"),
             std::string::npos)
       << text;
   // A worker that predates the fields (or an older broker's status) gets empty labels.
-  EXPECT_NE(text.find(R"(hlox_worker_info{worker="old",class="cpu",isa="",cpu=""} 1)"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"(hlox_worker_info{worker="old",class="cpu",isa="",cpu="",build=""} 1)"), std::string::npos) << text;
   // The second "w1" (a lost entry beside a live one) would repeat the series: it is left out.
   EXPECT_EQ(text.find(R"(hlox_worker_info{worker="w1")"), text.rfind(R"(hlox_worker_info{worker="w1")")) << text;
+}
+
+TEST(PrometheusText, StoreHealthAndBuilds) {
+  const std::string text = PrometheusText(BusyStatus());
+  EXPECT_EQ(ValueOf(text, "hlox_store_full"), "1") << text;
+  EXPECT_EQ(ValueOf(text, "hlox_uncommitted_results"), "17") << text;
+  EXPECT_EQ(ValueOf(text, "hlox_store_failed_commits_total"), "4") << text;
+  EXPECT_EQ(ValueOf(text, "hlox_store_full_refusals_total"), "2") << text;
+  EXPECT_EQ(ValueOf(text, R"(hlox_worker_builds{build="other"})"), "1") << text;
+  EXPECT_NE(text.find(R"(isa="avx2",build="0.9.0+abc"} 1)"), std::string::npos) << text;
+  EXPECT_EQ(ValueOf(PrometheusText(nlohmann::json::object()), "hlox_store_full"), "0");
 }
 
 TEST(PrometheusText, EveryFamilyHasOneTypeWhateverTheStatusHolds) {
@@ -102,7 +116,7 @@ TEST(PrometheusText, IntegersExactAndFloatsInFullPrecision) {
   EXPECT_EQ(ValueOf(text, "hlox_cost_relative_spread"), "0.012345678901234567");
   EXPECT_EQ(ValueOf(text, "hlox_process_start_time_seconds"), "1764200000.123456");
   EXPECT_EQ(ValueOf(text, "hlox_throughput_jobs_per_second"), "0.1");
-  EXPECT_EQ(ValueOf(text, R"(hlox_build_info{version="0.9.0",protocol="1",isa="avx2"})"), "1");
+  EXPECT_EQ(ValueOf(text, R"(hlox_build_info{version="0.9.0",protocol="1",isa="avx2",build="0.9.0+abc"})"), "1");
   EXPECT_EQ(ValueOf(text, "hlox_stored_modules"), "2");
   EXPECT_EQ(ValueOf(text, R"(hlox_jobs_total{status="TIMEOUT"})"), "2");
   EXPECT_EQ(FormatDouble(1.0 / 3.0), "0.3333333333333333");
