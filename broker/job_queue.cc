@@ -89,7 +89,11 @@ JobQueue::Taken JobQueue::Take(const std::string& worker_class, const std::strin
       if (OpenClass(cand.job_class) && !camp.empty()) {
         auto pin = campaign_class_.find(camp);
         if (pin == campaign_class_.end()) {
-          campaign_class_[camp] = worker_class;  // first dispatch pins the campaign's class
+          // The first dispatch pins the campaign to the worker's class, when that names a level.
+          // An open worker class ("" or bare) pins nothing: pinned to it, the campaign's jobs
+          // would be moved into a queue that workers of other classes also serve (the any-class
+          // queue), and taking them would move them back there forever.
+          if (!OpenClass(worker_class)) campaign_class_[camp] = worker_class;
         } else if (pin->second != worker_class) {
           cand.job_class = pin->second;
           Enqueue(cand, true, now_us);  // may rehash queues_: `q` is not used after this

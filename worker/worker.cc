@@ -102,6 +102,9 @@ class WorkerLoop {
   std::unique_ptr<zmq::socket_t> sock_;
   int64_t last_heard_ms_ = 0;
   uint64_t instance_ = 0;
+  // Frames of another protocol version received in a row (Run stops at kOtherVersionFramesToStop).
+  static constexpr int kOtherVersionFramesToStop = 3;
+  int other_version_frames_ = 0;
   std::unordered_map<std::string, CachedModule> modules_;
   size_t module_bytes_ = 0;
   int64_t rejected_ = 0, rejected_logged_ = 0;
@@ -302,9 +305,12 @@ absl::Status WorkerLoop::Run(std::atomic<bool>* stop) {
       last_heard_ms_ = proto::NowMs();
       absl::StatusOr<proto::Frames> f = proto::SplitFrames(in);
       if (!f.ok()) {
-        if (proto::FrameErrorCode(f.status()) == proto::kErrBadVersion) {
-          // The broker speaks another protocol: nothing it sends can be read, so retrying is
-          // a silent loop. Stop and say why.
+        // Frames of another protocol version in a row, with nothing readable between them:
+        // the broker speaks another protocol, nothing it sends can be read and retrying is a
+        // silent loop, so stop and say why. One such frame among readable ones is only a bad
+        // frame (dropped, as any other).
+        if (proto::FrameErrorCode(f.status()) == proto::kErrBadVersion &&
+            ++other_version_frames_ >= kOtherVersionFramesToStop) {
           const auto* h = static_cast<const uint8_t*>(in.frames[0].data());
           result = absl::FailedPreconditionError(absl::StrCat(
               "the broker at ", opts_.broker, " speaks protocol ", int(h[2]), ", this worker (build ",
@@ -313,10 +319,12 @@ absl::Status WorkerLoop::Run(std::atomic<bool>* stop) {
           running = false;
           break;
         }
+        if (proto::FrameErrorCode(f.status()) != proto::kErrBadVersion) other_version_frames_ = 0;
         ++rejected_;
         log::worker().debug("bad message from broker: {}", std::string(f.status().message()));
         continue;
       }
+      other_version_frames_ = 0;
       const std::string_view body = f->body;
       switch (f->command) {
         case Command::kJob: OnJob(body); break;

@@ -193,19 +193,26 @@ TEST(GuidedSearch, ReachesThePlantedOptimumWhereRandomDoesNot) {
 TEST(GuidedSearch, ManySitesSparseOptimumFromTheDefault) {
   const int n = 120;
   SearchSpace space = ChainSpace(n);
-  const std::string model = absl::StrCat(::testing::TempDir(), "/untrained3.model");
-  ASSERT_TRUE(AdvantageModel(7).Save(model).ok());
+  // Untrained models: their random weights (which move whenever the opcode table grows) steer
+  // guided search, so the claim is about the mean over three of them, not one draw.
+  std::vector<std::string> models;
+  for (uint64_t m = 7; m < 10; ++m) {
+    models.push_back(absl::StrCat(::testing::TempDir(), "/untrained3_", m, ".model"));
+    ASSERT_TRUE(AdvantageModel(m).Save(models.back()).ok());
+  }
   for (uint64_t seed = 0; seed < 2; ++seed) {
     Planted p(n, 20 + seed);
     for (int i = 0; i < n; ++i) p.target[i] = 1;  // the defaults...
     for (int i = 0; i < 6; ++i) p.target[(i * 37 + 11 * static_cast<int>(seed)) % n] = 0;  // ...but 6 sites
-    double excess[2];
+    double excess[2] = {0, 0};
     for (int a = 0; a < 2; ++a) {
-      PlantedEvaluator eval(p);
-      SearchOptions o = Options(a == 0 ? "guided" : "random", 100, seed, model);
-      absl::StatusOr<SearchResult> r = RunSearch(space, eval, o);
-      ASSERT_TRUE(r.ok()) << r.status();
-      excess[a] = std::log(r->best_cost);  // the optimum costs exp(0) = 1
+      for (const std::string& model : models) {
+        PlantedEvaluator eval(p);
+        SearchOptions o = Options(a == 0 ? "guided" : "random", 100, seed, model);
+        absl::StatusOr<SearchResult> r = RunSearch(space, eval, o);
+        ASSERT_TRUE(r.ok()) << r.status();
+        excess[a] += std::log(r->best_cost) / models.size();  // the optimum costs exp(0) = 1
+      }
     }
     const double start = p.LogCost(space.defaults);
     EXPECT_LT(excess[0], 0.5 * start) << "seed " << seed;  // guided removes most of the excess
@@ -219,20 +226,25 @@ TEST(GuidedSearch, ManySitesSparseOptimumFromTheDefault) {
 TEST(GuidedSearch, ExactObjectiveSparseOptimumFromTheDefault) {
   const int n = 120;
   SearchSpace space = ChainSpace(n);
-  const std::string model = absl::StrCat(::testing::TempDir(), "/untrained5.model");
-  ASSERT_TRUE(AdvantageModel(9).Save(model).ok());
+  std::vector<std::string> models;  // as above: the mean over three untrained models
+  for (uint64_t m = 9; m < 12; ++m) {
+    models.push_back(absl::StrCat(::testing::TempDir(), "/untrained5_", m, ".model"));
+    ASSERT_TRUE(AdvantageModel(m).Save(models.back()).ok());
+  }
   for (uint64_t seed = 0; seed < 2; ++seed) {
     Planted p(n, 40 + seed);
     for (int i = 0; i < n; ++i) p.target[i] = 1;
     for (int i = 0; i < 6; ++i) p.target[(i * 29 + 7 * static_cast<int>(seed)) % n] = 0;
-    double excess[2];
+    double excess[2] = {0, 0};
     for (int a = 0; a < 2; ++a) {
-      PlantedEvaluator eval(p, /*roofline_only=*/true);
-      SearchOptions o = Options(a == 0 ? "guided" : "random", 100, seed, model);
-      o.objective = Objective::kRoofline;
-      absl::StatusOr<SearchResult> r = RunSearch(space, eval, o);
-      ASSERT_TRUE(r.ok()) << r.status();
-      excess[a] = std::log(r->best_cost);
+      for (const std::string& model : models) {
+        PlantedEvaluator eval(p, /*roofline_only=*/true);
+        SearchOptions o = Options(a == 0 ? "guided" : "random", 100, seed, model);
+        o.objective = Objective::kRoofline;
+        absl::StatusOr<SearchResult> r = RunSearch(space, eval, o);
+        ASSERT_TRUE(r.ok()) << r.status();
+        excess[a] += std::log(r->best_cost) / models.size();
+      }
     }
     EXPECT_LT(excess[0], 0.5 * p.LogCost(space.defaults)) << "seed " << seed;
     EXPECT_LT(excess[0], excess[1]) << "seed " << seed;

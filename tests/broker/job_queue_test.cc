@@ -159,6 +159,21 @@ TEST(JobQueue, CampaignPinnedByFirstDispatchOrLevelClass) {
   EXPECT_EQ(q.ClassFor("open", "cpu-avx2"), "cpu-avx2");
 }
 
+// A worker announcing an open class ("" here) does not pin a campaign: pinned to "", the next job
+// would be moved into the any-class queue that every worker serves and Take would return nothing
+// to a worker of another class while that queue stays non-empty (the broker's Dispatch spun on
+// it forever).
+TEST(JobQueue, AnOpenWorkerClassPinsNoCampaign) {
+  JobQueue q;
+  q.Enqueue(AddJob(q, "a", "", "camp"), false, 0);
+  q.Enqueue(AddJob(q, "b", "", "camp"), false, 0);
+  EXPECT_EQ(TakeId(q, ""), "a");
+  EXPECT_EQ(q.ClassFor("camp", ""), "");
+  EXPECT_EQ(TakeId(q, "cpu-avx2"), "b");  // pins "camp" now
+  EXPECT_EQ(q.ClassFor("camp", ""), "cpu-avx2");
+  EXPECT_FALSE(q.HasQueued("cpu-avx2"));
+}
+
 TEST(JobQueue, CancelNamesTheCampaignsJobs) {
   JobQueue q;
   AddJob(q, "a", "", "c1");

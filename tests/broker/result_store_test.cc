@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace hlox::broker {
@@ -61,7 +62,7 @@ TEST(ResultStore, AFullStoreRefusesAWholeBatchAndTakesItLater) {
     absl::Status full = absl::OkStatus();
     std::vector<StoredResult> refused;
     for (int round = 0; round < 16; ++round) {
-      std::vector<StoredResult> b = Batch("r" + std::to_string(round) + "-", 8);
+      std::vector<StoredResult> b = Batch(absl::StrCat("r", round, "-"), 8);
       full = (*store)->CommitResults(b);
       if (!full.ok()) {
         refused = std::move(b);

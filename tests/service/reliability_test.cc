@@ -195,6 +195,7 @@ TEST(Reliability, HangingJobTimesOut) {
 TEST(Reliability, StaleDoneOfAnOlderAttemptKeepsTheNewLease) {
   std::string addr = TcpAddress(FreePortPair());
   auto broker = StartBroker(addr);
+  ASSERT_TRUE(WaitForWorkers(proto::ControlAddressFor(addr), 0, 10s)) << "the broker did not start";
   auto ctx = std::make_shared<zmq::context_t>(1);
   zmq::socket_t raw(*ctx, zmq::socket_type::dealer);
   raw.set(zmq::sockopt::routing_id, "stale-worker");

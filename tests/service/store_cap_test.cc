@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "client/client.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "protocol/protocol.h"
@@ -64,15 +65,18 @@ TEST(StoreCap, AFullStoreHoldsResultsAndLosesNothingAcknowledged) {
   ASSERT_TRUE(client.ok());
   auto text = std::make_shared<const std::string>(AddModule("cap"));
   // More echo records than 1 MiB holds (each is several hundred bytes).
-  const int n = 6000;
-  for (int i = 0; i < n; ++i) {
-    client::JobSpec j;
-    j.id = "cap" + std::to_string(i);
-    j.campaign = "cap";
-    j.module_text = text;
-    j.use_cache = false;
-    ASSERT_TRUE((*client)->Submit(std::move(j)).ok());
-  }
+  int n = 0;
+  auto submit = [&](int count) {
+    for (int i = 0; i < count; ++i, ++n) {
+      client::JobSpec j;
+      j.id = absl::StrCat("cap", n);
+      j.campaign = "cap";
+      j.module_text = text;
+      j.use_cache = false;
+      ASSERT_TRUE((*client)->Submit(std::move(j)).ok());
+    }
+  };
+  submit(6000);
   bool full = false;
   nlohmann::json s;
   for (int i = 0; i < 300 && !full; ++i) {
@@ -85,7 +89,9 @@ TEST(StoreCap, AFullStoreHoldsResultsAndLosesNothingAcknowledged) {
   }
   ASSERT_TRUE(full) << "the capped store never filled: " << s["broker"].dump();
   EXPECT_NE(s["broker"]["store_error"].get<std::string>(), "");
-  // Jobs keep finishing into the held batch, and submissions are refused meanwhile.
+  // Jobs keep finishing into the held batch, and submissions are refused meanwhile (the first
+  // 6000 may all have arrived before the store filled: these come after).
+  submit(20);
   for (int i = 0; i < 100; ++i) {
     auto got = Status(control);
     ASSERT_TRUE(got.has_value()) << "status stopped answering while the store is full";
