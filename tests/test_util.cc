@@ -64,8 +64,9 @@ std::string HloxBinary() {
   return env ? env : "build/bin/hlox";
 }
 
-CliRun RunHlox(const std::string& args, bool with_stderr) {
-  std::string cmd = HloxBinary() + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+CliRun RunHlox(const std::string& args, bool with_stderr, int timeout_s) {
+  std::string cmd = (timeout_s > 0 ? "timeout " + std::to_string(timeout_s) + " " : std::string()) +
+                    HloxBinary() + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
   CliRun r;
   FILE* p = popen(cmd.c_str(), "r");
   if (p == nullptr) return r;

@@ -40,8 +40,10 @@ struct CliRun {
   int code = -1;    // exit status
   std::string out;  // standard output (and standard error when asked for)
 };
-// Runs the hlox binary with `args` (a shell word list) and collects its output.
-CliRun RunHlox(const std::string& args, bool with_stderr = false);
+// Runs the hlox binary with `args` (a shell word list) and collects its output; with
+// `timeout_s` > 0 it is killed after that long (code 124), so a command that loops fails
+// instead of hanging the test.
+CliRun RunHlox(const std::string& args, bool with_stderr = false, int timeout_s = 0);
 std::string SourceDir();
 
 }  // namespace hlox::testing

@@ -210,18 +210,6 @@ TEST(WorkerStops, WhenTheBrokerRefusesItsProtocol) {
   EXPECT_EQ(WEXITSTATUS(st), worker::kExitRefused);
 }
 
-// Runs `hlox ARGS` with a 30 s bound; its exit code and merged output.
-std::pair<int, std::string> RunHlox(const std::string& args) {
-  const std::string cmd = "timeout 30 " + HloxBinary() + " " + args + " 2>&1";
-  FILE* f = ::popen(cmd.c_str(), "r");
-  if (f == nullptr) return {-1, "popen failed"};
-  std::string out;
-  char buf[512];
-  for (size_t n; (n = std::fread(buf, 1, sizeof(buf), f)) > 0;) out.append(buf, n);
-  const int st = ::pclose(f);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
-}
-
 TEST(MixedBuilds, StatusShowsThemAndRecordsNameTheBuild) {
   const std::string addr = TcpAddress(FreePortPair());
   const std::string control = proto::ControlAddressFor(addr);
@@ -239,11 +227,11 @@ TEST(MixedBuilds, StatusShowsThemAndRecordsNameTheBuild) {
   EXPECT_EQ(status["worker_builds"].size(), 2u) << status["worker_builds"].dump();
   EXPECT_EQ(status["broker"]["build"], std::string(BuildId()));
 
-  auto [code, out] = RunHlox("status --broker " + addr);
+  auto [code, out] = RunHlox("status --broker " + addr, true, 30);
   EXPECT_EQ(code, 0) << out;
   EXPECT_NE(out.find("mixed builds: 2 ("), std::string::npos) << out;
   EXPECT_NE(out.find("other: 1 worker"), std::string::npos) << out;
-  auto [vcode, version] = RunHlox("--version");
+  auto [vcode, version] = RunHlox("--version", true, 30);
   EXPECT_NE(version.find(std::string(BuildId())), std::string::npos) << version;
 
   auto client = client::Client::Connect(addr);

@@ -52,34 +52,22 @@ TEST(HardwareClass, ReadsTheLevelBackFromAClass) {
   EXPECT_EQ(proto::HardwareClassIsa("generic"), std::nullopt);
 }
 
-// Runs `hlox ARGS` (bounded by `timeout`, so a supervisor that loops fails instead of hanging);
-// returns its exit code and its merged stdout and stderr.
-std::pair<int, std::string> RunHlox(const std::string& args) {
-  const std::string cmd = "timeout 30 " + HloxBinary() + " " + args + " 2>&1";
-  FILE* f = ::popen(cmd.c_str(), "r");
-  if (f == nullptr) return {-1, "popen failed"};
-  std::string out;
-  char buf[512];
-  for (size_t n; (n = std::fread(buf, 1, sizeof(buf), f)) > 0;) out.append(buf, n);
-  const int st = ::pclose(f);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
-}
-
 TEST(WorkerIsaFlag, BadLevelsFailAtOnceWithAClearMessage) {
   // No broker listens there: each of these must fail before it would try to connect.
   const std::string worker = "worker --broker tcp://127.0.0.1:9 ";
-  auto [code, out] = RunHlox(worker + "--isa sse9");
-  EXPECT_EQ(code, 1) << out;
-  EXPECT_NE(out.find("'sse9'"), std::string::npos) << out;
-  std::tie(code, out) = RunHlox(worker + "--isa sse9 --supervise");
-  EXPECT_EQ(code, 1) << "a supervisor must not restart a worker that cannot start: " << out;
-  std::tie(code, out) = RunHlox(worker + "--class cpu-avx2 --isa generic");
-  EXPECT_EQ(code, 1) << out;
-  EXPECT_NE(out.find("'cpu-avx2' names instruction-set level avx2"), std::string::npos) << out;
+  // Bounded (30 s), so a supervisor that loops fails instead of hanging.
+  CliRun r = RunHlox(worker + "--isa sse9", true, 30);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("'sse9'"), std::string::npos) << r.out;
+  r = RunHlox(worker + "--isa sse9 --supervise", true, 30);
+  EXPECT_EQ(r.code, 1) << "a supervisor must not restart a worker that cannot start: " << r.out;
+  r = RunHlox(worker + "--class cpu-avx2 --isa generic", true, 30);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("'cpu-avx2' names instruction-set level avx2"), std::string::npos) << r.out;
   if (CpuIsa() < IsaLevel::kAvx512) {
-    std::tie(code, out) = RunHlox(worker + "--isa avx512");
-    EXPECT_EQ(code, 1) << out;
-    EXPECT_NE(out.find("supports at most"), std::string::npos) << out;
+    r = RunHlox(worker + "--isa avx512", true, 30);
+    EXPECT_EQ(r.code, 1) << r.out;
+    EXPECT_NE(r.out.find("supports at most"), std::string::npos) << r.out;
   }
 }
 
