@@ -466,6 +466,16 @@ absl::Status Parser::ParseAttributeValue(std::string_view key, size_t key_pos, P
   if (!IsXlaAttributeKey(key)) {
     return lex_.ErrorAt(key_pos, absl::StrCat("unknown attribute '", std::string(key), "'"));
   }
+  // Keys typed above for their opcodes only: here they sit on another opcode, which XLA rejects
+  // ("unexpected attribute").
+  static const absl::flat_hash_set<std::string_view> kOpcodeTypedKeys = {
+      "index", "distribution", "algorithm", "kind", "feature_index", "epsilon", "is_stable",
+      "exponent_bits", "mantissa_bits", "left_side", "lower", "unit_diagonal", "transpose_a", "k",
+      "largest", "fft_type", "fft_length"};
+  if (kOpcodeTypedKeys.contains(key)) {
+    return lex_.ErrorAt(key_pos, absl::StrCat("attribute '", std::string(key), "' does not apply to ",
+                                              std::string(OpcodeName(op))));
+  }
   std::string_view raw;
   HLOX_RETURN_IF_ERROR(lex_.ConsumeRawValue(&raw));
   instr->raw_attributes().push_back({std::string(key), std::string(raw)});

@@ -214,6 +214,9 @@ TEST(ParserCheckedAttributes, UnknownAttributesAreErrors) {
   EXPECT_NE(m->entry()->root()->FindRawAttribute("statistics"), nullptr);
   ExpectRootError("f32[4] add(a, a), frobnicate=3", 18, "unknown attribute 'frobnicate'");
   ExpectRootError("f32[4] add(a, a), metdata={op_name=\"x\"}", 18, "unknown attribute 'metdata'");
+  // A key XLA types for one opcode family is an error on another.
+  ExpectRootError("f32[4] add(a, a), epsilon=0.001", 18, "attribute 'epsilon' does not apply to add");
+  ExpectRootError("f32[4] negate(a), k=2", 18, "attribute 'k' does not apply to negate");
   // custom-call's schedule under either spelling XLA has used.
   EXPECT_TRUE(ParseRoundTrip(Module("f32[4] custom-call(a), custom_call_target=\"t\", schedule=SCHEDULE_LATEST")));
   ExpectRootError("f32[4] custom-call(a), custom_call_target=\"t\", schedule=LATEST", 56, "unknown schedule 'LATEST'");
