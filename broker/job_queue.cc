@@ -7,20 +7,20 @@
 
 namespace hlox::broker {
 
-namespace {
-// The queues a worker of class `cls` takes jobs from, in order: its class, that class without
-// its level (bare pins), then jobs for any class.
-std::vector<std::string> QueuesServing(const std::string& cls) {
+bool OpenClass(const std::string& job_class) {
+  return job_class.empty() || !proto::HardwareClassIsa(job_class).has_value();
+}
+
+// Its class, that class without its level (bare pins), then jobs for any class.
+const std::vector<std::string>& JobQueue::QueuesServing(const std::string& cls) const {
+  auto it = serving_.find(cls);
+  if (it != serving_.end()) return it->second;
   std::vector<std::string> names{cls};
   const std::string base(proto::HardwareClassBase(cls));
   if (base != cls) names.push_back(base);
   if (!cls.empty()) names.emplace_back();
-  return names;
-}
-}  // namespace
-
-bool OpenClass(const std::string& job_class) {
-  return job_class.empty() || !proto::HardwareClassIsa(job_class).has_value();
+  if (serving_.size() >= 256) serving_.clear();  // classes are few; bound what odd names cost
+  return serving_.emplace(cls, std::move(names)).first->second;
 }
 
 Job* JobQueue::Find(const std::string& id) {

@@ -87,11 +87,15 @@ class JobQueue {
   const std::unordered_map<std::string, std::unique_ptr<Job>>& jobs() const { return jobs_; }
 
  private:
+  // The queues a worker of class `cls` takes jobs from, in order (built once per class).
+  const std::vector<std::string>& QueuesServing(const std::string& cls) const;
+
   int poison_crashes_;
   std::unordered_map<std::string, std::unique_ptr<Job>> jobs_;  // pending or running
   std::unordered_map<std::string, std::deque<std::string>> queues_;  // class -> job ids
   std::unordered_map<std::string, std::string> campaign_class_;
   std::unordered_set<std::string> cancelled_;
+  mutable std::unordered_map<std::string, std::vector<std::string>> serving_;  // QueuesServing's
   size_t pending_ = 0, running_ = 0;
   // No lease or queue wait can expire before this (ms): Expired skips its scan until then.
   int64_t next_expiry_ms_ = 0;

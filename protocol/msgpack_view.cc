@@ -20,7 +20,39 @@ absl::Status WrongType(std::string_view key, const char* want) {
 
 }  // namespace
 
-absl::StatusOr<msgpack::object_handle> UnpackBounded(std::string_view bytes) {
+namespace {
+// This thread's reusable zone, and whether an open scope holds it.
+struct ThreadZone {
+  msgpack::zone zone;
+  bool taken = false;
+};
+ThreadZone& ThisThreadZone() {
+  thread_local ThreadZone z;
+  return z;
+}
+// Strings, bins and exts are referenced in the input rather than copied into the zone.
+bool ReferenceAll(msgpack::type::object_type, size_t, void*) { return true; }
+}  // namespace
+
+UnpackScope::UnpackScope() {
+  ThreadZone& t = ThisThreadZone();
+  if (!t.taken) {
+    t.taken = true;
+    borrowed_ = true;
+    zone_ = &t.zone;
+  } else {
+    own_ = std::make_unique<msgpack::zone>();
+    zone_ = own_.get();
+  }
+}
+
+UnpackScope::~UnpackScope() {
+  if (!borrowed_) return;
+  zone_->clear();  // keeps the first chunk for the next message, frees any larger ones
+  ThisThreadZone().taken = false;
+}
+
+absl::StatusOr<const msgpack::object*> UnpackScope::Unpack(std::string_view bytes) {
   if (bytes.empty()) return absl::InvalidArgumentError("empty body");
   if (bytes.size() > kMaxMessageBytes) return absl::ResourceExhaustedError("body too large");
   // Containers are capped well below what the frame could hold; strings/bins by the frame.
@@ -29,18 +61,17 @@ absl::StatusOr<msgpack::object_handle> UnpackBounded(std::string_view bytes) {
                               /*depth=*/kMaxDepth);
   size_t off = 0;
   try {
-    msgpack::object_handle oh =
-        msgpack::unpack(bytes.data(), bytes.size(), off, nullptr, nullptr, limit);
-    if (off != bytes.size()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("trailing bytes: ", bytes.size() - off, " after the message"));
-    }
-    return oh;
+    root_ = msgpack::unpack(*zone_, bytes.data(), bytes.size(), off, ReferenceAll, nullptr, limit);
   } catch (const msgpack::size_overflow& e) {
     return absl::ResourceExhaustedError(absl::StrCat("msgpack limit: ", e.what()));
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("bad msgpack: ", e.what()));
   }
+  if (off != bytes.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("trailing bytes: ", bytes.size() - off, " after the message"));
+  }
+  return &root_;
 }
 
 absl::StatusOr<MapView> MapView::Of(const msgpack::object& o) {

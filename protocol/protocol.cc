@@ -21,11 +21,12 @@ void KU(Packer& pk, std::string_view k, uint64_t v) { PackStr(pk, k); pk.pack(v)
 void KB(Packer& pk, std::string_view k, bool v) { PackStr(pk, k); pk.pack(v); }
 void KBin(Packer& pk, std::string_view k, std::string_view v) { PackStr(pk, k); PackBin(pk, v); }
 
-// Unpacks and runs `fn(MapView)`; the handle stays alive for the call.
+// Unpacks and runs `fn(MapView)`; the unpacked message lives for the call.
 template <typename T, typename Fn>
 absl::StatusOr<T> DecodeWith(std::string_view body, Fn fn) {
-  HLOX_ASSIGN_OR_RETURN(msgpack::object_handle oh, UnpackBounded(body));
-  HLOX_ASSIGN_OR_RETURN(MapView m, MapView::Of(oh.get()));
+  UnpackScope scope;
+  HLOX_ASSIGN_OR_RETURN(const msgpack::object* root, scope.Unpack(body));
+  HLOX_ASSIGN_OR_RETURN(MapView m, MapView::Of(*root));
   return fn(m);
 }
 

@@ -149,8 +149,9 @@ std::string EncodeRecord(const ResultRecord& r) {
 }
 
 absl::StatusOr<ResultRecord> DecodeRecord(std::string_view bytes) {
-  HLOX_ASSIGN_OR_RETURN(msgpack::object_handle oh, UnpackBounded(bytes));
-  HLOX_ASSIGN_OR_RETURN(MapView m, MapView::Of(oh.get()));
+  UnpackScope scope;
+  HLOX_ASSIGN_OR_RETURN(const msgpack::object* root, scope.Unpack(bytes));
+  HLOX_ASSIGN_OR_RETURN(MapView m, MapView::Of(*root));
   ResultRecord r;
   HLOX_ASSIGN_OR_RETURN(std::string status, m.Str("status", kMaxNameBytes));
   std::optional<JobStatus> st = ParseStatusWireName(status);

@@ -100,7 +100,10 @@ inline std::unique_ptr<Fleet> StartFleet(const std::string& addr, int workers,
   auto f = std::make_unique<Fleet>();
   o.bind = addr;
   f->b = std::move(*broker::Broker::Create(o, std::move(reader)));
-  f->t = std::thread([p = f->b.get()] { (void)p->Run(); });
+  f->t = std::thread([p = f->b.get()] {
+    ::pthread_setname_np(::pthread_self(), "bench-broker");  // for perf/top -H
+    (void)p->Run();
+  });
   for (int i = 0; i < workers; ++i) {
     std::vector<std::string> args = {"--id", "bw" + std::to_string(i), "--credit",
                                      std::to_string(credit)};

@@ -5,6 +5,7 @@
 
 #include "gtest/gtest.h"
 #include "msgpack.hpp"
+#include "protocol/msgpack_view.h"
 #include "protocol/protocol.h"
 
 namespace hlox::proto {
@@ -120,6 +121,36 @@ TEST(Protocol, RandomBytesNeverCrash) {
     (void)DecodeRecord(b);
   }
   EXPECT_GT(refused, 15000);
+}
+
+// Decoding reuses one zone per thread: a decode after a refused one, a decode inside another
+// (a scope opened while one is open) and a large module text all read back exactly, and the
+// strings of an unpacked message refer into its bytes.
+TEST(Protocol, UnpackScopesReuseTheThreadsZoneAndNest) {
+  SubmitMsg big = SampleSubmit();
+  big.module_text = std::string(100000, 'x');  // larger than the zone's first chunk
+  const std::string big_bytes = Encode(big);
+  const std::string ok = Encode(SampleSubmit());
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_FALSE(DecodeSubmit(ok + "x").ok());
+    auto d = DecodeSubmit(i == 1 ? big_bytes : ok);
+    ASSERT_TRUE(d.ok()) << d.status();
+    EXPECT_EQ(d->module_text, i == 1 ? big.module_text : "HloModule m");
+  }
+  UnpackScope outer;
+  auto root = outer.Unpack(ok);
+  ASSERT_TRUE(root.ok()) << root.status();
+  auto inner = DecodeSubmit(big_bytes);  // opens its own scope while `outer` holds the zone
+  ASSERT_TRUE(inner.ok()) << inner.status();
+  EXPECT_EQ(inner->module_text.size(), 100000u);
+  auto m = MapView::Of(**root);
+  ASSERT_TRUE(m.ok());
+  const msgpack::object* id = m->Find("id");
+  ASSERT_NE(id, nullptr);
+  ASSERT_EQ(id->type, msgpack::type::STR);
+  EXPECT_EQ(std::string_view(id->via.str.ptr, id->via.str.size), "job-1");
+  EXPECT_GE(id->via.str.ptr, ok.data());  // not copied: it points into the message's bytes
+  EXPECT_LT(id->via.str.ptr, ok.data() + ok.size());
 }
 
 TEST(Protocol, HeaderChecks) {
