@@ -37,6 +37,7 @@ struct RunOptions {
   std::string save_dir;
   bool json = false;
   bool profile = false;
+  int profile_top = 15;
   bool check_finite = false;
 };
 
@@ -269,7 +270,7 @@ int RunMain(const RunOptions& o) {
     }
   }
   if (o.profile) {
-    // Per opcode and the 15 slowest instructions of the last run.
+    // Per opcode and the slowest instructions of the last run.
     std::map<std::string, std::pair<double, int>> by_op;
     double total = 0;
     for (const rt::InstrTime& t : stats.profile_times) {
@@ -282,7 +283,7 @@ int RunMain(const RunOptions& o) {
     std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
     std::vector<rt::InstrTime> top = stats.profile_times;
     std::sort(top.begin(), top.end(), [](const auto& a, const auto& b) { return a.seconds > b.seconds; });
-    if (top.size() > 15) top.resize(15);
+    if (top.size() > size_t(std::max(o.profile_top, 0))) top.resize(size_t(std::max(o.profile_top, 0)));
     nlohmann::json jp;
     for (const auto& [name, e] : ops) jp["by_opcode"].push_back({{"opcode", name}, {"seconds", e.first}, {"count", e.second}});
     for (const rt::InstrTime& t : top) {
@@ -332,7 +333,8 @@ void RegisterRun(CLI::App& app) {
   cmd->add_option("--inputs", o->inputs_dir, "read parameters from DIR/0.npy, 1.npy, ... (tuples flattened)");
   cmd->add_option("--save-outputs", o->save_dir, "write output leaves to DIR/0.npy, 1.npy, ...");
   cmd->add_flag("--json", o->json, "print one JSON object");
-  cmd->add_flag("--profile", o->profile, "print time per opcode and the 15 slowest instructions (last run)");
+  cmd->add_flag("--profile", o->profile, "print time per opcode and the slowest instructions (last run)");
+  cmd->add_option("--profile-top", o->profile_top, "how many of the slowest instructions --profile lists (default 15)");
   cmd->add_flag("--check-finite", o->check_finite,
                 "report the first entry instruction (execution order) whose value has NaN/Inf");
   cmd->callback([o] { ExitCode() = RunMain(*o); });
