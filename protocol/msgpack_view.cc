@@ -194,17 +194,17 @@ absl::StatusOr<PipelineDecisions> MapView::OptDecisions(std::string_view key) co
   return out;
 }
 
-void PackStr(msgpack::packer<msgpack::sbuffer>& pk, std::string_view s) {
+void PackStr(WirePacker& pk, std::string_view s) {
   pk.pack_str(static_cast<uint32_t>(s.size()));
   pk.pack_str_body(s.data(), static_cast<uint32_t>(s.size()));
 }
 
-void PackBin(msgpack::packer<msgpack::sbuffer>& pk, std::string_view s) {
+void PackBin(WirePacker& pk, std::string_view s) {
   pk.pack_bin(static_cast<uint32_t>(s.size()));
   pk.pack_bin_body(s.data(), static_cast<uint32_t>(s.size()));
 }
 
-void PackDecisions(msgpack::packer<msgpack::sbuffer>& pk, const PipelineDecisions& d) {
+void PackDecisions(WirePacker& pk, const PipelineDecisions& d) {
   pk.pack_map(static_cast<uint32_t>(d.size()));
   std::string buf;
   for (const auto& [key, dv] : d) {

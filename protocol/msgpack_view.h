@@ -67,10 +67,20 @@ class MapView {
   const msgpack::object_map* map_;
 };
 
+// The bytes of one message being packed: a string the packer appends to, handed over without a
+// copy. Messages start with room for 256 bytes (most control messages fit), not the 8 KiB that a
+// msgpack::sbuffer allocates and frees for each one.
+struct WireSink {
+  std::string bytes;
+  WireSink() { bytes.reserve(256); }
+  void write(const char* p, size_t n) { bytes.append(p, n); }
+};
+using WirePacker = msgpack::packer<WireSink>;
+
 // Packs decisions as a map of str -> bin of little-endian int32.
-void PackDecisions(msgpack::packer<msgpack::sbuffer>& pk, const PipelineDecisions& d);
+void PackDecisions(WirePacker& pk, const PipelineDecisions& d);
 // Packs `s` as a msgpack str / bin.
-void PackStr(msgpack::packer<msgpack::sbuffer>& pk, std::string_view s);
-void PackBin(msgpack::packer<msgpack::sbuffer>& pk, std::string_view s);
+void PackStr(WirePacker& pk, std::string_view s);
+void PackBin(WirePacker& pk, std::string_view s);
 
 }  // namespace hlox::proto

@@ -12,9 +12,8 @@
 namespace hlox::proto {
 namespace {
 
-using Packer = msgpack::packer<msgpack::sbuffer>;
+using Packer = WirePacker;
 
-std::string Done(const msgpack::sbuffer& buf) { return std::string(buf.data(), buf.size()); }
 
 void KV(Packer& pk, std::string_view k, std::string_view v) { PackStr(pk, k); PackStr(pk, v); }
 void KU(Packer& pk, std::string_view k, uint64_t v) { PackStr(pk, k); pk.pack(v); }
@@ -150,7 +149,7 @@ const char* ErrorCodeFor(const absl::Status& s) {
 }
 
 std::string Encode(const SubmitMsg& m) {
-  msgpack::sbuffer buf;
+  WireSink buf;
   Packer pk(buf);
   pk.pack_map((m.module_text.empty() ? 9 : 10) + KindKeys(m.kind));
   KV(pk, "id", m.job_id);
@@ -165,7 +164,7 @@ std::string Encode(const SubmitMsg& m) {
   KU(pk, "run_timeout_ms", m.run_timeout_ms);
   KB(pk, "cache", m.use_cache);
   PackKind(pk, m.kind, m.paired);
-  return Done(buf);
+  return std::move(buf.bytes);
 }
 
 std::string PeekJobId(std::string_view body) {
@@ -194,14 +193,14 @@ absl::StatusOr<SubmitMsg> DecodeSubmit(std::string_view body) {
 }
 
 std::string Encode(const ResultMsg& m) {
-  msgpack::sbuffer buf;
+  WireSink buf;
   Packer pk(buf);
   pk.pack_map(4);
   KV(pk, "id", m.job_id);
   KU(pk, "attempts", m.attempts);
   KB(pk, "cached", m.cached);
   KBin(pk, "record", m.record);
-  return Done(buf);
+  return std::move(buf.bytes);
 }
 
 absl::StatusOr<ResultMsg> DecodeResult(std::string_view body) {
@@ -216,13 +215,13 @@ absl::StatusOr<ResultMsg> DecodeResult(std::string_view body) {
 }
 
 std::string Encode(const ErrorMsg& m) {
-  msgpack::sbuffer buf;
+  WireSink buf;
   Packer pk(buf);
   pk.pack_map(3);
   KV(pk, "id", m.job_id);
   KV(pk, "code", m.code);
   KV(pk, "message", m.message);
-  return Done(buf);
+  return std::move(buf.bytes);
 }
 
 absl::StatusOr<ErrorMsg> DecodeError(std::string_view body) {
@@ -236,11 +235,11 @@ absl::StatusOr<ErrorMsg> DecodeError(std::string_view body) {
 }
 
 std::string Encode(const HeartbeatMsg& m) {
-  msgpack::sbuffer buf;
+  WireSink buf;
   Packer pk(buf);
   pk.pack_map(1);
   KU(pk, "instance", m.instance);
-  return Done(buf);
+  return std::move(buf.bytes);
 }
 
 absl::StatusOr<HeartbeatMsg> DecodeHeartbeat(std::string_view body) {
@@ -253,7 +252,7 @@ absl::StatusOr<HeartbeatMsg> DecodeHeartbeat(std::string_view body) {
 }
 
 std::string Encode(const ReadyMsg& m) {
-  msgpack::sbuffer buf;
+  WireSink buf;
   Packer pk(buf);
   pk.pack_map(11);
   KV(pk, "worker_id", m.worker_id);
@@ -267,7 +266,7 @@ std::string Encode(const ReadyMsg& m) {
   KV(pk, "isa", m.isa);
   KU(pk, "protocol", m.protocol);
   KV(pk, "build", m.build);
-  return Done(buf);
+  return std::move(buf.bytes);
 }
 
 absl::StatusOr<ReadyMsg> DecodeReady(std::string_view body) {
@@ -290,7 +289,7 @@ absl::StatusOr<ReadyMsg> DecodeReady(std::string_view body) {
 }
 
 std::string Encode(const JobMsg& m) {
-  msgpack::sbuffer buf;
+  WireSink buf;
   Packer pk(buf);
   pk.pack_map((m.module_text.empty() ? 6 : 7) + KindKeys(m.kind));
   KV(pk, "id", m.job_id);
@@ -302,7 +301,7 @@ std::string Encode(const JobMsg& m) {
   PackDecisions(pk, m.decisions);
   KU(pk, "run_timeout_ms", m.run_timeout_ms);
   PackKind(pk, m.kind, m.paired);
-  return Done(buf);
+  return std::move(buf.bytes);
 }
 
 absl::StatusOr<JobMsg> DecodeJob(std::string_view body) {
@@ -321,14 +320,14 @@ absl::StatusOr<JobMsg> DecodeJob(std::string_view body) {
 }
 
 std::string Encode(const DoneMsg& m) {
-  msgpack::sbuffer buf;
+  WireSink buf;
   Packer pk(buf);
   pk.pack_map(4);
   KV(pk, "id", m.job_id);
   KU(pk, "attempt", m.attempt);
   KB(pk, "crashed", m.crashed);
   KBin(pk, "record", m.record);
-  return Done(buf);
+  return std::move(buf.bytes);
 }
 
 absl::StatusOr<DoneMsg> DecodeDone(std::string_view body) {
@@ -343,13 +342,13 @@ absl::StatusOr<DoneMsg> DecodeDone(std::string_view body) {
 }
 
 std::string Encode(const NeedModuleMsg& m) {
-  msgpack::sbuffer buf;
+  WireSink buf;
   Packer pk(buf);
   pk.pack_map(3);
   KV(pk, "id", m.job_id);
   KU(pk, "attempt", m.attempt);
   KV(pk, "module_hash", m.module_hash);
-  return Done(buf);
+  return std::move(buf.bytes);
 }
 
 absl::StatusOr<NeedModuleMsg> DecodeNeedModule(std::string_view body) {
@@ -363,12 +362,12 @@ absl::StatusOr<NeedModuleMsg> DecodeNeedModule(std::string_view body) {
 }
 
 std::string Encode(const ControlMsg& m) {
-  msgpack::sbuffer buf;
+  WireSink buf;
   Packer pk(buf);
   pk.pack_map(2);
   KV(pk, "op", m.op);
   KV(pk, "target", m.target);
-  return Done(buf);
+  return std::move(buf.bytes);
 }
 
 absl::StatusOr<ControlMsg> DecodeControl(std::string_view body) {
@@ -381,13 +380,13 @@ absl::StatusOr<ControlMsg> DecodeControl(std::string_view body) {
 }
 
 std::string Encode(const ControlReplyMsg& m) {
-  msgpack::sbuffer buf;
+  WireSink buf;
   Packer pk(buf);
   pk.pack_map(3);
   KB(pk, "ok", m.ok);
   KV(pk, "message", m.message);
   KV(pk, "json", m.json);
-  return Done(buf);
+  return std::move(buf.bytes);
 }
 
 absl::StatusOr<ControlReplyMsg> DecodeControlReply(std::string_view body) {

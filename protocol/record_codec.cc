@@ -13,7 +13,7 @@
 namespace hlox::proto {
 namespace {
 
-using Packer = msgpack::packer<msgpack::sbuffer>;
+using Packer = WirePacker;
 
 void KV(Packer& pk, std::string_view k, std::string_view v) { PackStr(pk, k); PackStr(pk, v); }
 void KI(Packer& pk, std::string_view k, int64_t v) { PackStr(pk, k); pk.pack(v); }
@@ -72,7 +72,7 @@ std::optional<JobStatus> ParseStatusWireName(std::string_view s) {
 }
 
 std::string EncodeRecord(const ResultRecord& r) {
-  msgpack::sbuffer buf;
+  WireSink buf;
   Packer pk(buf);
   pk.pack_map(10 + (r.mismatch ? 1 : 0) + (r.sites.empty() ? 0 : 1) + (r.paired ? 1 : 0));
   KV(pk, "status", StatusWireName(r.status));
@@ -145,7 +145,7 @@ std::string EncodeRecord(const ResultRecord& r) {
     PackF64Array(pk, "ratios", f.ratios);
     KD(pk, "baseline_median", f.baseline_median); KD(pk, "candidate_median", f.candidate_median);
   }
-  return std::string(buf.data(), buf.size());
+  return std::move(buf.bytes);
 }
 
 absl::StatusOr<ResultRecord> DecodeRecord(std::string_view bytes) {
@@ -247,7 +247,7 @@ std::string TextHash(std::string_view text) {
 
 std::string CacheKey(const std::string& module_hash, const std::string& pipeline,
                      const PipelineDecisions& decisions, const std::string& hardware_class) {
-  msgpack::sbuffer buf;
+  WireSink buf;
   Packer pk(buf);
   pk.pack_array(5);
   PackStr(pk, module_hash);
@@ -255,7 +255,7 @@ std::string CacheKey(const std::string& module_hash, const std::string& pipeline
   PackDecisions(pk, decisions);
   PackStr(pk, hardware_class);
   pk.pack(static_cast<int>(kVersion));
-  return TextHash(std::string_view(buf.data(), buf.size()));
+  return TextHash(buf.bytes);
 }
 
 std::string CacheKey(const SubmitMsg& job, const std::string& hardware_class) {
@@ -266,12 +266,12 @@ std::string CacheKey(const SubmitMsg& job, const std::string& hardware_class) {
   JobMsg fields;
   fields.kind = job.kind;
   fields.paired = job.paired;
-  msgpack::sbuffer buf;
+  WireSink buf;
   Packer pk(buf);
   pk.pack_array(2);
   PackStr(pk, base);
   PackBin(pk, Encode(fields));
-  return TextHash(std::string_view(buf.data(), buf.size()));
+  return TextHash(buf.bytes);
 }
 
 }  // namespace hlox::proto
