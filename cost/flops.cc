@@ -29,7 +29,14 @@ bool IsTranscendental(Opcode op) {
     case Opcode::kPower:
     case Opcode::kRsqrt:
     case Opcode::kSqrt:
-    case Opcode::kCbrt: return true;
+    case Opcode::kCbrt:
+    case Opcode::kAcos:
+    case Opcode::kAcosh:
+    case Opcode::kAsin:
+    case Opcode::kAsinh:
+    case Opcode::kAtanh:
+    case Opcode::kCosh:
+    case Opcode::kSinh: return true;
     default: return false;
   }
 }

@@ -50,6 +50,13 @@ bool TakesResultAccuracy(Opcode op) {
     case Opcode::kCos:
     case Opcode::kTan:
     case Opcode::kErf:
+    case Opcode::kAcos:
+    case Opcode::kAcosh:
+    case Opcode::kAsin:
+    case Opcode::kAsinh:
+    case Opcode::kAtanh:
+    case Opcode::kCosh:
+    case Opcode::kSinh:
       return true;
     default:
       return false;

@@ -32,6 +32,20 @@ KernelFn KernelFor(Opcode opcode) {
   switch (opcode) {
     case Opcode::kAbs:
       return &ElementwiseKernel;
+    case Opcode::kAcos:
+      return &ElementwiseKernel;
+    case Opcode::kAcosh:
+      return &ElementwiseKernel;
+    case Opcode::kAsin:
+      return &ElementwiseKernel;
+    case Opcode::kAsinh:
+      return &ElementwiseKernel;
+    case Opcode::kAtanh:
+      return &ElementwiseKernel;
+    case Opcode::kCosh:
+      return &ElementwiseKernel;
+    case Opcode::kSinh:
+      return &ElementwiseKernel;
     case Opcode::kAdd:
       return &ElementwiseKernel;
     case Opcode::kAddDependency:

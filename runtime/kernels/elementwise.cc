@@ -197,6 +197,13 @@ absl::Status Unary(const Instruction& instr, const Buffer& a, Buffer& o, ThreadP
       case Opcode::kSin: return same([](T x) { return std::sin(x); });
       case Opcode::kCos: return same([](T x) { return std::cos(x); });
       case Opcode::kTan: return same([](T x) { return std::tan(x); });
+      case Opcode::kAcos: return same([](T x) { return std::acos(x); });
+      case Opcode::kAcosh: return same([](T x) { return std::acosh(x); });
+      case Opcode::kAsin: return same([](T x) { return std::asin(x); });
+      case Opcode::kAsinh: return same([](T x) { return std::asinh(x); });
+      case Opcode::kAtanh: return same([](T x) { return std::atanh(x); });
+      case Opcode::kCosh: return same([](T x) { return std::cosh(x); });
+      case Opcode::kSinh: return same([](T x) { return std::sinh(x); });
       case Opcode::kLogistic: return same([](T x) { return Logistic(x); });
       case Opcode::kExpm1:
         if constexpr (kIsFloat<T>) return same([](T x) { return std::expm1(x); });

@@ -2,7 +2,8 @@
 """Cross-checks hlox kernels against NumPy through the hlox binary.
 
 Writes small HLO modules (convolution, reduce-window, gather, scatter, sort, cholesky,
-triangular-solve, QR and LU custom calls, fft of all four kinds), random inputs as .npy, runs
+triangular-solve, QR and LU custom calls, fft of all four kinds, the inverse trigonometric and
+hyperbolic functions on real and complex types), random inputs as .npy, runs
 `$HLOX_BIN run FILE --inputs DIR --save-outputs DIR --threads N` and compares every output
 with NumPy's answer. Exits non-zero on any mismatch or run failure.
 """
@@ -65,7 +66,7 @@ def check(name, got, want, atol=1e-4, rtol=1e-4, exact=False):
     elif exact and not np.array_equal(got, want):
         FAILURES.append("%s: values differ exactly" % name)
     elif not exact and not np.allclose(got, want, atol=atol, rtol=rtol, equal_nan=True):
-        FAILURES.append("%s: max abs err %g" % (name, np.max(np.abs(got.astype(np.float64) - want))))
+        FAILURES.append("%s: max abs err %g" % (name, np.max(np.abs(got - want))))
     else:
         print("ok  %s" % name)
 
@@ -302,11 +303,33 @@ ENTRY main {
         print("fft accuracy %s %s: max |got - numpy| / max |numpy| = %.2e" % (kind, t, err))
 
 
+# The inverse trigonometric and hyperbolic functions on real and complex inputs inside each one's
+# real domain (and across the branch cuts for complex, where NumPy follows the same C99 cuts).
+INVERSE_HYPERBOLIC = {
+    "acos": (np.arccos, -0.99, 0.99), "asin": (np.arcsin, -0.99, 0.99), "atanh": (np.arctanh, -0.99, 0.99),
+    "acosh": (np.arccosh, 1.0, 9.0), "asinh": (np.arcsinh, -9.0, 9.0), "cosh": (np.cosh, -9.0, 9.0),
+    "sinh": (np.sinh, -9.0, 9.0)}
+
+
+def inverse_hyperbolic():
+    for op, (ref, lo, hi) in INVERSE_HYPERBOLIC.items():
+        for t, dt, tol in (("f32", np.float32, 2e-6), ("f64", np.float64, 1e-14), ("c64", np.complex64, 2e-5),
+                           ("c128", np.complex128, 1e-13)):
+            x = RNG.uniform(lo, hi, 257).astype(dt)
+            if dt in (np.complex64, np.complex128):
+                x = (x + 1j * RNG.uniform(-2, 2, 257)).astype(dt)
+            hlo = "HloModule %s\nENTRY e {\n  x = %s[257] parameter(0)\n  ROOT r = %s[257] %s(x)\n}\n" % (op, t, t, op)
+            outs = run("%s_%s" % (op, t), hlo, [x])
+            want = ref(x.astype(np.complex128 if np.iscomplexobj(x) else np.float64))
+            check("%s %s" % (op, t), None if outs is None else outs[0].astype(want.dtype), want,
+                  atol=tol * max(1.0, float(np.max(np.abs(want)))), rtol=tol)
+
+
 def main():
     if not os.path.exists(HLOX):
         print("hlox binary not found at %s" % HLOX)
         return 1
-    for fn in (conv, reduce_window, gather_scatter, sort, linalg, fft):
+    for fn in (conv, reduce_window, gather_scatter, sort, linalg, fft, inverse_hyperbolic):
         fn()
     for f in FAILURES:
         print("FAIL " + f)
