@@ -32,6 +32,7 @@ inline constexpr int kVariadic = -1;
   X(kAsyncStart, "async-start", kVariadic, 'o')               \
   X(kAsyncUpdate, "async-update", 1, 'o')                     \
   X(kAsyncDone, "async-done", 1, 'o')                         \
+  X(kAtan, "atan", 1, 'u')                                    \
   X(kAtan2, "atan2", 2, 'b')                                  \
   X(kAtanh, "atanh", 1, 'u')                                  \
   X(kBatchNormGrad, "batch-norm-grad", 5, 'o')                \
@@ -88,6 +89,7 @@ inline constexpr int kVariadic = -1;
   X(kMap, "map", kVariadic, 'o')                              \
   X(kMaximum, "maximum", 2, 'b')                              \
   X(kMinimum, "minimum", 2, 'b')                              \
+  X(kMulhi, "mulhi", 2, 'b')                                  \
   X(kMultiply, "multiply", 2, 'b')                            \
   X(kNegate, "negate", 1, 'u')                                \
   X(kNot, "not", 1, 'u')                                      \
@@ -100,6 +102,7 @@ inline constexpr int kVariadic = -1;
   X(kPopulationCount, "popcnt", 1, 'u')                       \
   X(kPower, "power", 2, 'b')                                  \
   X(kRaggedAllToAll, "ragged-all-to-all", 6, 'o')             \
+  X(kRaggedDot, "ragged-dot", 3, 'o')                        \
   X(kReal, "real", 1, 'u')                                    \
   X(kRecv, "recv", 1, 'o')                                    \
   X(kRecvDone, "recv-done", 1, 'o')                           \
@@ -117,6 +120,7 @@ inline constexpr int kVariadic = -1;
   X(kRoundNearestAfz, "round-nearest-afz", 1, 'u')            \
   X(kRoundNearestEven, "round-nearest-even", 1, 'u')          \
   X(kRsqrt, "rsqrt", 1, 'u')                                  \
+  X(kScaledDot, "scaled-dot", 4, 'o')                        \
   X(kScatter, "scatter", kVariadic, 'o')                      \
   X(kSelect, "select", 3, 't')                                \
   X(kSelectAndScatter, "select-and-scatter", 3, 'o')          \

@@ -3,7 +3,7 @@
 
 Writes small HLO modules (convolution, reduce-window, gather, scatter, sort, cholesky,
 triangular-solve, QR and LU custom calls, fft of all four kinds, the inverse trigonometric and
-hyperbolic functions on real and complex types), random inputs as .npy, runs
+hyperbolic functions and atan on real and complex types, ragged-dot), random inputs as .npy, runs
 `$HLOX_BIN run FILE --inputs DIR --save-outputs DIR --threads N` and compares every output
 with NumPy's answer. Exits non-zero on any mismatch or run failure.
 """
@@ -308,7 +308,7 @@ ENTRY main {
 INVERSE_HYPERBOLIC = {
     "acos": (np.arccos, -0.99, 0.99), "asin": (np.arcsin, -0.99, 0.99), "atanh": (np.arctanh, -0.99, 0.99),
     "acosh": (np.arccosh, 1.0, 9.0), "asinh": (np.arcsinh, -9.0, 9.0), "cosh": (np.cosh, -9.0, 9.0),
-    "sinh": (np.sinh, -9.0, 9.0)}
+    "sinh": (np.sinh, -9.0, 9.0), "atan": (np.arctan, -9.0, 9.0)}
 
 
 def inverse_hyperbolic():
@@ -325,11 +325,39 @@ def inverse_hyperbolic():
                   atol=tol * max(1.0, float(np.max(np.abs(want)))), rtol=tol)
 
 
+# ragged-dot in its non-contracting mode (lhs rows split into groups, group i times rhs[i]) and
+# its contracting mode (k split, one result per group), against NumPy slices of the same split.
+def ragged_dot():
+    m, k, n = 40, 24, 9
+    for sizes in ([10, 0, 25, 3], [12, 7, 9, 20]):
+        g = len(sizes)
+        bounds = np.minimum(np.cumsum([0] + sizes), m)
+        lhs = RNG.standard_normal((m, k)).astype(np.float32)
+        rhs = RNG.standard_normal((g, k, n)).astype(np.float32)
+        want = np.zeros((m, n))
+        for i in range(g):
+            want[bounds[i]:bounds[i + 1]] = lhs[bounds[i]:bounds[i + 1]].astype(np.float64) @ rhs[i]
+        hlo = ("HloModule rd\nENTRY e {\n  l = f32[%d,%d] parameter(0)\n  r = f32[%d,%d,%d] parameter(1)\n"
+               "  s = s32[%d] parameter(2)\n  ROOT d = f32[%d,%d] ragged-dot(l, r, s), lhs_contracting_dims={1}, "
+               "rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}\n}\n" % (m, k, g, k, n, g, m, n))
+        outs = run("ragged_dot_rows", hlo, [lhs, rhs, np.array(sizes, np.int32)], threads=3)
+        check("ragged-dot rows %s" % sizes, None if outs is None else outs[0], want, atol=1e-4)
+        ksizes = [5, 0, 11, 2]  # the last 6 columns of k are in no group
+        kb = np.cumsum([0] + ksizes)
+        rhs2 = RNG.standard_normal((k, n)).astype(np.float32)
+        want2 = np.stack([lhs[:, kb[i]:kb[i + 1]].astype(np.float64) @ rhs2[kb[i]:kb[i + 1]] for i in range(len(ksizes))])
+        hlo2 = ("HloModule rdk\nENTRY e {\n  l = f32[%d,%d] parameter(0)\n  r = f32[%d,%d] parameter(1)\n"
+                "  s = s64[4] parameter(2)\n  ROOT d = f32[4,%d,%d] ragged-dot(l, r, s), lhs_contracting_dims={1}, "
+                "rhs_contracting_dims={0}, lhs_ragged_dims={1}\n}\n" % (m, k, k, n, m, n))
+        outs = run("ragged_dot_k", hlo2, [lhs, rhs2, np.array(ksizes, np.int64)])
+        check("ragged-dot contracting", None if outs is None else outs[0], want2, atol=1e-4)
+
+
 def main():
     if not os.path.exists(HLOX):
         print("hlox binary not found at %s" % HLOX)
         return 1
-    for fn in (conv, reduce_window, gather_scatter, sort, linalg, fft, inverse_hyperbolic):
+    for fn in (conv, reduce_window, gather_scatter, sort, linalg, fft, inverse_hyperbolic, ragged_dot):
         fn()
     for f in FAILURES:
         print("FAIL " + f)
