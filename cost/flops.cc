@@ -29,7 +29,15 @@ bool IsTranscendental(Opcode op) {
     case Opcode::kPower:
     case Opcode::kRsqrt:
     case Opcode::kSqrt:
-    case Opcode::kCbrt: return true;
+    case Opcode::kCbrt:
+    case Opcode::kAcos:
+    case Opcode::kAtan:
+    case Opcode::kAcosh:
+    case Opcode::kAsin:
+    case Opcode::kAsinh:
+    case Opcode::kAtanh:
+    case Opcode::kCosh:
+    case Opcode::kSinh: return true;
     default: return false;
   }
 }
@@ -124,6 +132,17 @@ double DotFlops(const Instruction& i) {
   return 2.0 * Elements(i.shape()) * contract;
 }
 
+// A ragged dot does one dot's work over the rows in groups: at most the rows of the result,
+// each contracted fully, except in contracting mode, where the g results share one contraction.
+double RaggedDotFlops(const Instruction& i) {
+  const double flops = DotFlops(i);
+  const bool contracting_mode = i.attrs().dot && i.attrs().lhs_ragged_dims.size() == 1 &&
+                                std::find(i.attrs().dot->lhs_contracting.begin(), i.attrs().dot->lhs_contracting.end(),
+                                          i.attrs().lhs_ragged_dims[0]) != i.attrs().dot->lhs_contracting.end();
+  if (!contracting_mode || i.shape().rank() < 1 || i.shape().dim(0) == 0) return flops;
+  return flops / static_cast<double>(i.shape().dim(0));
+}
+
 // Number of (output position, kernel tap) pairs along one spatial dimension whose input
 // position is real data (not padding, not a base-dilation hole).
 double ValidTaps(int64_t in, int64_t out, const WindowDimension& w) {
@@ -177,6 +196,8 @@ double InstructionFlops(const Instruction& i, const FlopsOptions& o) {
   if (IsTranscendental(op)) return kTranscendentalFlops * Elements(i.shape());
   switch (op) {
     case Opcode::kDot: return DotFlops(i);
+    case Opcode::kScaledDot: return DotFlops(i);
+    case Opcode::kRaggedDot: return RaggedDotFlops(i);
     case Opcode::kConvolution: return ConvFlops(i);
     case Opcode::kFusion:
       if (i.to_apply() == nullptr) return 0;

@@ -97,7 +97,9 @@ KernelKind KernelKindOf(const Instruction& instr) {
     case Opcode::kExp: case Opcode::kExpm1: case Opcode::kLog: case Opcode::kLog1p:
     case Opcode::kLogistic: case Opcode::kTanh: case Opcode::kSin: case Opcode::kCos:
     case Opcode::kTan: case Opcode::kErf: case Opcode::kAtan2: case Opcode::kPower:
-    case Opcode::kRsqrt: case Opcode::kSqrt: case Opcode::kCbrt:
+    case Opcode::kRsqrt: case Opcode::kSqrt: case Opcode::kCbrt: case Opcode::kAcos: case Opcode::kAtan:
+    case Opcode::kAcosh: case Opcode::kAsin: case Opcode::kAsinh: case Opcode::kAtanh:
+    case Opcode::kCosh: case Opcode::kSinh:
       return KernelKind::kTranscendental;
     case Opcode::kBroadcast: case Opcode::kIota: return KernelKind::kBroadcast;
     case Opcode::kCopy: case Opcode::kTranspose: case Opcode::kReshape: case Opcode::kReverse:
@@ -108,7 +110,8 @@ KernelKind KernelKindOf(const Instruction& instr) {
     case Opcode::kDynamicSlice: case Opcode::kDynamicUpdateSlice: case Opcode::kGather:
     case Opcode::kScatter:
       return KernelKind::kDynamicSlice;
-    case Opcode::kDot: case Opcode::kConvolution: return KernelKind::kDot;
+    case Opcode::kDot: case Opcode::kConvolution: case Opcode::kRaggedDot: case Opcode::kScaledDot:
+      return KernelKind::kDot;
     default: break;
   }
   if (IsElementwise(op)) return KernelKind::kElementwise;

@@ -74,7 +74,8 @@ struct Attributes {
   std::vector<int64_t> dimensions;          // broadcast, reduce, transpose, reverse, concat, ...
   std::vector<SliceDim> slice;              // slice={[0:2:1], ...}
   std::vector<int64_t> dynamic_slice_sizes;
-  std::optional<DotDimensionNumbers> dot;
+  std::optional<DotDimensionNumbers> dot;  // dot, ragged-dot, scaled-dot
+  std::vector<int64_t> lhs_ragged_dims, rhs_group_dims;  // ragged-dot (roles: ir/ragged_dot.h)
   std::optional<Window> window;
   std::optional<ConvDimensionNumbers> conv;
   int64_t feature_group_count = 1;

@@ -14,6 +14,8 @@ inline constexpr int kVariadic = -1;
 // 't' elementwise ternary, 'o' anything else.
 #define HLOX_OPCODE_LIST(X)                                   \
   X(kAbs, "abs", 1, 'u')                                      \
+  X(kAcos, "acos", 1, 'u')                                    \
+  X(kAcosh, "acosh", 1, 'u')                                  \
   X(kAdd, "add", 2, 'b')                                      \
   X(kAddDependency, "add-dependency", 2, 'o')                 \
   X(kAfterAll, "after-all", kVariadic, 'o')                   \
@@ -25,10 +27,14 @@ inline constexpr int kVariadic = -1;
   X(kAllReduceDone, "all-reduce-done", 1, 'o')                \
   X(kAllToAll, "all-to-all", kVariadic, 'o')                  \
   X(kAnd, "and", 2, 'b')                                      \
+  X(kAsin, "asin", 1, 'u')                                    \
+  X(kAsinh, "asinh", 1, 'u')                                  \
   X(kAsyncStart, "async-start", kVariadic, 'o')               \
   X(kAsyncUpdate, "async-update", 1, 'o')                     \
   X(kAsyncDone, "async-done", 1, 'o')                         \
+  X(kAtan, "atan", 1, 'u')                                    \
   X(kAtan2, "atan2", 2, 'b')                                  \
+  X(kAtanh, "atanh", 1, 'u')                                  \
   X(kBatchNormGrad, "batch-norm-grad", 5, 'o')                \
   X(kBatchNormInference, "batch-norm-inference", 5, 'o')      \
   X(kBatchNormTraining, "batch-norm-training", 3, 'o')        \
@@ -56,6 +62,7 @@ inline constexpr int kVariadic = -1;
   X(kCopyDone, "copy-done", 1, 'o')                           \
   X(kCopyStart, "copy-start", 1, 'o')                         \
   X(kCos, "cosine", 1, 'u')                                   \
+  X(kCosh, "cosh", 1, 'u')                                    \
   X(kCustomCall, "custom-call", kVariadic, 'o')               \
   X(kDivide, "divide", 2, 'b')                                \
   X(kDomain, "domain", 1, 'o')                                \
@@ -82,6 +89,7 @@ inline constexpr int kVariadic = -1;
   X(kMap, "map", kVariadic, 'o')                              \
   X(kMaximum, "maximum", 2, 'b')                              \
   X(kMinimum, "minimum", 2, 'b')                              \
+  X(kMulhi, "mulhi", 2, 'b')                                  \
   X(kMultiply, "multiply", 2, 'b')                            \
   X(kNegate, "negate", 1, 'u')                                \
   X(kNot, "not", 1, 'u')                                      \
@@ -94,6 +102,7 @@ inline constexpr int kVariadic = -1;
   X(kPopulationCount, "popcnt", 1, 'u')                       \
   X(kPower, "power", 2, 'b')                                  \
   X(kRaggedAllToAll, "ragged-all-to-all", 6, 'o')             \
+  X(kRaggedDot, "ragged-dot", 3, 'o')                        \
   X(kReal, "real", 1, 'u')                                    \
   X(kRecv, "recv", 1, 'o')                                    \
   X(kRecvDone, "recv-done", 1, 'o')                           \
@@ -111,6 +120,7 @@ inline constexpr int kVariadic = -1;
   X(kRoundNearestAfz, "round-nearest-afz", 1, 'u')            \
   X(kRoundNearestEven, "round-nearest-even", 1, 'u')          \
   X(kRsqrt, "rsqrt", 1, 'u')                                  \
+  X(kScaledDot, "scaled-dot", 4, 'o')                        \
   X(kScatter, "scatter", kVariadic, 'o')                      \
   X(kSelect, "select", 3, 't')                                \
   X(kSelectAndScatter, "select-and-scatter", 3, 'o')          \
@@ -122,6 +132,7 @@ inline constexpr int kVariadic = -1;
   X(kShiftRightLogical, "shift-right-logical", 2, 'b')        \
   X(kSign, "sign", 1, 'u')                                    \
   X(kSin, "sine", 1, 'u')                                     \
+  X(kSinh, "sinh", 1, 'u')                                    \
   X(kSlice, "slice", 1, 'o')                                  \
   X(kSort, "sort", kVariadic, 'o')                            \
   X(kSqrt, "sqrt", 1, 'u')                                    \

@@ -41,8 +41,9 @@ bool KeyFitsOpcode(std::string_view key, Opcode op) {
   }
   if (key == "lhs_batch_dims" || key == "rhs_batch_dims" || key == "lhs_contracting_dims" ||
       key == "rhs_contracting_dims") {
-    return op == Opcode::kDot;
+    return op == Opcode::kDot || op == Opcode::kRaggedDot || op == Opcode::kScaledDot;
   }
+  if (key == "lhs_ragged_dims" || key == "rhs_group_dims") return op == Opcode::kRaggedDot;
   return true;
 }
 
@@ -346,6 +347,16 @@ absl::Status Parser::ParseAttributeValue(std::string_view key, size_t key_pos, P
   if (key == "rhs_batch_dims") return ParseIntList(&dot().rhs_batch);
   if (key == "lhs_contracting_dims") return ParseIntList(&dot().lhs_contracting);
   if (key == "rhs_contracting_dims") return ParseIntList(&dot().rhs_contracting);
+  if (key == "lhs_ragged_dims") {
+    // XLA's verifier allows one ragged dimension; reported here, at the attribute.
+    HLOX_RETURN_IF_ERROR(ParseIntList(&a.lhs_ragged_dims));
+    if (a.lhs_ragged_dims.size() != 1) {
+      return lex_.ErrorAt(key_pos, absl::StrCat("lhs_ragged_dims must name exactly one dimension, names ",
+                                                a.lhs_ragged_dims.size()));
+    }
+    return absl::OkStatus();
+  }
+  if (key == "rhs_group_dims") return ParseIntList(&a.rhs_group_dims);
   if (key == "window") {
     a.window.emplace();
     return ParseWindow(&*a.window);

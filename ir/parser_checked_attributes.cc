@@ -50,6 +50,14 @@ bool TakesResultAccuracy(Opcode op) {
     case Opcode::kCos:
     case Opcode::kTan:
     case Opcode::kErf:
+    case Opcode::kAcos:
+    case Opcode::kAtan:
+    case Opcode::kAcosh:
+    case Opcode::kAsin:
+    case Opcode::kAsinh:
+    case Opcode::kAtanh:
+    case Opcode::kCosh:
+    case Opcode::kSinh:
       return true;
     default:
       return false;
@@ -119,7 +127,8 @@ absl::Status Parser::ParseCheckedAttribute(std::string_view key, size_t key_pos,
       }
     }
     lex_.set_pos(end);
-  } else if (key == "operand_precision" && (op == Opcode::kDot || op == Opcode::kConvolution)) {
+  } else if (key == "operand_precision" && (op == Opcode::kDot || op == Opcode::kConvolution ||
+                                            op == Opcode::kRaggedDot || op == Opcode::kScaledDot)) {
     HLOX_RETURN_IF_ERROR(ParsePrecisionList(p->instr->opcode()));
   } else if (key == "output_to_operand_aliasing") {
     HLOX_RETURN_IF_ERROR(ParseOutputOperandAliasing(p));

@@ -149,6 +149,10 @@ void AppendTypedAttributes(const Instruction& instr, std::string* out) {
     add("lhs_contracting_dims", IntList(a.dot->lhs_contracting));
     add("rhs_contracting_dims", IntList(a.dot->rhs_contracting));
   }
+  if (op == Opcode::kRaggedDot) {
+    add("lhs_ragged_dims", IntList(a.lhs_ragged_dims));
+    if (!a.rhs_group_dims.empty()) add("rhs_group_dims", IntList(a.rhs_group_dims));
+  }
   if (!a.padding.empty() || op == Opcode::kPad) add("padding", PaddingText(a.padding));
   if (a.gather) {
     const GatherDimensionNumbers& g = *a.gather;

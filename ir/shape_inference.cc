@@ -67,6 +67,11 @@ absl::StatusOr<Shape> InferElementwise(const Instruction& instr) {
     case Opcode::kImag:
     case Opcode::kComplex:
     case Opcode::kAbs: t = declared.element_type(); break;  // chosen by the text
+    case Opcode::kMulhi:
+      if (!IsInteger(t) || instr.operand(1)->shape().element_type() != t) {
+        return Bad(instr, "mulhi takes two integer operands of one type");
+      }
+      break;
     case Opcode::kSelect:
       if (instr.operand(0)->shape().element_type() != PrimitiveType::kPred) {
         return Bad(instr, "select predicate is not pred");

@@ -322,6 +322,10 @@ absl::StatusOr<Shape> InferRngBitGenerator(const Instruction& instr) {
 
 }  // namespace
 
+// The dot variants (shape_inference_dot_variants.cc).
+absl::StatusOr<Shape> InferRaggedDot(const Instruction& instr);
+absl::StatusOr<Shape> InferScaledDot(const Instruction& instr);
+
 // Second half of the dispatch (the first is in shape_inference.cc).
 absl::StatusOr<Shape> InferInstructionShapeImpl2(const Instruction& instr) {
   switch (instr.opcode()) {
@@ -362,6 +366,8 @@ absl::StatusOr<Shape> InferInstructionShapeImpl2(const Instruction& instr) {
     case Opcode::kAllGather:
     case Opcode::kReduceScatter: return InferGatherScatterCollective(instr);
     case Opcode::kRaggedAllToAll: return InferRaggedAllToAll(instr);
+    case Opcode::kRaggedDot: return InferRaggedDot(instr);
+    case Opcode::kScaledDot: return InferScaledDot(instr);
     case Opcode::kRng: return InferRng(instr);
     case Opcode::kRngBitGenerator: return InferRngBitGenerator(instr);
     case Opcode::kConstant:

@@ -66,7 +66,8 @@ std::string AttributesKey(const Attributes& a) {
                   a.backend_config, "|fk", static_cast<int>(a.fusion_kind), "|fi", a.feature_index,
                   "|eps", a.epsilon, "|st", a.is_stable, "|rp", a.exponent_bits, ",", a.mantissa_bits,
                   "|ts", a.left_side, a.lower, a.unit_diagonal, a.transpose_a, "|k", a.k, a.largest,
-                  "|fft", a.fft_type, Ints(a.fft_length));
+                  "|fft", a.fft_type, Ints(a.fft_length), "|rd", Ints(a.lhs_ragged_dims), ";",
+                  Ints(a.rhs_group_dims));
   return k;
 }
 
@@ -74,6 +75,7 @@ bool IsCommutative(const Instruction& i) {
   switch (i.opcode()) {
     case Opcode::kAdd:
     case Opcode::kMultiply:
+    case Opcode::kMulhi:
     case Opcode::kMaximum:
     case Opcode::kMinimum:
     case Opcode::kAnd:

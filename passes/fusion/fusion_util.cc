@@ -63,7 +63,8 @@ bool IsExpensive(Opcode op) {
     case Opcode::kTanh: case Opcode::kLogistic: case Opcode::kPower: case Opcode::kSqrt:
     case Opcode::kRsqrt: case Opcode::kCbrt: case Opcode::kErf: case Opcode::kSin:
     case Opcode::kCos: case Opcode::kTan: case Opcode::kAtan2: case Opcode::kDivide:
-    case Opcode::kRemainder:
+    case Opcode::kRemainder: case Opcode::kAcos: case Opcode::kAcosh: case Opcode::kAsin: case Opcode::kAtan:
+    case Opcode::kAsinh: case Opcode::kAtanh: case Opcode::kCosh: case Opcode::kSinh:
       return true;
     default:
       return false;

@@ -38,6 +38,8 @@ absl::StatusOr<Value> ElementwiseKernel(const Instruction&, const std::vector<co
 absl::StatusOr<Value> ConvertKernel(const Instruction&, const std::vector<const Value*>&, KernelContext&);
 absl::StatusOr<Value> BitcastConvertKernel(const Instruction&, const std::vector<const Value*>&, KernelContext&);
 absl::StatusOr<Value> DotKernel(const Instruction&, const std::vector<const Value*>&, KernelContext&);
+absl::StatusOr<Value> RaggedDotKernel(const Instruction&, const std::vector<const Value*>&, KernelContext&);
+absl::StatusOr<Value> ScaledDotKernel(const Instruction&, const std::vector<const Value*>&, KernelContext&);
 absl::StatusOr<Value> ConvolutionKernel(const Instruction&, const std::vector<const Value*>&, KernelContext&);
 absl::StatusOr<Value> ReduceKernel(const Instruction&, const std::vector<const Value*>&, KernelContext&);
 absl::StatusOr<Value> ReduceWindowKernel(const Instruction&, const std::vector<const Value*>&, KernelContext&);

@@ -32,6 +32,20 @@ KernelFn KernelFor(Opcode opcode) {
   switch (opcode) {
     case Opcode::kAbs:
       return &ElementwiseKernel;
+    case Opcode::kAcos:
+      return &ElementwiseKernel;
+    case Opcode::kAcosh:
+      return &ElementwiseKernel;
+    case Opcode::kAsin:
+      return &ElementwiseKernel;
+    case Opcode::kAsinh:
+      return &ElementwiseKernel;
+    case Opcode::kAtanh:
+      return &ElementwiseKernel;
+    case Opcode::kCosh:
+      return &ElementwiseKernel;
+    case Opcode::kSinh:
+      return &ElementwiseKernel;
     case Opcode::kAdd:
       return &ElementwiseKernel;
     case Opcode::kAddDependency:
@@ -62,6 +76,8 @@ KernelFn KernelFor(Opcode opcode) {
       return &ControlFlowKernel;
     case Opcode::kAsyncDone:
       return &ControlFlowKernel;
+    case Opcode::kAtan:
+      return &ElementwiseKernel;
     case Opcode::kAtan2:
       return &ElementwiseKernel;
     case Opcode::kBatchNormGrad:
@@ -126,6 +142,10 @@ KernelFn KernelFor(Opcode opcode) {
       return &DataMovementKernel;
     case Opcode::kDot:
       return &DotKernel;
+    case Opcode::kRaggedDot:
+      return &RaggedDotKernel;
+    case Opcode::kScaledDot:
+      return &ScaledDotKernel;
     case Opcode::kDynamicReshape:
       return &DataMovementKernel;
     case Opcode::kDynamicSlice:
@@ -169,6 +189,8 @@ KernelFn KernelFor(Opcode opcode) {
     case Opcode::kMaximum:
       return &ElementwiseKernel;
     case Opcode::kMinimum:
+      return &ElementwiseKernel;
+    case Opcode::kMulhi:
       return &ElementwiseKernel;
     case Opcode::kMultiply:
       return &ElementwiseKernel;

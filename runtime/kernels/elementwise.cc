@@ -38,6 +38,20 @@ template <> struct ComplexTraitsOf<float> { using type = TypeTraits<PrimitiveTyp
 template <> struct ComplexTraitsOf<double> { using type = TypeTraits<PrimitiveType::kC128>; };
 using PredTraits = TypeTraits<PrimitiveType::kPred>;
 
+// XLA's mulhi: the high half of the product at twice the type's width (kBits for the narrow
+// integers, whose compute type holds them extended), signed or unsigned as the type is.
+template <int kBits, typename T>
+T MulHi(T x, T y) {
+  constexpr int kWidth = kBits > 0 ? kBits : static_cast<int>(8 * sizeof(T));
+  if constexpr (sizeof(T) == 8) {
+    using W = std::conditional_t<std::is_signed_v<T>, __int128, unsigned __int128>;
+    return static_cast<T>((static_cast<W>(x) * static_cast<W>(y)) >> 64);
+  } else {
+    using W = std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>;
+    return static_cast<T>((static_cast<W>(x) * static_cast<W>(y)) >> kWidth);
+  }
+}
+
 template <typename Body> void Run(ThreadPool* pool, int64_t n, Body&& body) {
   if (pool != nullptr && n > kGrain) pool->ParallelFor(n, kGrain, body);
   else body(0, n);
@@ -197,6 +211,14 @@ absl::Status Unary(const Instruction& instr, const Buffer& a, Buffer& o, ThreadP
       case Opcode::kSin: return same([](T x) { return std::sin(x); });
       case Opcode::kCos: return same([](T x) { return std::cos(x); });
       case Opcode::kTan: return same([](T x) { return std::tan(x); });
+      case Opcode::kAcos: return same([](T x) { return std::acos(x); });
+      case Opcode::kAtan: return same([](T x) { return std::atan(x); });
+      case Opcode::kAcosh: return same([](T x) { return std::acosh(x); });
+      case Opcode::kAsin: return same([](T x) { return std::asin(x); });
+      case Opcode::kAsinh: return same([](T x) { return std::asinh(x); });
+      case Opcode::kAtanh: return same([](T x) { return std::atanh(x); });
+      case Opcode::kCosh: return same([](T x) { return std::cosh(x); });
+      case Opcode::kSinh: return same([](T x) { return std::sinh(x); });
       case Opcode::kLogistic: return same([](T x) { return Logistic(x); });
       case Opcode::kExpm1:
         if constexpr (kIsFloat<T>) return same([](T x) { return std::expm1(x); });
@@ -293,6 +315,7 @@ absl::Status Binary(const Instruction& instr, const Buffer& a, const Buffer& b, 
           return same([](T x, T y) { return ShiftRightLogical(x, y); });
         }
       case Opcode::kShiftRightArithmetic: return same([](T x, T y) { return ShiftRightArithmetic(x, y); });
+      case Opcode::kMulhi: return same([](T x, T y) { return MulHi<NarrowBits<Tr>::value>(x, y); });
       default: break;
     }
   } else {

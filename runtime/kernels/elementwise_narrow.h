@@ -73,6 +73,7 @@ inline bool NarrowIntSupports(Opcode op) {
     case Opcode::kShiftLeft: case Opcode::kShiftRightArithmetic: case Opcode::kNegate:
     case Opcode::kAbs: case Opcode::kSign: case Opcode::kNot: case Opcode::kSelect: case Opcode::kClamp:
     case Opcode::kClz: case Opcode::kPopulationCount: case Opcode::kShiftRightLogical:
+    case Opcode::kMulhi:
       return true;
     default:
       return false;

@@ -79,6 +79,14 @@ bool UnaryFloat(Opcode op, const T* a, T* o, int64_t n) {
     case Opcode::kCos: for (int64_t i = 0; i < n; ++i) o[i] = std::cos(a[i]); return true;
     case Opcode::kTan: for (int64_t i = 0; i < n; ++i) o[i] = std::tan(a[i]); return true;
     case Opcode::kErf: for (int64_t i = 0; i < n; ++i) o[i] = std::erf(a[i]); return true;
+    case Opcode::kAcos: for (int64_t i = 0; i < n; ++i) o[i] = std::acos(a[i]); return true;
+    case Opcode::kAtan: for (int64_t i = 0; i < n; ++i) o[i] = std::atan(a[i]); return true;
+    case Opcode::kAcosh: for (int64_t i = 0; i < n; ++i) o[i] = std::acosh(a[i]); return true;
+    case Opcode::kAsin: for (int64_t i = 0; i < n; ++i) o[i] = std::asin(a[i]); return true;
+    case Opcode::kAsinh: for (int64_t i = 0; i < n; ++i) o[i] = std::asinh(a[i]); return true;
+    case Opcode::kAtanh: for (int64_t i = 0; i < n; ++i) o[i] = std::atanh(a[i]); return true;
+    case Opcode::kCosh: for (int64_t i = 0; i < n; ++i) o[i] = std::cosh(a[i]); return true;
+    case Opcode::kSinh: for (int64_t i = 0; i < n; ++i) o[i] = std::sinh(a[i]); return true;
     case Opcode::kSign:
       for (int64_t i = 0; i < n; ++i) {
         T v = a[i];

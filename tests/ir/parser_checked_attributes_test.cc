@@ -46,6 +46,32 @@ TEST(ParserCheckedAttributes, CustomCallApiVersionScheduleAndLayouts) {
       "operand layout constraint f32[2]{0} for operand 1 is not compatible with its shape s32[2]");
 }
 
+// ragged-dot and scaled-dot take dot dimension numbers; ragged-dot also its ragged and group
+// dims (exactly one ragged dim, checked at the attribute), and both print back as written.
+TEST(ParserCheckedAttributes, RaggedDotAndScaledDotAttributes) {
+  auto m = ParseRoundTrip(
+      "HloModule m\nENTRY e {\n  l = f32[19,11,5] parameter(0)\n  r = f32[3,5,7] parameter(1)\n"
+      "  g = s64[19,3] parameter(2)\n  ROOT d = f32[19,11,7] ragged-dot(l, r, g), lhs_contracting_dims={2}, "
+      "rhs_contracting_dims={1}, lhs_ragged_dims={1}, rhs_group_dims={0}, operand_precision={default,highest}\n}\n");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->entry()->root()->attrs().lhs_ragged_dims, std::vector<int64_t>{1});
+  EXPECT_EQ(m->entry()->root()->attrs().rhs_group_dims, std::vector<int64_t>{0});
+  EXPECT_TRUE(ParseRoundTrip(
+      "HloModule m\nENTRY e {\n  l = f32[11,19,5] parameter(0)\n  r = f32[19,5,7] parameter(1)\n"
+      "  g = s64[19,3] parameter(2)\n  ROOT d = f32[3,11,7] ragged-dot(l, r, g), lhs_contracting_dims={1,2}, "
+      "rhs_contracting_dims={0,1}, lhs_ragged_dims={2}\n}\n"));
+  EXPECT_TRUE(ParseRoundTrip(
+      "HloModule m\nENTRY e {\n  l = f8e4m3fn[4,64] parameter(0)\n  r = f8e4m3fn[64,8] parameter(1)\n"
+      "  ls = f8e8m0fnu[4,2] parameter(2)\n  rs = f8e8m0fnu[2,8] parameter(3)\n"
+      "  ROOT d = bf16[4,8] scaled-dot(l, r, ls, rs), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n"));
+  const std::string head = "HloModule m\nENTRY e {\n  l = f32[4,2] parameter(0)\n  r = f32[2,2,3] parameter(1)\n"
+                           "  g = s32[2] parameter(2)\n  ROOT d = f32[4,3] ragged-dot(l, r, g), ";
+  // "  ROOT d = f32[4,3] ragged-dot(l, r, g), " is 41 characters: keys start at column 42.
+  ExpectParseError(head + "lhs_ragged_dims={0,1}\n}\n", 6, 42, "lhs_ragged_dims must name exactly one dimension, names 2");
+  ExpectParseError(head + "lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={}\n}\n", 6, 94,
+                   "names 0");
+}
+
 TEST(ParserCheckedAttributes, DotSparsityDescriptors) {
   ASSERT_TRUE(ParseRoundTrip(
       "HloModule m\nENTRY e {\n  a = f32[4,8] parameter(0)\n  b = f32[8,4] parameter(1)\n"
@@ -141,6 +167,9 @@ TEST(ParserCheckedAttributes, OpcodeSpecificKeysOnOtherOpcodes) {
   ExpectRootError("f32[4] negate(a), window={size=1}", 18, "attribute 'window' does not apply to negate");
   ExpectRootError("f32[4] negate(a), lhs_contracting_dims={0}", 18, "does not apply to negate");
   ExpectRootError("f32[4] negate(a), feature_group_count=1", 18, "does not apply to negate");
+  ExpectRootError("f32[4] negate(a), lhs_ragged_dims={0}", 18, "does not apply to negate");
+  ExpectRootError("f32[] dot(a, a), lhs_contracting_dims={0}, rhs_contracting_dims={0}, rhs_group_dims={0}", 69,
+                  "attribute 'rhs_group_dims' does not apply to dot");
   // The same keys where they belong.
   EXPECT_TRUE(ParseRoundTrip(Module("f32[2] slice(a), slice={[0:2]}")));
   EXPECT_TRUE(ParseRoundTrip(Module("pred[4] compare(a, a), direction=LT")));

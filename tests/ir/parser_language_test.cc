@@ -78,6 +78,17 @@ TEST(ParserLanguage, NestedInstructionErrors) {
                    "unknown opcode 'frob'");
 }
 
+// XLA's newest opcodes that hlox does not model yet (docs/HLO_COVERAGE.md, "Opcodes") are an
+// error at the opcode, like any unknown one; the ones it added parse.
+TEST(ParserLanguage, NewestXlaOpcodesNotModelledAreUnknown) {
+  for (const std::string op : {"scan", "shuffle", "collective-reduce"}) {
+    ExpectParseError("HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT r = f32[4] " + op + "(a)\n}\n", 4, 19,
+                     "unknown opcode '" + op + "'");
+  }
+  EXPECT_TRUE(ParseRoundTrip("HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  ROOT r = f32[4] atan(a)\n}\n"));
+  EXPECT_TRUE(ParseRoundTrip("HloModule m\nENTRY e {\n  a = s32[4] parameter(0)\n  ROOT r = s32[4] mulhi(a, a)\n}\n"));
+}
+
 TEST(ParserLanguage, ShapesLeftOutAreInferred) {
   auto m = ParseRoundTrip(R"(HloModule m
 %sum (a: f32[], b: f32[]) -> f32[] {

@@ -22,6 +22,21 @@ absl::Status VerifyText(const std::string& text) {
 
 const char kAdd[] = "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\n";
 
+// A ragged-dot of lhs f32[4,2] and rhs f32[2,2,3] with the given sizes and result shapes and
+// group attribute.
+std::string RaggedDot(const std::string& sizes, const std::string& result, const std::string& group) {
+  return "  l = f32[4,2] parameter(0)\n  r = f32[2,2,3] parameter(1)\n  g = " + sizes + " parameter(2)\n  ROOT d = " +
+         result + " ragged-dot(l, r, g), lhs_contracting_dims={1}, rhs_contracting_dims={1}, lhs_ragged_dims={0}" +
+         (group.empty() ? "" : ", " + group) + "\n";
+}
+
+// A scaled-dot of f32[4,8] and f32[8,3] with the given lhs scale shape (rhs scale f32[2,3]).
+std::string ScaledDot(const std::string& lhs_scale) {
+  return "  l = f32[4,8] parameter(0)\n  r = f32[8,3] parameter(1)\n  ls = " + lhs_scale +
+         " parameter(2)\n  rs = f32[2,3] parameter(3)\n"
+         "  ROOT d = f32[4,3] scaled-dot(l, r, ls, rs), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n";
+}
+
 struct Case {
   const char* name;
   std::string good, bad, expect;  // `expect`: a fragment of the error message
@@ -76,6 +91,35 @@ TEST(Verifier, CatchesErrorsAndAcceptsValidTwins) {
        Wrap("  in = f32[6,2] parameter(0)\n  out = f32[5,2] parameter(1)\n  o = s32[2] parameter(2)\n"
             "  ROOT r = f32[6,2] ragged-all-to-all(in, out, o, o, o, o)\n"),
        "declared shape"},
+      // ragged-dot: lhs [4,2] rows in groups, rhs [g=2,2,3].
+      {"ragged-dot group dims", Wrap(RaggedDot("s32[2]", "f32[4,3]", "rhs_group_dims={0}")),
+       Wrap(RaggedDot("s32[2]", "f32[4,3]", "rhs_group_dims={1}")), "group dimension must be neither"},
+      {"ragged-dot group missing", Wrap(RaggedDot("s32[2]", "f32[4,3]", "rhs_group_dims={0}")),
+       Wrap(RaggedDot("s32[2]", "f32[4,3]", "")), "needs exactly one rhs_group_dims, has 0"},
+      {"ragged-dot group count", Wrap(RaggedDot("s32[2]", "f32[4,3]", "rhs_group_dims={0}")),
+       Wrap(RaggedDot("s32[3]", "f32[4,3]", "rhs_group_dims={0}")), "group_sizes has dims [3], expected [2]"},
+      {"ragged-dot group type", Wrap(RaggedDot("s64[2]", "f32[4,3]", "rhs_group_dims={0}")),
+       Wrap(RaggedDot("f32[2]", "f32[4,3]", "rhs_group_dims={0}")), "group_sizes must be an integer array"},
+      {"ragged-dot result", Wrap(RaggedDot("s32[2]", "f32[4,3]", "rhs_group_dims={0}")),
+       Wrap(RaggedDot("s32[2]", "f32[2,4,3]", "rhs_group_dims={0}")), "declared shape"},
+      {"ragged-dot contracting", Wrap("  l = f32[4,6] parameter(0)\n  r = f32[6,3] parameter(1)\n  g = s32[5] parameter(2)\n"
+                                      "  ROOT d = f32[5,4,3] ragged-dot(l, r, g), lhs_contracting_dims={1}, "
+                                      "rhs_contracting_dims={0}, lhs_ragged_dims={1}\n"),
+       Wrap("  l = f32[4,6] parameter(0)\n  r = f32[6,3] parameter(1)\n  g = s32[5] parameter(2)\n"
+            "  ROOT d = f32[5,4,3] ragged-dot(l, r, g), lhs_contracting_dims={1}, "
+            "rhs_contracting_dims={0}, lhs_ragged_dims={1}, rhs_group_dims={0}\n"),
+       "contracting ragged dimension takes no rhs_group_dims"},
+      {"ragged-dot prefix", Wrap("  l = f32[3,4,2] parameter(0)\n  r = f32[2,2,5] parameter(1)\n  g = s32[3,2] parameter(2)\n"
+                                 "  ROOT d = f32[3,4,5] ragged-dot(l, r, g), lhs_contracting_dims={2}, "
+                                 "rhs_contracting_dims={1}, lhs_ragged_dims={1}, rhs_group_dims={0}\n"),
+       Wrap("  l = f32[3,4,2] parameter(0)\n  r = f32[2,2,5] parameter(1)\n  g = s32[4,2] parameter(2)\n"
+            "  ROOT d = f32[3,4,5] ragged-dot(l, r, g), lhs_contracting_dims={2}, "
+            "rhs_contracting_dims={1}, lhs_ragged_dims={1}, rhs_group_dims={0}\n"),
+       "expected [3,2] or [2]"},
+      {"scaled-dot blocks", Wrap(ScaledDot("f32[4,2]")), Wrap(ScaledDot("f32[4,3]")), "do not divide"},
+      {"scaled-dot rank", Wrap(ScaledDot("f32[4,2]")), Wrap(ScaledDot("f32[8]")), "lhs scale has rank 1"},
+      {"mulhi", Wrap("  x = u32[3] parameter(0)\n  ROOT m = u32[3] mulhi(x, x)\n"),
+       Wrap("  x = f32[3] parameter(0)\n  ROOT m = f32[3] mulhi(x, x)\n"), "mulhi takes two integer operands"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);

@@ -2,7 +2,8 @@
 """Cross-checks hlox kernels against NumPy through the hlox binary.
 
 Writes small HLO modules (convolution, reduce-window, gather, scatter, sort, cholesky,
-triangular-solve, QR and LU custom calls, fft of all four kinds), random inputs as .npy, runs
+triangular-solve, QR and LU custom calls, fft of all four kinds, the inverse trigonometric and
+hyperbolic functions and atan on real and complex types, ragged-dot), random inputs as .npy, runs
 `$HLOX_BIN run FILE --inputs DIR --save-outputs DIR --threads N` and compares every output
 with NumPy's answer. Exits non-zero on any mismatch or run failure.
 """
@@ -65,7 +66,7 @@ def check(name, got, want, atol=1e-4, rtol=1e-4, exact=False):
     elif exact and not np.array_equal(got, want):
         FAILURES.append("%s: values differ exactly" % name)
     elif not exact and not np.allclose(got, want, atol=atol, rtol=rtol, equal_nan=True):
-        FAILURES.append("%s: max abs err %g" % (name, np.max(np.abs(got.astype(np.float64) - want))))
+        FAILURES.append("%s: max abs err %g" % (name, np.max(np.abs(got - want))))
     else:
         print("ok  %s" % name)
 
@@ -302,11 +303,61 @@ ENTRY main {
         print("fft accuracy %s %s: max |got - numpy| / max |numpy| = %.2e" % (kind, t, err))
 
 
+# The inverse trigonometric and hyperbolic functions on real and complex inputs inside each one's
+# real domain (and across the branch cuts for complex, where NumPy follows the same C99 cuts).
+INVERSE_HYPERBOLIC = {
+    "acos": (np.arccos, -0.99, 0.99), "asin": (np.arcsin, -0.99, 0.99), "atanh": (np.arctanh, -0.99, 0.99),
+    "acosh": (np.arccosh, 1.0, 9.0), "asinh": (np.arcsinh, -9.0, 9.0), "cosh": (np.cosh, -9.0, 9.0),
+    "sinh": (np.sinh, -9.0, 9.0), "atan": (np.arctan, -9.0, 9.0)}
+
+
+def inverse_hyperbolic():
+    for op, (ref, lo, hi) in INVERSE_HYPERBOLIC.items():
+        for t, dt, tol in (("f32", np.float32, 2e-6), ("f64", np.float64, 1e-14), ("c64", np.complex64, 2e-5),
+                           ("c128", np.complex128, 1e-13)):
+            x = RNG.uniform(lo, hi, 257).astype(dt)
+            if dt in (np.complex64, np.complex128):
+                x = (x + 1j * RNG.uniform(-2, 2, 257)).astype(dt)
+            hlo = "HloModule %s\nENTRY e {\n  x = %s[257] parameter(0)\n  ROOT r = %s[257] %s(x)\n}\n" % (op, t, t, op)
+            outs = run("%s_%s" % (op, t), hlo, [x])
+            want = ref(x.astype(np.complex128 if np.iscomplexobj(x) else np.float64))
+            check("%s %s" % (op, t), None if outs is None else outs[0].astype(want.dtype), want,
+                  atol=tol * max(1.0, float(np.max(np.abs(want)))), rtol=tol)
+
+
+# ragged-dot in its non-contracting mode (lhs rows split into groups, group i times rhs[i]) and
+# its contracting mode (k split, one result per group), against NumPy slices of the same split.
+def ragged_dot():
+    m, k, n = 40, 24, 9
+    for sizes in ([10, 0, 25, 3], [12, 7, 9, 20]):
+        g = len(sizes)
+        bounds = np.minimum(np.cumsum([0] + sizes), m)
+        lhs = RNG.standard_normal((m, k)).astype(np.float32)
+        rhs = RNG.standard_normal((g, k, n)).astype(np.float32)
+        want = np.zeros((m, n))
+        for i in range(g):
+            want[bounds[i]:bounds[i + 1]] = lhs[bounds[i]:bounds[i + 1]].astype(np.float64) @ rhs[i]
+        hlo = ("HloModule rd\nENTRY e {\n  l = f32[%d,%d] parameter(0)\n  r = f32[%d,%d,%d] parameter(1)\n"
+               "  s = s32[%d] parameter(2)\n  ROOT d = f32[%d,%d] ragged-dot(l, r, s), lhs_contracting_dims={1}, "
+               "rhs_contracting_dims={1}, lhs_ragged_dims={0}, rhs_group_dims={0}\n}\n" % (m, k, g, k, n, g, m, n))
+        outs = run("ragged_dot_rows", hlo, [lhs, rhs, np.array(sizes, np.int32)], threads=3)
+        check("ragged-dot rows %s" % sizes, None if outs is None else outs[0], want, atol=1e-4)
+        ksizes = [5, 0, 11, 2]  # the last 6 columns of k are in no group
+        kb = np.cumsum([0] + ksizes)
+        rhs2 = RNG.standard_normal((k, n)).astype(np.float32)
+        want2 = np.stack([lhs[:, kb[i]:kb[i + 1]].astype(np.float64) @ rhs2[kb[i]:kb[i + 1]] for i in range(len(ksizes))])
+        hlo2 = ("HloModule rdk\nENTRY e {\n  l = f32[%d,%d] parameter(0)\n  r = f32[%d,%d] parameter(1)\n"
+                "  s = s64[4] parameter(2)\n  ROOT d = f32[4,%d,%d] ragged-dot(l, r, s), lhs_contracting_dims={1}, "
+                "rhs_contracting_dims={0}, lhs_ragged_dims={1}\n}\n" % (m, k, k, n, m, n))
+        outs = run("ragged_dot_k", hlo2, [lhs, rhs2, np.array(ksizes, np.int64)])
+        check("ragged-dot contracting", None if outs is None else outs[0], want2, atol=1e-4)
+
+
 def main():
     if not os.path.exists(HLOX):
         print("hlox binary not found at %s" % HLOX)
         return 1
-    for fn in (conv, reduce_window, gather_scatter, sort, linalg, fft):
+    for fn in (conv, reduce_window, gather_scatter, sort, linalg, fft, inverse_hyperbolic, ragged_dot):
         fn()
     for f in FAILURES:
         print("FAIL " + f)
