@@ -38,7 +38,6 @@ UnpackScope::UnpackScope() {
   ThreadZone& t = ThisThreadZone();
   if (!t.taken) {
     t.taken = true;
-    borrowed_ = true;
     zone_ = &t.zone;
   } else {
     own_ = std::make_unique<msgpack::zone>();
@@ -47,7 +46,7 @@ UnpackScope::UnpackScope() {
 }
 
 UnpackScope::~UnpackScope() {
-  if (!borrowed_) return;
+  if (own_) return;
   zone_->clear();  // keeps the first chunk for the next message, frees any larger ones
   ThisThreadZone().taken = false;
 }

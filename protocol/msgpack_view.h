@@ -35,7 +35,6 @@ class UnpackScope {
  private:
   msgpack::zone* zone_;
   std::unique_ptr<msgpack::zone> own_;  // set when the thread's zone was taken
-  bool borrowed_ = false;
   msgpack::object root_;
 };
 

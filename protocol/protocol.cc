@@ -14,7 +14,6 @@ namespace {
 
 using Packer = WirePacker;
 
-
 void KV(Packer& pk, std::string_view k, std::string_view v) { PackStr(pk, k); PackStr(pk, v); }
 void KU(Packer& pk, std::string_view k, uint64_t v) { PackStr(pk, k); pk.pack(v); }
 void KB(Packer& pk, std::string_view k, bool v) { PackStr(pk, k); pk.pack(v); }

@@ -189,12 +189,17 @@ TEST(RaggedDot, NegativeGroupSizeIsARunError) {
 TEST(ScaledDot, AppliesBlockScalesBeforeContracting) {
   const std::vector<double> l = Values("f32[1]", 32, 9), r = Values("f32[1]", 24, 10);
   const std::vector<double> ls = {1, 2, 0.5, 4, 8, 0.25, 1, 1}, rs = {2, 4, 0.5, 1, 16, 0.125};
-  std::vector<double> want(12, 0.0);
-  for (int i = 0; i < 4; ++i) {
-    for (int j = 0; j < 3; ++j) {
-      for (int c = 0; c < 8; ++c) want[i * 3 + j] += l[i * 8 + c] * ls[i * 2 + c / 4] * r[c * 3 + j] * rs[(c / 4) * 3 + j];
+  // out[i,j] = sum_c lhs[i,c] * ls[i, c/4] * rhs[c,j] * rs[c/4, j]
+  auto reference = [&](const std::vector<double>& lv, const std::vector<double>& rv) {
+    std::vector<double> out(12, 0.0);
+    for (int i = 0; i < 4; ++i) {
+      for (int j = 0; j < 3; ++j) {
+        for (int c = 0; c < 8; ++c) out[i * 3 + j] += lv[i * 8 + c] * ls[i * 2 + c / 4] * rv[c * 3 + j] * rs[(c / 4) * 3 + j];
+      }
     }
-  }
+    return out;
+  };
+  const std::vector<double> want = reference(l, r);
   const std::string f32 =
       "HloModule s\nENTRY e {\n  l = f32[4,8] parameter(0)\n  r = f32[8,3] parameter(1)\n  ls = f32[4,2] parameter(2)\n"
       "  rs = f32[2,3] parameter(3)\n  ROOT d = f32[4,3] scaled-dot(l, r, ls, rs), lhs_contracting_dims={1}, "
@@ -207,12 +212,7 @@ TEST(ScaledDot, AppliesBlockScalesBeforeContracting) {
   std::vector<double> l8(32), r8(24);
   for (int i = 0; i < 32; ++i) l8[i] = (i % 7) - 3 + (i % 2) * 0.5;
   for (int i = 0; i < 24; ++i) r8[i] = (i % 5) - 2;
-  std::vector<double> want8(12, 0.0);
-  for (int i = 0; i < 4; ++i) {
-    for (int j = 0; j < 3; ++j) {
-      for (int c = 0; c < 8; ++c) want8[i * 3 + j] += l8[i * 8 + c] * ls[i * 2 + c / 4] * r8[c * 3 + j] * rs[(c / 4) * 3 + j];
-    }
-  }
+  std::vector<double> want8 = reference(l8, r8);
   const std::string f8 =
       "HloModule s\nENTRY e {\n  a = f32[4,8] parameter(0)\n  b = f32[8,3] parameter(1)\n  c = f32[4,2] parameter(2)\n"
       "  d = f32[2,3] parameter(3)\n  l = f8e4m3fn[4,8] convert(a)\n  r = f8e4m3fn[8,3] convert(b)\n"
