@@ -247,7 +247,13 @@ class Client:
             # Never block on a broker that is down or refuses the handshake: wait for room.
             if not sock.poll(int(timeout * 1000), zmq.POLLOUT):
                 raise TimeoutError("no connection to %s" % self.control)
-            sock.send_multipart([header(b"C"), msgpack.packb({"op": op, "target": target})], flags=zmq.NOBLOCK)
+            try:
+                sock.send_multipart([header(b"C"), msgpack.packb({"op": op, "target": target})],
+                                    flags=zmq.NOBLOCK)
+            except zmq.Again:
+                # The handshake can fail (a refused CURVE key) between the poll and the send:
+                # the pipe is gone again, which is the same as never having connected.
+                raise TimeoutError("no connection to %s" % self.control)
             if not sock.poll(int(timeout * 1000), zmq.POLLIN):
                 raise TimeoutError("no control reply from %s" % self.control)
             frames = sock.recv_multipart()
