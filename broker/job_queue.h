@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "broker/job.h"
 
 namespace hlox::broker {
@@ -84,15 +85,18 @@ class JobQueue {
 
   size_t pending() const { return pending_; }
   size_t running() const { return running_; }
-  const std::unordered_map<std::string, std::unique_ptr<Job>>& jobs() const { return jobs_; }
+  // Open addressing: the table is looked up several times per job, and it holds every job in
+  // flight. Values are pointers, so a Job stays put when the table grows.
+  using Table = absl::flat_hash_map<std::string, std::unique_ptr<Job>>;
+  const Table& jobs() const { return jobs_; }
 
  private:
   // The queues a worker of class `cls` takes jobs from, in order (built once per class).
   const std::vector<std::string>& QueuesServing(const std::string& cls) const;
 
   int poison_crashes_;
-  std::unordered_map<std::string, std::unique_ptr<Job>> jobs_;  // pending or running
-  std::unordered_map<std::string, std::deque<std::string>> queues_;  // class -> job ids
+  Table jobs_;  // pending or running
+  absl::flat_hash_map<std::string, std::deque<std::string>> queues_;  // class -> job ids
   std::unordered_map<std::string, std::string> campaign_class_;
   std::unordered_set<std::string> cancelled_;
   mutable std::unordered_map<std::string, std::vector<std::string>> serving_;  // QueuesServing's

@@ -13,6 +13,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "broker/result_store.h"
@@ -69,18 +71,21 @@ class ResultCache {
   size_t done_count() const { return done_.size(); }
   size_t resident_bytes() const { return resident_bytes_; }
   int64_t store_reads() const { return store_reads_; }
-  const std::unordered_map<std::string, int64_t>& done_by_campaign() const { return by_campaign_; }
-  const std::unordered_map<std::string, int64_t>& done_by_status() const { return by_status_; }
+  using Counts = absl::flat_hash_map<std::string, int64_t>;
+  const Counts& done_by_campaign() const { return by_campaign_; }
+  const Counts& done_by_status() const { return by_status_; }
 
  private:
   void KeepResident(const std::string& job_id, size_t bytes);
 
   ResultStore* store_;
   size_t memory_bytes_;
-  std::unordered_map<std::string, DoneJob> done_;
-  std::unordered_map<std::string, int64_t> by_campaign_, by_status_;  // counts of done_
-  std::unordered_map<std::string, std::string> cache_;      // cache key -> done job id
-  std::unordered_map<std::string, std::string> inflight_;   // cache key -> primary job id
+  // Every finished job: the largest table, looked up per SUBMIT and written per result. Nodes,
+  // so FindDone's pointer survives later inserts.
+  absl::node_hash_map<std::string, DoneJob> done_;
+  Counts by_campaign_, by_status_;  // counts of done_
+  absl::flat_hash_map<std::string, std::string> cache_;      // cache key -> done job id
+  absl::flat_hash_map<std::string, std::string> inflight_;   // cache key -> primary job id
   std::deque<std::pair<std::string, size_t>> resident_;     // committed in memory, oldest first
   size_t resident_bytes_ = 0;
   int64_t store_reads_ = 0;  // dropped records read back from the store

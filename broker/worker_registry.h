@@ -9,10 +9,11 @@
 #include <deque>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
+#include "absl/container/node_hash_map.h"
 #include "protocol/protocol.h"
 
 namespace hlox::broker {
@@ -20,8 +21,8 @@ namespace hlox::broker {
 struct Worker {
   std::string identity;
   proto::ReadyMsg caps;
-  std::unordered_set<std::string> jobs;     // leased job ids
-  std::unordered_set<std::string> modules;  // module hashes it has been sent
+  absl::flat_hash_set<std::string> jobs;     // leased job ids
+  absl::flat_hash_set<std::string> modules;  // module hashes it has been sent
   int64_t last_seen_ms = 0, registered_ms = 0;
   int64_t done = 0, failed = 0;
   bool draining = false;
@@ -70,14 +71,16 @@ class WorkerRegistry {
   size_t size() const { return workers_.size(); }
   // Local workers that hold at least one job.
   int local_busy() const { return local_busy_; }
-  const std::unordered_map<std::string, Worker>& workers() const { return workers_; }
+  // Nodes: a Worker& stays valid while others register.
+  using Table = absl::node_hash_map<std::string, Worker>;
+  const Table& workers() const { return workers_; }
   // Workers lost recently, oldest first (at most kLostKept): (time lost, last state).
   const std::deque<std::pair<int64_t, Worker>>& lost_recent() const { return lost_recent_; }
   static constexpr size_t kLostKept = 256;
 
  private:
   std::string host_;
-  std::unordered_map<std::string, Worker> workers_;
+  Table workers_;
   std::unordered_map<std::string, std::deque<std::string>> ready_;  // class -> worker slots
   std::deque<std::pair<int64_t, Worker>> lost_recent_;
   int local_busy_ = 0;

@@ -23,6 +23,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "absl/container/flat_hash_set.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "client/embedded.h"
 #include "common/logging.h"
@@ -460,8 +462,8 @@ class Client::Impl {
   Owner owner_ = Owner::kNone;
   int callers_waiting_ = 0;
   int64_t released_ms_ = 0;
-  std::unordered_map<std::string, JobSpec> jobs_;            // submitted, no result yet
-  std::unordered_set<std::string> handed_out_;               // finished ids (dedupe)
+  absl::node_hash_map<std::string, JobSpec> jobs_;           // submitted, no result yet
+  absl::flat_hash_set<std::string> handed_out_;              // finished ids (dedupe)
   std::unordered_map<std::string, std::shared_ptr<const std::string>> modules_;
   std::unordered_set<std::string> sent_modules_;             // hashes this broker has
   std::deque<std::string> outbox_;
