@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/core/kernel_util.h"
 #include "runtime/core/memory_plan.h"
+#include "runtime/core/small_float_widen.h"
 
 namespace hlox::rt {
 namespace {
@@ -27,6 +28,9 @@ struct Step {
   std::vector<int> operands;  // slots
   std::vector<int> release;   // slots whose last use is this step
   std::vector<int> donors;    // slots dying here whose buffer the output may take over
+  // Set when the instruction computes on f8/f4 values: the kernel runs on f32 copies
+  // (core/small_float_widen.h). Decided here, once, so kernels never test for these types.
+  std::unique_ptr<WidenedStep> widened;
 };
 
 struct CompPlan {
@@ -90,6 +94,7 @@ struct Executor::Impl {
       Step& s = plan->steps[i];
       s.instr = instr;
       s.kernel = KernelFor(instr->opcode());
+      if (ComputesByWidening(*instr)) s.widened = std::make_unique<WidenedStep>(*instr);
       if (instr->opcode() != Opcode::kParameter && LargestLeafElements(instr->shape()) > kMaxBufferElements) {
         return absl::ResourceExhaustedError(absl::StrCat("instruction ", instr->name(), " of shape ",
                                                          instr->shape().ToString(false),
@@ -116,6 +121,7 @@ struct Executor::Impl {
     plan->root_slot = order.empty() ? -1 : slot_of.at(comp.root());
     for (size_t i = 0; options.donate && i < order.size(); ++i) {
       Step& s = plan->steps[i];
+      if (s.widened != nullptr) continue;  // its kernel writes f32, never a narrow operand's bytes
       const std::vector<int> ok = DonatableOperands(*s.instr, s.kernel);
       for (int k : ok) {
         const int slot = s.operands[k];
@@ -203,7 +209,8 @@ struct Executor::Impl {
             break;
           }
         }
-        absl::StatusOr<Value> r = s.kernel(*s.instr, operands, ctx);
+        absl::StatusOr<Value> r = s.widened != nullptr ? s.widened->Run(s.kernel, operands, ctx)
+                                                       : s.kernel(*s.instr, operands, ctx);
         OfferDonation(nullptr);
         if (timed) {
           stats->profile_times.push_back({s.instr, ProfileNow() - t0});

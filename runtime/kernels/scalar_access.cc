@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "runtime/core/executor.h"
+#include "runtime/core/small_float_widen.h"
 
 namespace hlox::rt {
 namespace {
@@ -37,6 +38,8 @@ bool IsRealType(PrimitiveType t) {
   }
 }
 
+bool LoadsAsDouble(PrimitiveType t) { return IsRealType(t) || IsSmallFloat(t); }
+
 double LoadDouble(const Buffer& b, int64_t i) {
   switch (b.shape().element_type()) {
     case PrimitiveType::kPred: return b.as<uint8_t>()[i] != 0 ? 1.0 : 0.0;
@@ -52,6 +55,10 @@ double LoadDouble(const Buffer& b, int64_t i) {
     case PrimitiveType::kBF16: return Bf16ToFloat(b.as<uint16_t>()[i]);
     case PrimitiveType::kF32: return b.as<float>()[i];
     case PrimitiveType::kF64: return b.as<double>()[i];
+    case PrimitiveType::kF8E5M2: case PrimitiveType::kF8E4M3FN: case PrimitiveType::kF8E4M3B11FNUZ:
+    case PrimitiveType::kF8E5M2FNUZ: case PrimitiveType::kF8E4M3FNUZ: case PrimitiveType::kF8E3M4:
+    case PrimitiveType::kF8E4M3: case PrimitiveType::kF4E2M1FN: case PrimitiveType::kF8E8M0FNU:
+      return SmallFloatToFloat(b.shape().element_type(), b.data()[i]);
     default: return 0.0;
   }
 }
@@ -71,6 +78,11 @@ void StoreDouble(Buffer& b, int64_t i, double v) {
     case PrimitiveType::kBF16: b.as<uint16_t>()[i] = FloatToBf16(static_cast<float>(v)); break;
     case PrimitiveType::kF32: b.as<float>()[i] = static_cast<float>(v); break;
     case PrimitiveType::kF64: b.as<double>()[i] = v; break;
+    case PrimitiveType::kF8E5M2: case PrimitiveType::kF8E4M3FN: case PrimitiveType::kF8E4M3B11FNUZ:
+    case PrimitiveType::kF8E5M2FNUZ: case PrimitiveType::kF8E4M3FNUZ: case PrimitiveType::kF8E3M4:
+    case PrimitiveType::kF8E4M3: case PrimitiveType::kF4E2M1FN: case PrimitiveType::kF8E8M0FNU:
+      b.data()[i] = SmallFloatFromDouble(b.shape().element_type(), v);
+      break;
     default: break;
   }
 }

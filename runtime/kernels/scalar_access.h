@@ -17,10 +17,11 @@
 
 namespace hlox::rt {
 
-// Element i of an array buffer of any real/int/pred type as double (0 for unsupported types).
+// Element i of an array buffer of any real/int/pred type or small float (f8, f4) as double (0
+// for unsupported types).
 double LoadDouble(const Buffer& b, int64_t i);
-// Stores v into element i with the type's conversion (f16/bf16 round to nearest even, ints
-// truncate toward zero and wrap, pred is v != 0).
+// Stores v into element i with the type's conversion (f16/bf16 and the small floats round to
+// nearest even, ints truncate toward zero and wrap, pred is v != 0).
 void StoreDouble(Buffer& b, int64_t i, double v);
 // Whole buffer as doubles / floats.
 std::vector<double> ToDoubles(const Buffer& b);
@@ -28,9 +29,13 @@ std::vector<float> ToFloats(const Buffer& b);
 // Fills a buffer from doubles / floats (sizes must match).
 void FromDoubles(const std::vector<double>& v, Buffer& b);
 void FromFloats(const std::vector<float>& v, Buffer& b);
-// True for element types LoadDouble/StoreDouble handle (pred, ints up to 64 bits, f16, bf16,
-// f32, f64).
+// True for the element types with native arithmetic that LoadDouble/StoreDouble handle (pred,
+// ints up to 64 bits, f16, bf16, f32, f64): the fast paths' types. The small floats load and
+// store too but compute only through scalar programs or widening (core/small_float_widen.h).
 bool IsRealType(PrimitiveType t);
+// True for the element types LoadDouble/StoreDouble handle: IsRealType's and the small floats
+// (a value stored back is rounded to its type, so a loop of load, op, store rounds per op).
+bool LoadsAsDouble(PrimitiveType t);
 
 // Runs fn over chunks of [0, n) on ctx.pool, or inline when there is no pool.
 void KernelParallelFor(KernelContext& ctx, int64_t n, int64_t grain,

@@ -2,8 +2,8 @@
 // when every instruction of a computation is a rank-0 op it knows (fusions and calls of such
 // computations inlined, tuples of scalars taken apart), the computation is compiled
 // once to a flat program evaluated on registers, about a hundred times faster than calling the
-// executor per element. Values follow XLA's semantics per element type: floats round to their
-// type after every op, integers wrap to their width, bitcast-convert moves raw bits.
+// executor per element. Values follow XLA's semantics per element type: floats (the f8 family
+// and f4e2m1fn included, held decoded) round to their type after every op, integers wrap to their width, bitcast-convert moves raw bits.
 #pragma once
 
 #include <cstdint>

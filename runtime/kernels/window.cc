@@ -241,8 +241,8 @@ absl::StatusOr<Value> SelectAndScatterKernel(const Instruction& instr,
   const Computation* scatter = instr.called_computations()[1];
   HLOX_ASSIGN_OR_RETURN(WindowTables t, BuildTables(instr, operand->shape(), source->shape().dims()));
   if (!instr.shape().IsArray() || instr.shape().dims() != operand->shape().dims() ||
-      init->element_count() != 1 || !IsRealType(operand->shape().element_type()) ||
-      !IsRealType(instr.shape().element_type())) {
+      init->element_count() != 1 || !LoadsAsDouble(operand->shape().element_type()) ||
+      !LoadsAsDouble(instr.shape().element_type())) {
     return KernelError(instr, "bad operand or result shapes");
   }
   // Fast select: root compare(p_a, p_b) with GE/GT/LE/LT.
