@@ -78,21 +78,6 @@ float F8e4m3fnToFloat(uint8_t v) {
   return sign ? -r : r;
 }
 
-uint8_t FloatToF8e4m3fn(float f) {
-  if (std::isnan(f)) return 0x7f;
-  uint8_t best = 0;
-  float best_err = INFINITY;
-  float a = std::fabs(f);
-  for (int v = 0; v < 0x7f; ++v) {  // exhaustive nearest, ties to even code
-    float err = std::fabs(F8e4m3fnToFloat(static_cast<uint8_t>(v)) - a);
-    if (err < best_err || (err == best_err && (v & 1) == 0)) {
-      best_err = err;
-      best = static_cast<uint8_t>(v);
-    }
-  }
-  return static_cast<uint8_t>(best | (std::signbit(f) ? 0x80 : 0));
-}
-
 }  // namespace
 
 Literal::Literal(Shape shape) : shape_(std::move(shape)) {
@@ -178,20 +163,12 @@ void Literal::SetFromDouble(int64_t i, double v) {
     case PrimitiveType::kBF16: Put(data_, i, FloatToBf16(static_cast<float>(v))); return;
     case PrimitiveType::kF32: Put(data_, i, static_cast<float>(v)); return;
     case PrimitiveType::kF64: Put(data_, i, v); return;
-    case PrimitiveType::kF8E5M2: {
-      uint16_t h = FloatToHalf(static_cast<float>(v));
-      uint16_t lsb = (h >> 8) & 1;
-      if ((h & 0x7fff) <= 0x7c00) h = static_cast<uint16_t>(h + 0x7f + lsb);
-      Put(data_, i, static_cast<uint8_t>(h >> 8));
-      return;
-    }
-    case PrimitiveType::kF8E4M3FN: Put(data_, i, FloatToF8e4m3fn(static_cast<float>(v))); return;
     case PrimitiveType::kC64:
     case PrimitiveType::kC128: SetFromComplex(i, {v, 0.0}); return;
     case PrimitiveType::kPred: Put(data_, i, static_cast<uint8_t>(v != 0)); return;
     default:
-      if (std::optional<SmallFloatFormat> f = SmallFloatFormatOf(shape_.element_type())) {
-        Put(data_, i, SmallFloatEncodeSaturating(*f, v));
+      if (SmallFloatFormatOf(shape_.element_type())) {
+        Put(data_, i, SmallFloatConvert(shape_.element_type(), v));
         return;
       }
       if (IsUnsignedInt(shape_.element_type())) {

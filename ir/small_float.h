@@ -45,4 +45,12 @@ absl::StatusOr<uint8_t> SmallFloatEncode(const SmallFloatFormat& f, double v, co
 // value, whichever the format has (for conversions outside the parser).
 uint8_t SmallFloatEncodeSaturating(const SmallFloatFormat& f, double v);
 
+// `v` converted to the small float type `t` as XLA's `convert` does on CPU: f8e5m2, f8e4m3fn,
+// f8e4m3b11fnuz and f4e2m1fn are reached through f16 (rounded to f16 first, then to the type:
+// two roundings, as XLA's emitter does), f8e8m0fnu through f32, the others directly. Overflow
+// goes where SmallFloatEncodeSaturating sends it, and NaN to f4e2m1fn is -0 (XLA's choice for a
+// type without NaN). Requires SmallFloatFormatOf(t). The one rounding rule for every value the
+// runtime writes into a small float: conversions, and arithmetic computed wider.
+uint8_t SmallFloatConvert(PrimitiveType t, double v);
+
 }  // namespace hlox

@@ -2,7 +2,6 @@
 #include "runtime/core/small_float_widen.h"
 
 #include <array>
-#include <bit>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -29,10 +28,9 @@ int SmallFloatIndex(PrimitiveType t) {
   }
 }
 
-// Each type's format and its 256 decoded codes (every code of a byte, so a stray high nibble
+// Each type's 256 decoded codes (every code of a byte, so a stray high nibble
 // of an f4 byte decodes as SmallFloatDecode reads it: low bits only), built once.
 struct Tables {
-  std::array<SmallFloatFormat, kSmallFloatCount> format;
   std::array<std::array<float, 256>, kSmallFloatCount> decoded;
 };
 
@@ -44,9 +42,9 @@ const Tables& GetTables() {
         PrimitiveType::kF8E5M2FNUZ, PrimitiveType::kF8E4M3FNUZ, PrimitiveType::kF8E3M4,
         PrimitiveType::kF8E4M3,     PrimitiveType::kF4E2M1FN, PrimitiveType::kF8E8M0FNU};
     for (int k = 0; k < kSmallFloatCount; ++k) {
-      t->format[k] = *SmallFloatFormatOf(kTypes[k]);
+      const SmallFloatFormat f = *SmallFloatFormatOf(kTypes[k]);
       for (int c = 0; c < 256; ++c) {
-        t->decoded[k][c] = static_cast<float>(SmallFloatDecode(t->format[k], static_cast<uint8_t>(c)));
+        t->decoded[k][c] = static_cast<float>(SmallFloatDecode(f, static_cast<uint8_t>(c)));
       }
     }
     return t;
@@ -137,31 +135,7 @@ float SmallFloatToFloat(PrimitiveType t, uint8_t code) {
   return GetTables().decoded[SmallFloatIndex(t)][code];
 }
 
-uint8_t SmallFloatFromDouble(PrimitiveType t, double v) {
-  const int k = SmallFloatIndex(t);
-  const float f = static_cast<float>(v);
-  if (static_cast<double>(f) != v && !std::isnan(v)) {
-    return SmallFloatEncodeSaturating(GetTables().format[k], v);  // not an f32 value: uncached
-  }
-  // ir/small_float.h encodes by searching every code (microseconds per value); results of f8
-  // arithmetic repeat a lot, so each thread remembers recent f32 inputs per type. Only this
-  // cache is added: every code still comes from SmallFloatEncodeSaturating.
-  struct Entry {
-    uint32_t bits = 0;
-    uint8_t code = 0;
-    bool valid = false;
-  };
-  constexpr int kEntries = 4096;
-  thread_local std::array<std::array<Entry, kEntries>, kSmallFloatCount> cache;
-  const uint32_t bits = std::bit_cast<uint32_t>(f);
-  Entry& e = cache[k][(bits * 0x9e3779b1u) >> 20];
-  if (!e.valid || e.bits != bits) {
-    e.bits = bits;
-    e.code = SmallFloatEncodeSaturating(GetTables().format[k], v);
-    e.valid = true;
-  }
-  return e.code;
-}
+uint8_t SmallFloatFromDouble(PrimitiveType t, double v) { return SmallFloatConvert(t, v); }
 
 bool ComputesByWidening(const Instruction& instr) {
   const Opcode op = instr.opcode();

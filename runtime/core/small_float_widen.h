@@ -28,9 +28,8 @@ bool HasSmallFloatLeaf(const Shape& shape);
 // The value of `code` (a buffer byte) in small float type `t`, exactly (NaN for NaN codes).
 // Requires IsSmallFloat(t).
 float SmallFloatToFloat(PrimitiveType t, uint8_t code);
-// The code of small float type `t` nearest to `v` (ties to even); overflow, NaN and values
-// outside an unsigned type go where SmallFloatEncodeSaturating sends them (the same rule as
-// `convert`). Requires IsSmallFloat(t).
+// `v` rounded to small float type `t` by `convert`'s rule (ir/small_float.h SmallFloatConvert).
+// Requires IsSmallFloat(t).
 uint8_t SmallFloatFromDouble(PrimitiveType t, double v);
 
 // Whether `instr` computes on small floats and must run through a WidenedStep: an elementwise

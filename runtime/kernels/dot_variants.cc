@@ -125,11 +125,6 @@ absl::StatusOr<std::vector<uint64_t>> LoadIntegers(const Buffer& b) {
 }
 
 void StoreReals(const std::vector<double>& v, Buffer& out) {
-  if (std::optional<SmallFloatFormat> f = SmallFloatFormatOf(out.shape().element_type())) {
-    uint8_t* codes = out.as<uint8_t>();
-    for (size_t i = 0; i < v.size(); ++i) codes[i] = SmallFloatEncodeSaturating(*f, v[i]);
-    return;
-  }
   for (size_t i = 0; i < v.size(); ++i) StoreDouble(out, static_cast<int64_t>(i), v[i]);
 }
 

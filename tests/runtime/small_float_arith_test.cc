@@ -5,11 +5,9 @@
 // says. A NaN result only has to be a NaN code: IEEE leaves a NaN's sign unspecified, and the
 // SIMD kernels may pick the other operand's NaN.
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstring>
 #include <functional>
-#include <map>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -32,14 +30,8 @@ std::string Name(PrimitiveType t) { return std::string(PrimitiveTypeName(t)); }
 SmallFloatFormat Fmt(PrimitiveType t) { return *SmallFloatFormatOf(t); }
 int CodeCount(PrimitiveType t) { return 1 << PrimitiveBitWidth(t); }
 float Dec(PrimitiveType t, uint8_t c) { return static_cast<float>(SmallFloatDecode(Fmt(t), c)); }
-// Memoized: ir/small_float.h searches every code per call.
-uint8_t Enc(PrimitiveType t, float v) {
-  static std::map<std::pair<PrimitiveType, uint32_t>, uint8_t> memo;
-  const auto key = std::make_pair(t, std::bit_cast<uint32_t>(v));
-  auto it = memo.find(key);
-  if (it == memo.end()) it = memo.emplace(key, SmallFloatEncodeSaturating(Fmt(t), v)).first;
-  return it->second;
-}
+// Rounding back to the type is `convert`'s rule (its own cases are in tests/ir/small_float_test.cc).
+uint8_t Enc(PrimitiveType t, float v) { return SmallFloatConvert(t, v); }
 
 // An array of type t and `dims` with the given codes as its bytes.
 Value Codes(PrimitiveType t, const std::vector<uint8_t>& codes, const std::vector<int64_t>& dims) {
