@@ -58,6 +58,7 @@ std::vector<Knob> Knobs() {
   add("mc64", [](GemmTuning& t) { t.mc_panels = 64; });
   add("nc4", [](GemmTuning& t) { t.nc_panels = 4; });
   add("nc16", [](GemmTuning& t) { t.nc_panels = 16; });
+  add("b_in_l1", [](GemmTuning& t) { t.b_panel_in_l1 = true; });
   add("split_batches", [](GemmTuning& t) { t.batches = GemmTuning::kSplitBatches; });
   add("split_each", [](GemmTuning& t) { t.batches = GemmTuning::kSplitEach; });
   return k;

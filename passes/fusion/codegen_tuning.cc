@@ -6,8 +6,8 @@
 // - "gemm:<dot>" (dots of at least kMinDotMnk multiply-adds with a float result): one knob of
 //   the packed GEMM per choice (runtime/gemm/dot_general.h GemmTuning, read by the dot kernel): a single
 //   thread, the row or column schedule, fewer or more A panels per unit (mc), fewer or more B
-//   panels per A panel (nc), and for batched dots whether threads split the batches or each
-//   GEMM. Only knobs that can change this dot's run are offered (e.g. no thread choices for a
+//   panels per A panel (nc), the tile order (b_in_l1: each B panel meets a block of A panels,
+//   BLIS's order), and for batched dots whether threads split the batches or each GEMM. Only knobs that can change this dot's run are offered (e.g. no thread choices for a
 //   dot too small to split). None changes a bit of the result.
 // - "conv:<convolution>" (convolutions of at least kMinDotMnk multiply-adds): the algorithm
 //   (runtime/conv/tuning.h: tiles, wide_k, planes, plane_filter, where the convolution has that form)
@@ -44,12 +44,13 @@ const Knob kThreadChoices[] = {{"t1", "\"hlox_threads\":1"}};
 const Knob kPackedChoices[] = {
     {"rows", "\"hlox_gemm_schedule\":1"}, {"columns", "\"hlox_gemm_schedule\":2"},
     {"mc8", "\"hlox_gemm_mc\":8"},        {"mc64", "\"hlox_gemm_mc\":64"},
-    {"nc4", "\"hlox_gemm_nc\":4"},        {"nc16", "\"hlox_gemm_nc\":16"}};
+    {"nc4", "\"hlox_gemm_nc\":4"},        {"nc16", "\"hlox_gemm_nc\":16"},
+    {"b_in_l1", "\"hlox_gemm_order\":1"}};
 const Knob kBatchChoices[] = {{"split_batches", "\"hlox_gemm_batches\":1"},
                               {"split_each", "\"hlox_gemm_batches\":2"}};
 constexpr const char* kHloxKeys[] = {"\"hlox_block\":", "\"hlox_threads\":", "\"hlox_conv_algo\":",
                                      "\"hlox_gemm_mc\":", "\"hlox_gemm_nc\":", "\"hlox_gemm_schedule\":",
-                                     "\"hlox_gemm_batches\":"};
+                                     "\"hlox_gemm_batches\":", "\"hlox_gemm_order\":"};
 
 // GEMM geometry of a dot: batch, m, n, k (products of the batch, free and contracting dims).
 struct DotGeometry {

@@ -90,6 +90,7 @@ GemmTuning ParseGemmTuning(const std::string& config) {
   int64_t v = 0;
   if (ReadConfigInt(config, "hlox_gemm_mc", &v)) t.mc_panels = v;
   if (ReadConfigInt(config, "hlox_gemm_nc", &v)) t.nc_panels = v;
+  if (ReadConfigInt(config, "hlox_gemm_order", &v) && v == 1) t.b_panel_in_l1 = true;
   if (ReadConfigInt(config, "hlox_gemm_schedule", &v) && v <= GemmTuning::kColumns) {
     t.schedule = static_cast<GemmTuning::Schedule>(v);
   }

@@ -30,9 +30,10 @@ struct GemmTuning {
   Schedule schedule = kAutoSchedule;
   Batches batches = kAutoBatches;  // batched dots: threads over batches, or inside each GEMM
   int threads = -1;        // 1: the calling thread only; -1: the pool
+  bool b_panel_in_l1 = false;  // tiles in BLIS's order (gemm/packed.h MicroKernels::b_panel_in_l1)
   bool IsDefault() const {
     return mc_panels == 0 && nc_panels == 0 && schedule == kAutoSchedule && batches == kAutoBatches &&
-           threads != 1;
+           threads != 1 && !b_panel_in_l1;
   }
 };
 

@@ -85,7 +85,8 @@ struct Problem {
 
 // Runs the micro-kernel on C panels [ip0, ip1) x [jp0, jp1) for k-block kb: A panel ip at
 // apanel(ip), B panel jp at bpanel(jp) (ignored when B is read in place). Each A panel (L1)
-// meets a chunk of nc_panels B panels (L2) in turn.
+// meets a chunk of nc_panels B panels (L2) in turn, or with b_panel_in_l1 each B panel meets a
+// block of mc_panels A panels.
 template <typename APanel, typename BPanel>
 void Tiles(const Problem& pr, int64_t kb, int64_t ip0, int64_t ip1, int64_t jp0, int64_t jp1, APanel apanel,
            BPanel bpanel) {
@@ -95,18 +96,27 @@ void Tiles(const Problem& pr, int64_t kb, int64_t ip0, int64_t ip1, int64_t jp0,
   // The kernel of a whole tile, picked once; edge tiles (last panel of rows or columns) pick
   // their own.
   const KernelFn whole = mk.pick(pr.a_pmajor, pr.pack_b, mk.mr, mk.nr);
-  for (int64_t jc = jp0; jc < jp1; jc += mk.nc_panels) {
-    int64_t je = std::min(jp1, jc + mk.nc_panels);
-    for (int64_t ip = ip0; ip < ip1; ++ip) {
-      const float* ap = apanel(ip);
-      int mr = pr.MrOf(ip);
-      for (int64_t jp = jc; jp < je; ++jp) {
-        float* ct = pr.c + ip * mk.mr * pr.ldc + jp * mk.nr;
-        int nr = pr.NrOf(jp);
-        KernelFn kernel = mr == mk.mr && nr == mk.nr ? whole : mk.pick(pr.a_pmajor, pr.pack_b, mr, nr);
-        if (pr.pack_b) kernel(kc, ap, bpanel(jp), mk.nr, ct, pr.ldc, mr, nr, load_c);
-        else kernel(kc, ap, pr.b + pc * pr.ldb + jp * mk.nr, pr.ldb, ct, pr.ldc, mr, nr, load_c);
+  auto run = [&](int64_t ip, int64_t jp) {
+    const float* ap = apanel(ip);
+    const int mr = pr.MrOf(ip), nr = pr.NrOf(jp);
+    float* ct = pr.c + ip * mk.mr * pr.ldc + jp * mk.nr;
+    KernelFn kernel = mr == mk.mr && nr == mk.nr ? whole : mk.pick(pr.a_pmajor, pr.pack_b, mr, nr);
+    if (pr.pack_b) kernel(kc, ap, bpanel(jp), mk.nr, ct, pr.ldc, mr, nr, load_c);
+    else kernel(kc, ap, pr.b + pc * pr.ldb + jp * mk.nr, pr.ldb, ct, pr.ldc, mr, nr, load_c);
+  };
+  if (mk.b_panel_in_l1) {
+    for (int64_t ib = ip0; ib < ip1; ib += mk.mc_panels) {
+      const int64_t ie = std::min(ip1, ib + mk.mc_panels);
+      for (int64_t jp = jp0; jp < jp1; ++jp) {
+        for (int64_t ip = ib; ip < ie; ++ip) run(ip, jp);
       }
+    }
+    return;
+  }
+  for (int64_t jc = jp0; jc < jp1; jc += mk.nc_panels) {
+    const int64_t je = std::min(jp1, jc + mk.nc_panels);
+    for (int64_t ip = ip0; ip < ip1; ++ip) {
+      for (int64_t jp = jc; jp < je; ++jp) run(ip, jp);
     }
   }
 }
@@ -230,6 +240,7 @@ MicroKernels Tuned(const MicroKernels& mk, const GemmTuning& t) {
   MicroKernels out = mk;
   if (t.mc_panels > 0) out.mc_panels = std::clamp<int64_t>(t.mc_panels, 1, 256);
   if (t.nc_panels > 0) out.nc_panels = std::clamp<int64_t>(t.nc_panels, 1, 256);
+  if (t.b_panel_in_l1) out.b_panel_in_l1 = true;
   return out;
 }
 

@@ -28,6 +28,11 @@ struct MicroKernels {
   int64_t a_stride = 0;    // floats between rows of a row-major A panel (>= kc + 16)
   int64_t mc_panels = 0;   // A panels a row-mode unit packs together (L2)
   int64_t nc_panels = 0;   // B panels each A panel meets in turn
+  // The order tiles run in. false: each A panel (L1) meets nc_panels B panels (L2) in turn.
+  // true: each B panel (L1) meets up to mc_panels A panels (L2) in turn, BLIS's order, which
+  // streams the smaller operand panel from L2 when B panels are larger than A's (6x16 tiles).
+  // Either order runs every tile's FMAs alike, so the bits never change.
+  bool b_panel_in_l1 = false;
   // Floats per packed A panel (either layout).
   constexpr int64_t a_panel() const { return mr * a_stride; }
 

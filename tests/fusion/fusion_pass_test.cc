@@ -300,7 +300,7 @@ TEST(CodegenTuning, DotSitesOfferTheKnobsThatCanChangeTheRun) {
   ASSERT_TRUE(sites.ok());
   ASSERT_EQ(Ids(*sites), (std::vector<std::string>{"gemm:big", "gemm:gemv"}));
   EXPECT_EQ((*sites)[0].choices,
-            (std::vector<std::string>{"keep", "t1", "rows", "columns", "mc8", "mc64", "nc4", "nc16", "split_batches",
+            (std::vector<std::string>{"keep", "t1", "rows", "columns", "mc8", "mc64", "nc4", "nc16", "b_in_l1", "split_batches",
                                       "split_each"}));
   EXPECT_EQ((*sites)[1].choices, (std::vector<std::string>{"keep", "t1"}));
   EXPECT_EQ((*sites)[0].features, (std::vector<float>{4, 64, 64, 96}));
@@ -317,8 +317,11 @@ TEST(CodegenTuning, DotSitesOfferTheKnobsThatCanChangeTheRun) {
   // Re-tuning replaces the dot's keys.
   auto again = pass->FindSites(*m);
   ASSERT_TRUE(again.ok());
-  ASSERT_TRUE(pass->Apply(*m, *again, {9, 0}).ok());
+  ASSERT_TRUE(pass->Apply(*m, *again, {10, 0}).ok());
   EXPECT_EQ(big->attrs().backend_config, "{\"hlox_gemm_batches\":2}");
+  ASSERT_TRUE(pass->Apply(*m, *again, {8, 0}).ok());
+  EXPECT_EQ(big->attrs().backend_config, "{\"hlox_gemm_order\":1}");
+  EXPECT_TRUE(rt::ParseGemmTuning(big->attrs().backend_config).b_panel_in_l1);
 }
 
 // A site whose dot changed so that its knob no longer applies is stale, not given another knob.

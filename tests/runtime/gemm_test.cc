@@ -172,6 +172,8 @@ GemmTuning Knob(int which) {
     case 4: t.mc_panels = 64; break;
     case 5: t.nc_panels = 1; break;
     case 6: t.nc_panels = 16; break;
+    case 7: t.b_panel_in_l1 = true; break;
+    case 8: t.b_panel_in_l1 = true; t.mc_panels = 1; t.schedule = GemmTuning::kColumns; break;
     default: break;
   }
   return t;
@@ -183,7 +185,7 @@ TEST(GemmTuning, BlockingScheduleAndThreadsKeepTheDefaultsBits) {
                             {true, true, 96, 96, 1000, 3, true}, {false, false, 300, 9, 77}};
   for (const GemmCase& g : cases) {
     std::vector<float> base = RunCase(g, &two, 7, true);
-    for (int knob = 0; knob < 7; ++knob) {
+    for (int knob = 0; knob < 9; ++knob) {
       std::vector<float> c = RunCase(g, &two, 7, false, Knob(knob));
       EXPECT_EQ(0, std::memcmp(base.data(), c.data(), c.size() * sizeof(float))) << Name(g) << " knob " << knob;
     }
@@ -219,18 +221,20 @@ TEST(GemmTuning, BatchSplitKeepsBits) {
 
 TEST(GemmTuning, ParsesBackendConfigKeys) {
   GemmTuning t = ParseGemmTuning(
-      R"({"hlox_gemm_mc":8, "hlox_gemm_nc":16,"hlox_gemm_schedule":2,"hlox_gemm_batches":1,"hlox_threads":1})");
+      R"({"hlox_gemm_mc":8, "hlox_gemm_nc":16,"hlox_gemm_schedule":2,"hlox_gemm_batches":1,"hlox_threads":1,
+          "hlox_gemm_order":1})");
   EXPECT_EQ(t.mc_panels, 8);
   EXPECT_EQ(t.nc_panels, 16);
   EXPECT_EQ(t.schedule, GemmTuning::kColumns);
   EXPECT_EQ(t.batches, GemmTuning::kSplitBatches);
   EXPECT_EQ(t.threads, 1);
+  EXPECT_TRUE(t.b_panel_in_l1);
   EXPECT_FALSE(t.IsDefault());
   // XLA's own keys, unknown values, negative or huge numbers and near-miss names change nothing.
   for (const char* config : {"", "garbage", R"({"outer_dimension_partitions":["1"]})",
                              R"({"hlox_gemm_schedule":7,"hlox_gemm_batches":9,"hlox_threads":0})",
                              R"({"hlox_gemm_mc":-5,"hlox_gemm_nc":"x","xhlox_gemm_mc":4})",
-                             R"({"hlox_gemm_nc":99999999999999999})"}) {
+                             R"({"hlox_gemm_nc":99999999999999999})", R"({"hlox_gemm_order":2})"}) {
     EXPECT_TRUE(ParseGemmTuning(config).IsDefault()) << config;
   }
 }
