@@ -10,7 +10,6 @@
 #include <deque>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
