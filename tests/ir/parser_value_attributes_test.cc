@@ -108,6 +108,18 @@ TEST(ParserValueAttributes, OriginIsATreeShapedLikeTheResult) {
   EXPECT_TRUE(m->entry()->root()->attrs().original_value->synthetic_call);
 }
 
+// A clone keeps the origin only when its shape is compatible (the tree follows the shape).
+TEST(ParserValueAttributes, ClonesOfAnotherShapeDropTheOrigin) {
+  auto m = ParseRoundTrip(Module("f32[4] add(a, a), origin={{\"x\"}}, statistics={visualizing_index=0,s=1}"));
+  ASSERT_TRUE(m);
+  const Instruction* r = m->entry()->root();
+  auto same = r->CloneWithOperands(r->shape(), {});
+  EXPECT_EQ(same->attrs().original_value, r->attrs().original_value);
+  auto tuple = r->CloneWithOperands(Shape::Tuple({r->shape()}), {});
+  EXPECT_FALSE(tuple->attrs().original_value.has_value());
+  EXPECT_EQ(tuple->attrs().statistics, r->attrs().statistics);
+}
+
 TEST(ParserValueAttributes, MalformedOriginsAreRejected) {
   ExpectRootErrorAt("f32[4] add(a, a), origin={({\"x\"})}", "{({",
                     "origin has a tuple at index {} where the shape has f32[4]");
