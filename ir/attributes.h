@@ -68,6 +68,41 @@ enum class FusionKind : uint8_t { kLoop, kInput, kOutput, kCustom };
 
 enum class RandomDistribution : uint8_t { kUniform, kNormal };
 
+// One entry of statistics={visualizing_index=N, name=value, ...}.
+struct Statistic {
+  std::string name;
+  double value = 0;  // finite: the parser rejects inf, nan and overflow
+  bool operator==(const Statistic&) const = default;
+};
+
+// XLA's StatisticsViz: the statistics tracked for an instruction and the one (0-based index
+// into `statistics`) a graph viewer colours it by. Names may repeat, as in XLA.
+struct StatisticsViz {
+  int64_t visualizing_index = 0;
+  std::vector<Statistic> statistics;
+  bool operator==(const StatisticsViz&) const = default;
+};
+
+// One leaf of an original value: the instruction of the unoptimized module the array came
+// from and the index of the array in that instruction's result ({} for the whole result).
+struct OriginalArray {
+  std::string instruction_name;
+  std::vector<int64_t> shape_index;
+  bool operator==(const OriginalArray&) const = default;
+};
+
+// XLA's OriginalValue (origin={...}, older dumps original_value={...}): a tree shaped like the
+// instruction's result. A tuple node has one element per tuple element; an array leaf holds an
+// OriginalArray, or nothing when written `{}`. `synthetic_call` is the tree-less form
+// `{[synthetic_call]}` XLA gives values a call it made up produces.
+struct OriginalValue {
+  bool synthetic_call = false;
+  bool is_tuple = false;
+  std::vector<OriginalValue> elements;  // tuple nodes
+  std::optional<OriginalArray> leaf;    // array leaves
+  bool operator==(const OriginalValue&) const = default;
+};
+
 // The typed attribute bag of an instruction. Only the fields an opcode uses are meaningful;
 // `has_*` style optionals say which were present in the text.
 struct Attributes {
@@ -112,6 +147,8 @@ struct Attributes {
   bool largest = true;                      // topk
   std::string fft_type;                     // FFT, IFFT, RFFT, IRFFT
   std::vector<int64_t> fft_length;
+  std::optional<StatisticsViz> statistics;      // statistics={...}, any opcode
+  std::optional<OriginalValue> original_value;  // origin={...}, any opcode
 };
 
 std::string_view ComparisonDirectionName(ComparisonDirection d);

@@ -91,6 +91,9 @@ std::unique_ptr<Instruction> Instruction::CloneWithOperands(
   c->name_ = name_;
   c->called_ = called_;
   c->attrs_ = attrs_;
+  // The origin tree follows the result's shape; like XLA's CopyOriginalValue, a clone of
+  // another shape does not keep it (it would no longer parse).
+  if (!shape.Compatible(shape_)) c->attrs_.original_value.reset();
   c->raw_ = raw_;
   if (literal_) c->literal_ = std::make_unique<Literal>(*literal_);
   return c;

@@ -97,7 +97,8 @@ class Instruction {
   bool IsElementwise() const { return hlox::IsElementwise(opcode_); }
 
   // Deep copy of the instruction's own data with new operands (called computations are shared,
-  // control predecessors dropped); not yet in any computation.
+  // control predecessors dropped, the origin dropped when `shape` is not compatible with this
+  // one's); not yet in any computation.
   std::unique_ptr<Instruction> CloneWithOperands(const Shape& shape,
                                                  std::vector<Instruction*> operands) const;
 

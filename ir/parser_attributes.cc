@@ -1,5 +1,6 @@
 // Typed instruction attributes (dimensions, slices, windows, conv/dot/gather/scatter dimension
-// numbers, padding, comparison, replica groups, custom-call target and backend config, ...),
+// numbers, padding, comparison, replica groups, custom-call target and backend config, ...;
+// statistics and origin in parser_value_attributes.cc),
 // computation references (to_apply, calls, condition/body, branches) and control predecessors.
 // Every other attribute is kept verbatim, in text order, as a RawAttribute.
 #include <cctype>
@@ -470,6 +471,19 @@ absl::Status Parser::ParseAttributeValue(std::string_view key, size_t key_pos, P
   if (op == Opcode::kFft) {
     if (key == "fft_type") return ParseWord(&a.fft_type, "FFT, IFFT, RFFT or IRFFT");
     if (key == "fft_length") return ParseIntList(&a.fft_length);
+  }
+  if (key == "statistics") {
+    a.statistics.emplace();
+    return ParseStatistics(&*a.statistics);
+  }
+  if (key == "origin" || key == "original_value") {  // the current and the older spelling
+    if (a.original_value) return lex_.ErrorAt(key_pos, "origin given twice (as origin and original_value)");
+    size_t pos = lex_.SkipSpace();
+    a.original_value.emplace();
+    HLOX_RETURN_IF_ERROR(ParseOriginalValue(&*a.original_value));
+    if (!p->infer_shape) return CheckOriginalValue(*a.original_value, instr->shape(), pos);
+    origin_checks_.push_back({instr, pos});  // checked once the shape is inferred
+    return absl::OkStatus();
   }
   bool handled = false;
   HLOX_RETURN_IF_ERROR(ParseCheckedAttribute(key, key_pos, p, &handled));

@@ -146,6 +146,9 @@ absl::Status Parser::CheckWrittenShapes() {
     }
   }
   for (const auto& [instr, aliases] : operand_alias_checks_) HLOX_RETURN_IF_ERROR(CheckOperandAliases(*instr, aliases));
+  for (const auto& [instr, pos] : origin_checks_) {
+    HLOX_RETURN_IF_ERROR(CheckOriginalValue(*instr->attrs().original_value, instr->shape(), pos));
+  }
   return absl::OkStatus();
 }
 

@@ -192,6 +192,12 @@ class Parser {
   absl::Status ParseBoolListOrBool();
   absl::Status ParseWordFrom(std::string_view what, size_t* pos, std::string_view* out);
   absl::Status ParseWord(std::string* out, std::string_view what);
+  // parser_value_attributes.cc: statistics={...} and origin={...} into their typed forms;
+  // CheckOriginalValue requires the tree to have the structure of `shape` (error at `pos`).
+  absl::Status ParseStatistics(StatisticsViz* out);
+  absl::Status ParseOriginalValue(OriginalValue* out);
+  absl::Status ParseOriginalValueNode(OriginalValue* out, int depth);
+  absl::Status CheckOriginalValue(const OriginalValue& v, const Shape& shape, size_t pos);
   // parser_sharding.cc: a `sharding` value, checked against `shape` (null: the shape is not
   // known yet, or this is an element of a tuple sharding).
   absl::Status ParseShardingValue(const Shape* shape, int depth = 0);
@@ -228,6 +234,8 @@ class Parser {
   std::vector<LayoutCheck> layout_checks_;
   std::vector<std::pair<const Instruction*, std::vector<OperandAlias>>> operand_alias_checks_;
   std::vector<std::pair<Instruction*, size_t>> shapes_to_infer_;
+  // origin={...} on instructions whose shape is inferred: checked after inference, at pos.
+  std::vector<std::pair<const Instruction*, size_t>> origin_checks_;
   // Computations implied by `op-start` sugar, with their starts, added once the text is read.
   std::vector<std::pair<std::unique_ptr<Computation>, Instruction*>> async_wrapped_;
   // Where each input_output_alias / buffer_donor entry was written, parallel to the module's.

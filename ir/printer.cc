@@ -1,6 +1,7 @@
 // Canonical HLO text: the module header with its attributes, computations in text order
 // (ENTRY marked, signature when the source had one), one instruction per line with '%'-prefixed
 // names and untyped operands, typed attributes, called computations, control predecessors,
+// statistics and origin,
 // then raw attributes in their original order, and the trailing tables verbatim.
 #include "ir/printer.h"
 
@@ -39,6 +40,7 @@ std::string PrintInstruction(const Instruction& instr, const PrintOptions& optio
     }
     out += "}";
   }
+  printer_internal::AppendValueAttributes(instr, &out);
   for (const RawAttribute& a : instr.raw_attributes()) {
     if (!options.print_metadata && a.key == "metadata") continue;
     absl::StrAppend(&out, ", ", a.key, "=", a.value);

@@ -1,4 +1,5 @@
-// Internal helpers shared by the printer's files (printer.cc, printer_attributes.cc).
+// Internal helpers shared by the printer's files (printer.cc, printer_attributes.cc,
+// printer_value_attributes.cc).
 #pragma once
 
 #include <string>
@@ -12,6 +13,9 @@ namespace hlox::printer_internal {
 void AppendTypedAttributes(const Instruction& instr, std::string* out);
 // Appends the called-computation attributes (to_apply=, condition=/body=, calls=, ...).
 void AppendCalledComputations(const Instruction& instr, std::string* out);
+// Appends ", statistics={...}" and ", origin={...}" when `instr` carries them
+// (printer_value_attributes.cc).
+void AppendValueAttributes(const Instruction& instr, std::string* out);
 // Escapes bytes as a C string body (\" \\ \n \t, octal for other non-printables).
 std::string CEscape(const std::string& bytes);
 

@@ -240,7 +240,7 @@ TEST(ParserCheckedAttributes, IotaReplicaGroups) {
 TEST(ParserCheckedAttributes, UnknownAttributesAreErrors) {
   auto m = ParseRoundTrip(Module("f32[4] add(a, a), statistics={visualizing_index=1,stat-1=0.5}"));
   ASSERT_TRUE(m);
-  EXPECT_NE(m->entry()->root()->FindRawAttribute("statistics"), nullptr);
+  EXPECT_TRUE(m->entry()->root()->attrs().statistics.has_value());
   ExpectRootError("f32[4] add(a, a), frobnicate=3", 18, "unknown attribute 'frobnicate'");
   ExpectRootError("f32[4] add(a, a), metdata={op_name=\"x\"}", 18, "unknown attribute 'metdata'");
   // A key XLA types for one opcode family is an error on another.

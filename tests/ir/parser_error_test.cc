@@ -69,7 +69,7 @@ TEST(ParserErrors, LocatedMessagesWithCaret) {
       {"no computations", "HloModule m\n", 2, 1, "no computations"},
       {"huge constant", std::string(kHead) + "  ROOT a = f32[1099511627776]{0} constant({1})\n}\n", 3, 43,
        "more elements than the text"},
-      {"unbalanced raw", std::string(kHead) + "  ROOT a = f32[] parameter(0), statistics={stat=[2)0,1}\n}\n", 3, 51,
+      {"unbalanced raw", std::string(kHead) + "  ROOT a = f32[] parameter(0), frontend_attributes={stat=[2)0,1}\n}\n", 3, 60,
        "mismatched ')'"},
       {"duplicate computation", "HloModule m\nc {\n ROOT a = f32[] parameter(0)\n}\nc {\n ROOT a = f32[] parameter(0)\n}\n",
        5, 1, "duplicate computation name 'c'"},
