@@ -30,6 +30,12 @@ inline std::unique_ptr<Module> ParseRoundTrip(const std::string& text) {
   return std::move(*m);
 }
 
+// A module whose root (line 5) is `root`, with parameters a = f32[4] and b = s32[2]; the root's
+// text starts at column 12 ("  ROOT r = " is 11 characters).
+inline std::string RootModule(const std::string& root) {
+  return "HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  b = s32[2] parameter(1)\n  ROOT r = " + root + "\n}\n";
+}
+
 // The instruction named `name` in any computation of `m`; nullptr and a failure if none.
 inline const Instruction* FindInstr(const Module& m, const std::string& name) {
   for (const auto& c : m.computations()) {

@@ -11,20 +11,16 @@ namespace {
 
 using testing_ir::ExpectParseError;
 using testing_ir::ParseRoundTrip;
-
-// A module whose root (line 5) is `root`, with parameters a = f32[4] and b = s32[2].
-std::string Module(const std::string& root) {
-  return "HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  b = s32[2] parameter(1)\n  ROOT r = " + root + "\n}\n";
-}
+using testing_ir::RootModule;
 
 // Errors are on line 5; "  ROOT r = " is 11 characters, so the root text starts at column 12.
 void ExpectRootError(const std::string& root, int col_in_root, const std::string& part) {
-  ExpectParseError(Module(root), 5, 12 + col_in_root, part);
+  ExpectParseError(RootModule(root), 5, 12 + col_in_root, part);
 }
 
 TEST(ParserCheckedAttributes, CustomCallApiVersionScheduleAndLayouts) {
   auto m =
-      ParseRoundTrip(Module("f32[4] custom-call(a, b), custom_call_target=\"t\", api_version=API_VERSION_TYPED_FFI, "
+      ParseRoundTrip(RootModule("f32[4] custom-call(a, b), custom_call_target=\"t\", api_version=API_VERSION_TYPED_FFI, "
                             "custom_call_schedule=SCHEDULE_LATEST, operand_layout_constraints={f32[4]{0}, s32[2]{0}}"));
   ASSERT_TRUE(m);
   const Instruction* r = m->entry()->root();
@@ -33,7 +29,7 @@ TEST(ParserCheckedAttributes, CustomCallApiVersionScheduleAndLayouts) {
   for (const char* v : {"API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
                         "API_VERSION_STATUS_RETURNING_UNIFIED"}) {
     EXPECT_TRUE(
-        ParseRoundTrip(Module(std::string("f32[4] custom-call(a), custom_call_target=\"t\", api_version=") + v)));
+        ParseRoundTrip(RootModule(std::string("f32[4] custom-call(a), custom_call_target=\"t\", api_version=") + v)));
   }
   ExpectRootError("f32[4] custom-call(a), custom_call_target=\"t\", api_version=API_VERSION_NEW", 59,
                   "unknown api_version 'API_VERSION_NEW'");
@@ -101,9 +97,9 @@ TEST(ParserCheckedAttributes, DotAlgorithm) {
 }
 
 TEST(ParserCheckedAttributes, ResultAccuracy) {
-  ASSERT_TRUE(ParseRoundTrip(Module("f32[4] exponential(a), result_accuracy={mode=highest}")));
-  ASSERT_TRUE(ParseRoundTrip(Module("f32[4] sqrt(a), result_accuracy={tolerance={atol=0,rtol=0.5,ulps=2}}")));
-  ASSERT_TRUE(ParseRoundTrip(Module("f32[4] tanh(a), result_accuracy={mode=default}")));
+  ASSERT_TRUE(ParseRoundTrip(RootModule("f32[4] exponential(a), result_accuracy={mode=highest}")));
+  ASSERT_TRUE(ParseRoundTrip(RootModule("f32[4] sqrt(a), result_accuracy={tolerance={atol=0,rtol=0.5,ulps=2}}")));
+  ASSERT_TRUE(ParseRoundTrip(RootModule("f32[4] tanh(a), result_accuracy={mode=default}")));
   ExpectRootError("f32[4] exponential(a), result_accuracy={mode=fastest}", 45,
                   "unknown result accuracy mode 'fastest'");
   ExpectRootError("f32[4] exponential(a), result_accuracy={precision=highest}", 40,
@@ -115,13 +111,13 @@ TEST(ParserCheckedAttributes, ResultAccuracy) {
 
 TEST(ParserCheckedAttributes, MetadataFieldsAndRepeatedAttributes) {
   auto m = ParseRoundTrip(
-      Module("f32[4] negate(a), metadata={op_type=\"neg\" op_name=\"jit(f)/neg\" source_file=\"f.py\" source_line=3 "
+      RootModule("f32[4] negate(a), metadata={op_type=\"neg\" op_name=\"jit(f)/neg\" source_file=\"f.py\" source_line=3 "
              "profile_type={1} deduplicated_name=\"d\" preserve_layout=true}"));
   ASSERT_TRUE(m);
   EXPECT_EQ(m->entry()->root()->FindRawAttribute("metadata")->substr(0, 15), "{op_type=\"neg\" ");
-  ASSERT_TRUE(ParseRoundTrip(Module("f32[4] negate(a), metadata={op_name=\"x\", source_line=1}")));
-  ASSERT_TRUE(ParseRoundTrip(Module("f32[4] negate(a), metadata={}")));
-  ASSERT_TRUE(ParseRoundTrip(Module("f32[4] negate(a), metadata={{op_name=\"x\"}, {op_name=\"y\"}}")));
+  ASSERT_TRUE(ParseRoundTrip(RootModule("f32[4] negate(a), metadata={op_name=\"x\", source_line=1}")));
+  ASSERT_TRUE(ParseRoundTrip(RootModule("f32[4] negate(a), metadata={}")));
+  ASSERT_TRUE(ParseRoundTrip(RootModule("f32[4] negate(a), metadata={{op_name=\"x\"}, {op_name=\"y\"}}")));
   // A list is one level deep, so hostile nesting ends at once instead of recursing.
   ExpectRootError("f32[4] negate(a), metadata={" + std::string(100000, '{'), 29,
                   "expected a metadata field, not a nested list");
@@ -148,7 +144,7 @@ TEST(ParserCheckedAttributes, OperandPrecisionAndOutputOperandAliasing) {
   ExpectParseError(dot + "{highest,fast}\n}\n", 5, 111, "unknown precision 'fast'");
   ExpectParseError(dot + "{highest}\n}\n", 5, 102, "dot takes 2 operand precisions, got 1");
   ASSERT_TRUE(
-      ParseRoundTrip(Module("(f32[4], s32[2]) custom-call(a, b), custom_call_target=\"t\", "
+      ParseRoundTrip(RootModule("(f32[4], s32[2]) custom-call(a, b), custom_call_target=\"t\", "
                             "output_to_operand_aliasing={ {0}: (0, {}), {1}: (1, {}) }")));
   const std::string cc = "(f32[4], s32[2]) custom-call(a, b), custom_call_target=\"t\", output_to_operand_aliasing={";
   ExpectRootError(cc + "{2}: (0, {})}", 88, "names an output index the result lacks");
@@ -171,8 +167,8 @@ TEST(ParserCheckedAttributes, OpcodeSpecificKeysOnOtherOpcodes) {
   ExpectRootError("f32[] dot(a, a), lhs_contracting_dims={0}, rhs_contracting_dims={0}, rhs_group_dims={0}", 69,
                   "attribute 'rhs_group_dims' does not apply to dot");
   // The same keys where they belong.
-  EXPECT_TRUE(ParseRoundTrip(Module("f32[2] slice(a), slice={[0:2]}")));
-  EXPECT_TRUE(ParseRoundTrip(Module("pred[4] compare(a, a), direction=LT")));
+  EXPECT_TRUE(ParseRoundTrip(RootModule("f32[2] slice(a), slice={[0:2]}")));
+  EXPECT_TRUE(ParseRoundTrip(RootModule("pred[4] compare(a, a), direction=LT")));
 }
 
 // Every sharding form XLA prints parses and prints back; each malformed one is an error at the
@@ -238,7 +234,7 @@ TEST(ParserCheckedAttributes, IotaReplicaGroups) {
 // A key XLA defines but hlox does not model is kept as text; any other key is an error at the key
 // (XLA rejects unknown attributes; a typo must not change the program silently).
 TEST(ParserCheckedAttributes, UnknownAttributesAreErrors) {
-  auto m = ParseRoundTrip(Module("f32[4] add(a, a), statistics={visualizing_index=1,stat-1=0.5}"));
+  auto m = ParseRoundTrip(RootModule("f32[4] add(a, a), statistics={visualizing_index=1,stat-1=0.5}"));
   ASSERT_TRUE(m);
   EXPECT_TRUE(m->entry()->root()->attrs().statistics.has_value());
   ExpectRootError("f32[4] add(a, a), frobnicate=3", 18, "unknown attribute 'frobnicate'");
@@ -247,7 +243,7 @@ TEST(ParserCheckedAttributes, UnknownAttributesAreErrors) {
   ExpectRootError("f32[4] add(a, a), epsilon=0.001", 18, "attribute 'epsilon' does not apply to add");
   ExpectRootError("f32[4] negate(a), k=2", 18, "attribute 'k' does not apply to negate");
   // custom-call's schedule under either spelling XLA has used.
-  EXPECT_TRUE(ParseRoundTrip(Module("f32[4] custom-call(a), custom_call_target=\"t\", schedule=SCHEDULE_LATEST")));
+  EXPECT_TRUE(ParseRoundTrip(RootModule("f32[4] custom-call(a), custom_call_target=\"t\", schedule=SCHEDULE_LATEST")));
   ExpectRootError("f32[4] custom-call(a), custom_call_target=\"t\", schedule=LATEST", 56, "unknown schedule 'LATEST'");
 }
 

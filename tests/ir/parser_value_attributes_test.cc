@@ -13,18 +13,14 @@ namespace {
 
 using testing_ir::ExpectParseError;
 using testing_ir::ParseRoundTrip;
-
-// A module whose root (line 5) is `root`, with parameters a = f32[4] and b = s32[2].
-std::string Module(const std::string& root) {
-  return "HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n  b = s32[2] parameter(1)\n  ROOT r = " + root + "\n}\n";
-}
+using testing_ir::RootModule;
 
 // Expects `root` to be rejected on line 5 at the first occurrence of `at` in it ("  ROOT r = "
 // is 11 characters, so the root text starts at column 12).
 void ExpectRootErrorAt(const std::string& root, const std::string& at, const std::string& part) {
   size_t offset = root.find(at);
   ASSERT_NE(offset, std::string::npos) << at;
-  ExpectParseError(Module(root), 5, 12 + static_cast<int>(offset), part);
+  ExpectParseError(RootModule(root), 5, 12 + static_cast<int>(offset), part);
 }
 
 // The printed root line of `m`.
@@ -36,7 +32,7 @@ std::string PrintedRoot(const hlox::Module& m) {
 
 TEST(ParserValueAttributes, StatisticsAreTyped) {
   auto m = ParseRoundTrip(
-      Module("f32[4] add(a, a), statistics={visualizing_index=1, stat-1=0.5,count_nan=100,big=1e+20, neg=-2.25}"));
+      RootModule("f32[4] add(a, a), statistics={visualizing_index=1, stat-1=0.5,count_nan=100,big=1e+20, neg=-2.25}"));
   ASSERT_TRUE(m);
   const auto& s = m->entry()->root()->attrs().statistics;
   ASSERT_TRUE(s.has_value());
@@ -51,11 +47,11 @@ TEST(ParserValueAttributes, StatisticsAreTyped) {
             std::string::npos)
       << PrintedRoot(*m);
   // Empty, and names given twice (XLA keeps both).
-  m = ParseRoundTrip(Module("f32[4] add(a, a), statistics={}"));
+  m = ParseRoundTrip(RootModule("f32[4] add(a, a), statistics={}"));
   ASSERT_TRUE(m);
   ASSERT_TRUE(m->entry()->root()->attrs().statistics.has_value());
   EXPECT_TRUE(m->entry()->root()->attrs().statistics->statistics.empty());
-  m = ParseRoundTrip(Module("f32[4] add(a, a), statistics={visualizing_index=0,x=1,x=2}"));
+  m = ParseRoundTrip(RootModule("f32[4] add(a, a), statistics={visualizing_index=0,x=1,x=2}"));
   ASSERT_TRUE(m);
   EXPECT_EQ(m->entry()->root()->attrs().statistics->statistics.size(), 2u);
 }
@@ -79,7 +75,7 @@ TEST(ParserValueAttributes, MalformedStatisticsAreRejected) {
 }
 
 TEST(ParserValueAttributes, OriginIsATreeShapedLikeTheResult) {
-  auto m = ParseRoundTrip(Module("f32[4] add(a, a), origin={{\"x.1\" {0}}}"));
+  auto m = ParseRoundTrip(RootModule("f32[4] add(a, a), origin={{\"x.1\" {0}}}"));
   ASSERT_TRUE(m);
   const auto& v = m->entry()->root()->attrs().original_value;
   ASSERT_TRUE(v.has_value());
@@ -88,7 +84,7 @@ TEST(ParserValueAttributes, OriginIsATreeShapedLikeTheResult) {
   EXPECT_EQ(v->leaf->instruction_name, "x.1");
   EXPECT_EQ(v->leaf->shape_index, std::vector<int64_t>{0});
   // Tuples nest; {} is an empty leaf; names are C strings.
-  m = ParseRoundTrip(Module("((f32[4]), s32[2]) tuple(tuple(a), b), origin={(({\"p\\\"q\" {1, 2}}), {})}"));
+  m = ParseRoundTrip(RootModule("((f32[4]), s32[2]) tuple(tuple(a), b), origin={(({\"p\\\"q\" {1, 2}}), {})}"));
   ASSERT_TRUE(m);
   const auto& t = *m->entry()->root()->attrs().original_value;
   ASSERT_TRUE(t.is_tuple);
@@ -99,18 +95,18 @@ TEST(ParserValueAttributes, OriginIsATreeShapedLikeTheResult) {
   EXPECT_FALSE(t.elements[1].leaf.has_value());
   EXPECT_NE(PrintedRoot(*m).find("origin={(({\"p\\\"q\" {1,2}}), {})}"), std::string::npos) << PrintedRoot(*m);
   // The older spelling reads the same and prints as origin=; so does an inferred shape.
-  m = ParseRoundTrip(Module("(f32[4], s32[2]) tuple(a, b), original_value={({\"a\"}, {\"b\" {1}})}"));
+  m = ParseRoundTrip(RootModule("(f32[4], s32[2]) tuple(a, b), original_value={({\"a\"}, {\"b\" {1}})}"));
   ASSERT_TRUE(m);
   EXPECT_NE(PrintedRoot(*m).find("origin={({\"a\"}, {\"b\" {1}})}"), std::string::npos) << PrintedRoot(*m);
-  EXPECT_TRUE(ParseRoundTrip(Module("tuple(a, b), origin={({\"a\"}, {\"b\"})}")));
-  m = ParseRoundTrip(Module("f32[4] add(a, a), origin={[synthetic_call]}"));
+  EXPECT_TRUE(ParseRoundTrip(RootModule("tuple(a, b), origin={({\"a\"}, {\"b\"})}")));
+  m = ParseRoundTrip(RootModule("f32[4] add(a, a), origin={[synthetic_call]}"));
   ASSERT_TRUE(m);
   EXPECT_TRUE(m->entry()->root()->attrs().original_value->synthetic_call);
 }
 
 // A clone keeps the origin only when its shape is compatible (the tree follows the shape).
 TEST(ParserValueAttributes, ClonesOfAnotherShapeDropTheOrigin) {
-  auto m = ParseRoundTrip(Module("f32[4] add(a, a), origin={{\"x\"}}, statistics={visualizing_index=0,s=1}"));
+  auto m = ParseRoundTrip(RootModule("f32[4] add(a, a), origin={{\"x\"}}, statistics={visualizing_index=0,s=1}"));
   ASSERT_TRUE(m);
   const Instruction* r = m->entry()->root();
   auto same = r->CloneWithOperands(r->shape(), {});
