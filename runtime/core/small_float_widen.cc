@@ -113,7 +113,7 @@ absl::StatusOr<Value> Narrow(const Value& wide, const Shape& want, const Instruc
   const float* src = wide.array->as<float>();
   const PrimitiveType t = want.element_type();
   uint8_t* dst = out->data();
-  for (int64_t i = 0; i < want.ElementCount(); ++i) dst[i] = SmallFloatFromDouble(t, src[i]);
+  for (int64_t i = 0; i < want.ElementCount(); ++i) dst[i] = SmallFloatConvert(t, src[i]);
   return Value::Array(std::move(out));
 }
 
@@ -134,8 +134,6 @@ bool HasSmallFloatLeaf(const Shape& shape) {
 float SmallFloatToFloat(PrimitiveType t, uint8_t code) {
   return GetTables().decoded[SmallFloatIndex(t)][code];
 }
-
-uint8_t SmallFloatFromDouble(PrimitiveType t, double v) { return SmallFloatConvert(t, v); }
 
 bool ComputesByWidening(const Instruction& instr) {
   const Opcode op = instr.opcode();

@@ -28,9 +28,6 @@ bool HasSmallFloatLeaf(const Shape& shape);
 // The value of `code` (a buffer byte) in small float type `t`, exactly (NaN for NaN codes).
 // Requires IsSmallFloat(t).
 float SmallFloatToFloat(PrimitiveType t, uint8_t code);
-// `v` rounded to small float type `t` by `convert`'s rule (ir/small_float.h SmallFloatConvert).
-// Requires IsSmallFloat(t).
-uint8_t SmallFloatFromDouble(PrimitiveType t, double v);
 
 // Whether `instr` computes on small floats and must run through a WidenedStep: an elementwise
 // op (convert, bitcast-convert and copy excepted), dot, ragged-dot, convolution,

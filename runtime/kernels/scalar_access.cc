@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "runtime/core/executor.h"
+#include "ir/small_float.h"
 #include "runtime/core/small_float_widen.h"
 
 namespace hlox::rt {
@@ -81,7 +82,7 @@ void StoreDouble(Buffer& b, int64_t i, double v) {
     case PrimitiveType::kF8E5M2: case PrimitiveType::kF8E4M3FN: case PrimitiveType::kF8E4M3B11FNUZ:
     case PrimitiveType::kF8E5M2FNUZ: case PrimitiveType::kF8E4M3FNUZ: case PrimitiveType::kF8E3M4:
     case PrimitiveType::kF8E4M3: case PrimitiveType::kF4E2M1FN: case PrimitiveType::kF8E8M0FNU:
-      b.data()[i] = SmallFloatFromDouble(b.shape().element_type(), v);
+      b.data()[i] = SmallFloatConvert(b.shape().element_type(), v);
       break;
     default: break;
   }

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "ir/literal.h"
+#include "ir/small_float.h"
 #include "runtime/core/small_float_widen.h"
 
 namespace hlox::rt {
@@ -40,7 +41,7 @@ double RoundTo(PrimitiveType t, double v) {
     case PrimitiveType::kF8E5M2: case PrimitiveType::kF8E4M3FN: case PrimitiveType::kF8E4M3B11FNUZ:
     case PrimitiveType::kF8E5M2FNUZ: case PrimitiveType::kF8E4M3FNUZ: case PrimitiveType::kF8E3M4:
     case PrimitiveType::kF8E4M3: case PrimitiveType::kF4E2M1FN: case PrimitiveType::kF8E8M0FNU:
-      return SmallFloatToFloat(t, SmallFloatFromDouble(t, v));
+      return SmallFloatToFloat(t, SmallFloatConvert(t, v));
     default: return v;
   }
 }
@@ -67,7 +68,7 @@ uint64_t RawBits(PrimitiveType t, const SVal& v) {
     case PrimitiveType::kF8E5M2: case PrimitiveType::kF8E4M3FN: case PrimitiveType::kF8E4M3B11FNUZ:
     case PrimitiveType::kF8E5M2FNUZ: case PrimitiveType::kF8E4M3FNUZ: case PrimitiveType::kF8E3M4:
     case PrimitiveType::kF8E4M3: case PrimitiveType::kF4E2M1FN: case PrimitiveType::kF8E8M0FNU:
-      return SmallFloatFromDouble(t, v.f);
+      return SmallFloatConvert(t, v.f);
     default: return static_cast<uint64_t>(v.i);
   }
 }
