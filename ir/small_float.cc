@@ -120,11 +120,7 @@ bool SameFormat(const SmallFloatFormat& x, const SmallFloatFormat& y) {
 const Codebook& CodebookOf(const SmallFloatFormat& f, Codebook& scratch) {
   static const auto* known = [] {
     auto* books = new std::vector<std::pair<SmallFloatFormat, Codebook>>;
-    for (PrimitiveType t : {PrimitiveType::kF8E5M2, PrimitiveType::kF8E4M3FN,
-                            PrimitiveType::kF8E4M3B11FNUZ, PrimitiveType::kF8E5M2FNUZ,
-                            PrimitiveType::kF8E4M3FNUZ, PrimitiveType::kF8E3M4,
-                            PrimitiveType::kF8E4M3, PrimitiveType::kF4E2M1FN,
-                            PrimitiveType::kF8E8M0FNU}) {
+    for (PrimitiveType t : kSmallFloatTypes) {
       const SmallFloatFormat g = *SmallFloatFormatOf(t);
       books->emplace_back(g, BuildCodebook(g));
     }

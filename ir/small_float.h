@@ -12,6 +12,12 @@
 
 namespace hlox {
 
+// Every element type of 8 bits or fewer that is a float, in a fixed order (dense indexes).
+inline constexpr PrimitiveType kSmallFloatTypes[] = {
+    PrimitiveType::kF8E5M2,     PrimitiveType::kF8E4M3FN,   PrimitiveType::kF8E4M3B11FNUZ,
+    PrimitiveType::kF8E5M2FNUZ, PrimitiveType::kF8E4M3FNUZ, PrimitiveType::kF8E3M4,
+    PrimitiveType::kF8E4M3,     PrimitiveType::kF4E2M1FN,   PrimitiveType::kF8E8M0FNU};
+
 // How a small float spends its special codes.
 enum class SmallFloatSpecials : uint8_t {
   kIeee,             // all-ones exponent: infinities (mantissa 0) and NaNs, as in IEEE 754

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cmath>
+#include <iterator>
 
 #include "absl/strings/str_cat.h"
 #include "ir/small_float.h"
@@ -10,22 +11,14 @@
 namespace hlox::rt {
 namespace {
 
-constexpr int kSmallFloatCount = 9;
+constexpr int kSmallFloatCount = static_cast<int>(std::size(kSmallFloatTypes));
 
-// Dense index of a small float type, or -1.
+// Index of a small float type in kSmallFloatTypes, or -1.
 int SmallFloatIndex(PrimitiveType t) {
-  switch (t) {
-    case PrimitiveType::kF8E5M2: return 0;
-    case PrimitiveType::kF8E4M3FN: return 1;
-    case PrimitiveType::kF8E4M3B11FNUZ: return 2;
-    case PrimitiveType::kF8E5M2FNUZ: return 3;
-    case PrimitiveType::kF8E4M3FNUZ: return 4;
-    case PrimitiveType::kF8E3M4: return 5;
-    case PrimitiveType::kF8E4M3: return 6;
-    case PrimitiveType::kF4E2M1FN: return 7;
-    case PrimitiveType::kF8E8M0FNU: return 8;
-    default: return -1;
+  for (int k = 0; k < kSmallFloatCount; ++k) {
+    if (kSmallFloatTypes[k] == t) return k;
   }
+  return -1;
 }
 
 // Each type's 256 decoded codes (every code of a byte, so a stray high nibble
@@ -37,12 +30,8 @@ struct Tables {
 const Tables& GetTables() {
   static const Tables* tables = [] {
     auto* t = new Tables();
-    constexpr PrimitiveType kTypes[kSmallFloatCount] = {
-        PrimitiveType::kF8E5M2,     PrimitiveType::kF8E4M3FN, PrimitiveType::kF8E4M3B11FNUZ,
-        PrimitiveType::kF8E5M2FNUZ, PrimitiveType::kF8E4M3FNUZ, PrimitiveType::kF8E3M4,
-        PrimitiveType::kF8E4M3,     PrimitiveType::kF4E2M1FN, PrimitiveType::kF8E8M0FNU};
     for (int k = 0; k < kSmallFloatCount; ++k) {
-      const SmallFloatFormat f = *SmallFloatFormatOf(kTypes[k]);
+      const SmallFloatFormat f = *SmallFloatFormatOf(kSmallFloatTypes[k]);
       for (int c = 0; c < 256; ++c) {
         t->decoded[k][c] = static_cast<float>(SmallFloatDecode(f, static_cast<uint8_t>(c)));
       }

@@ -56,11 +56,9 @@ double LoadDouble(const Buffer& b, int64_t i) {
     case PrimitiveType::kBF16: return Bf16ToFloat(b.as<uint16_t>()[i]);
     case PrimitiveType::kF32: return b.as<float>()[i];
     case PrimitiveType::kF64: return b.as<double>()[i];
-    case PrimitiveType::kF8E5M2: case PrimitiveType::kF8E4M3FN: case PrimitiveType::kF8E4M3B11FNUZ:
-    case PrimitiveType::kF8E5M2FNUZ: case PrimitiveType::kF8E4M3FNUZ: case PrimitiveType::kF8E3M4:
-    case PrimitiveType::kF8E4M3: case PrimitiveType::kF4E2M1FN: case PrimitiveType::kF8E8M0FNU:
-      return SmallFloatToFloat(b.shape().element_type(), b.data()[i]);
-    default: return 0.0;
+    default:
+      return IsSmallFloat(b.shape().element_type()) ? SmallFloatToFloat(b.shape().element_type(), b.data()[i])
+                                                    : 0.0;
   }
 }
 
@@ -79,12 +77,9 @@ void StoreDouble(Buffer& b, int64_t i, double v) {
     case PrimitiveType::kBF16: b.as<uint16_t>()[i] = FloatToBf16(static_cast<float>(v)); break;
     case PrimitiveType::kF32: b.as<float>()[i] = static_cast<float>(v); break;
     case PrimitiveType::kF64: b.as<double>()[i] = v; break;
-    case PrimitiveType::kF8E5M2: case PrimitiveType::kF8E4M3FN: case PrimitiveType::kF8E4M3B11FNUZ:
-    case PrimitiveType::kF8E5M2FNUZ: case PrimitiveType::kF8E4M3FNUZ: case PrimitiveType::kF8E3M4:
-    case PrimitiveType::kF8E4M3: case PrimitiveType::kF4E2M1FN: case PrimitiveType::kF8E8M0FNU:
-      b.data()[i] = SmallFloatConvert(b.shape().element_type(), v);
+    default:
+      if (IsSmallFloat(b.shape().element_type())) b.data()[i] = SmallFloatConvert(b.shape().element_type(), v);
       break;
-    default: break;
   }
 }
 

@@ -24,12 +24,9 @@ bool Supported(PrimitiveType t) {
     case PrimitiveType::kU16: case PrimitiveType::kU32: case PrimitiveType::kU64:
     case PrimitiveType::kF16: case PrimitiveType::kBF16: case PrimitiveType::kF32:
     case PrimitiveType::kF64:
-    case PrimitiveType::kF8E5M2: case PrimitiveType::kF8E4M3FN: case PrimitiveType::kF8E4M3B11FNUZ:
-    case PrimitiveType::kF8E5M2FNUZ: case PrimitiveType::kF8E4M3FNUZ: case PrimitiveType::kF8E3M4:
-    case PrimitiveType::kF8E4M3: case PrimitiveType::kF4E2M1FN: case PrimitiveType::kF8E8M0FNU:
       return true;
     default:
-      return false;
+      return IsSmallFloat(t);
   }
 }
 
@@ -38,11 +35,7 @@ double RoundTo(PrimitiveType t, double v) {
     case PrimitiveType::kF16: return HalfToFloat(FloatToHalf(static_cast<float>(v)));
     case PrimitiveType::kBF16: return Bf16ToFloat(FloatToBf16(static_cast<float>(v)));
     case PrimitiveType::kF32: return static_cast<float>(v);
-    case PrimitiveType::kF8E5M2: case PrimitiveType::kF8E4M3FN: case PrimitiveType::kF8E4M3B11FNUZ:
-    case PrimitiveType::kF8E5M2FNUZ: case PrimitiveType::kF8E4M3FNUZ: case PrimitiveType::kF8E3M4:
-    case PrimitiveType::kF8E4M3: case PrimitiveType::kF4E2M1FN: case PrimitiveType::kF8E8M0FNU:
-      return SmallFloatToFloat(t, SmallFloatConvert(t, v));
-    default: return v;
+    default: return IsSmallFloat(t) ? SmallFloatToFloat(t, SmallFloatConvert(t, v)) : v;
   }
 }
 
@@ -65,11 +58,7 @@ uint64_t RawBits(PrimitiveType t, const SVal& v) {
     case PrimitiveType::kF32: return std::bit_cast<uint32_t>(static_cast<float>(v.f));
     case PrimitiveType::kF16: return FloatToHalf(static_cast<float>(v.f));
     case PrimitiveType::kBF16: return FloatToBf16(static_cast<float>(v.f));
-    case PrimitiveType::kF8E5M2: case PrimitiveType::kF8E4M3FN: case PrimitiveType::kF8E4M3B11FNUZ:
-    case PrimitiveType::kF8E5M2FNUZ: case PrimitiveType::kF8E4M3FNUZ: case PrimitiveType::kF8E3M4:
-    case PrimitiveType::kF8E4M3: case PrimitiveType::kF4E2M1FN: case PrimitiveType::kF8E8M0FNU:
-      return SmallFloatConvert(t, v.f);
-    default: return static_cast<uint64_t>(v.i);
+    default: return IsSmallFloat(t) ? SmallFloatConvert(t, v.f) : static_cast<uint64_t>(v.i);
   }
 }
 
@@ -80,12 +69,10 @@ SVal FromBits(PrimitiveType t, uint64_t bits) {
     case PrimitiveType::kF32: r.f = std::bit_cast<float>(static_cast<uint32_t>(bits)); break;
     case PrimitiveType::kF16: r.f = HalfToFloat(static_cast<uint16_t>(bits)); break;
     case PrimitiveType::kBF16: r.f = Bf16ToFloat(static_cast<uint16_t>(bits)); break;
-    case PrimitiveType::kF8E5M2: case PrimitiveType::kF8E4M3FN: case PrimitiveType::kF8E4M3B11FNUZ:
-    case PrimitiveType::kF8E5M2FNUZ: case PrimitiveType::kF8E4M3FNUZ: case PrimitiveType::kF8E3M4:
-    case PrimitiveType::kF8E4M3: case PrimitiveType::kF4E2M1FN: case PrimitiveType::kF8E8M0FNU:
-      r.f = SmallFloatToFloat(t, static_cast<uint8_t>(bits));
+    default:
+      if (IsSmallFloat(t)) r.f = SmallFloatToFloat(t, static_cast<uint8_t>(bits));
+      else r.i = WrapInt(t, static_cast<int64_t>(bits));
       break;
-    default: r.i = WrapInt(t, static_cast<int64_t>(bits)); break;
   }
   return r;
 }
@@ -129,12 +116,9 @@ SVal LoadSVal(const Buffer& b, int64_t i) {
     case PrimitiveType::kBF16: v.f = Bf16ToFloat(b.as<uint16_t>()[i]); break;
     case PrimitiveType::kF32: v.f = b.as<float>()[i]; break;
     case PrimitiveType::kF64: v.f = b.as<double>()[i]; break;
-    case PrimitiveType::kF8E5M2: case PrimitiveType::kF8E4M3FN: case PrimitiveType::kF8E4M3B11FNUZ:
-    case PrimitiveType::kF8E5M2FNUZ: case PrimitiveType::kF8E4M3FNUZ: case PrimitiveType::kF8E3M4:
-    case PrimitiveType::kF8E4M3: case PrimitiveType::kF4E2M1FN: case PrimitiveType::kF8E8M0FNU:
-      v.f = SmallFloatToFloat(b.shape().element_type(), b.data()[i]);
+    default:
+      if (IsSmallFloat(b.shape().element_type())) v.f = SmallFloatToFloat(b.shape().element_type(), b.data()[i]);
       break;
-    default: break;
   }
   return v;
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <random>
 #include <vector>
@@ -13,11 +14,6 @@
 
 namespace hlox {
 namespace {
-
-constexpr PrimitiveType kTypes[] = {
-    PrimitiveType::kF8E5M2,     PrimitiveType::kF8E4M3FN,   PrimitiveType::kF8E4M3B11FNUZ,
-    PrimitiveType::kF8E5M2FNUZ, PrimitiveType::kF8E4M3FNUZ, PrimitiveType::kF8E3M4,
-    PrimitiveType::kF8E4M3,     PrimitiveType::kF4E2M1FN,   PrimitiveType::kF8E8M0FNU};
 
 int Codes(const SmallFloatFormat& f) {
   return 1 << (f.exponent_bits + f.mantissa_bits + (f.has_sign ? 1 : 0));
@@ -44,9 +40,18 @@ int NearestByScan(const SmallFloatFormat& f, double v) {
   return best;
 }
 
+TEST(SmallFloat, TheListHoldsExactlyTheTypesWithAFormat) {
+  int with_format = 0;
+#define HLOX_COUNT_FORMAT(e, s, b, k) with_format += SmallFloatFormatOf(PrimitiveType::e).has_value() ? 1 : 0;
+  HLOX_PRIMITIVE_TYPE_LIST(HLOX_COUNT_FORMAT)
+#undef HLOX_COUNT_FORMAT
+  EXPECT_EQ(with_format, static_cast<int>(std::size(kSmallFloatTypes)));
+  for (PrimitiveType t : kSmallFloatTypes) EXPECT_TRUE(SmallFloatFormatOf(t).has_value()) << PrimitiveTypeName(t);
+}
+
 TEST(SmallFloat, EncodeFindsTheCodeAScanFinds) {
   std::mt19937_64 rng(7);
-  for (PrimitiveType t : kTypes) {
+  for (PrimitiveType t : kSmallFloatTypes) {
     const SmallFloatFormat f = *SmallFloatFormatOf(t);
     std::vector<double> values;
     for (int c = 0; c < Codes(f); ++c) {

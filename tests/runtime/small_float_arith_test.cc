@@ -21,11 +21,6 @@ namespace {
 
 using testing::RunText;
 
-constexpr PrimitiveType kAllSmallFloats[] = {
-    PrimitiveType::kF8E5M2,     PrimitiveType::kF8E4M3FN,   PrimitiveType::kF8E4M3B11FNUZ,
-    PrimitiveType::kF8E5M2FNUZ, PrimitiveType::kF8E4M3FNUZ, PrimitiveType::kF8E3M4,
-    PrimitiveType::kF8E4M3,     PrimitiveType::kF4E2M1FN,   PrimitiveType::kF8E8M0FNU};
-
 std::string Name(PrimitiveType t) { return std::string(PrimitiveTypeName(t)); }
 SmallFloatFormat Fmt(PrimitiveType t) { return *SmallFloatFormatOf(t); }
 int CodeCount(PrimitiveType t) { return 1 << PrimitiveBitWidth(t); }
@@ -93,7 +88,7 @@ TEST(SmallFloatArith, BinaryOpsOnEveryPairOfCodesOfEveryType) {
       {"minimum", XlaMin},
       {"power", [](float x, float y) { return std::pow(x, y); }},
   };
-  for (PrimitiveType t : kAllSmallFloats) {
+  for (PrimitiveType t : kSmallFloatTypes) {
     std::vector<uint8_t> a, b;
     AllPairs(t, &a, &b);
     for (const auto& [op, f] : ops) {
@@ -118,7 +113,7 @@ TEST(SmallFloatArith, UnaryOpsOnEveryCode) {
       {"ceil", [](float x) { return std::ceil(x); }},
       {"round-nearest-even", [](float x) { return std::nearbyint(x); }},
   };
-  for (PrimitiveType t : kAllSmallFloats) {
+  for (PrimitiveType t : kSmallFloatTypes) {
     std::vector<uint8_t> a(CodeCount(t));
     std::iota(a.begin(), a.end(), 0);
     const std::string s = Name(t) + "[" + std::to_string(a.size()) + "]";
@@ -401,7 +396,7 @@ TEST(SmallFloatArith, SortOnSmallFloatKeys) {
 
 // NaN operands give NaN results in every type that has a NaN (f4e2m1fn has none).
 TEST(SmallFloatArith, NanPropagates) {
-  for (PrimitiveType t : kAllSmallFloats) {
+  for (PrimitiveType t : kSmallFloatTypes) {
     if (t == PrimitiveType::kF4E2M1FN) continue;
     int nan = -1, one = -1;
     for (int c = 0; c < CodeCount(t); ++c) {
