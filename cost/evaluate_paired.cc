@@ -1,5 +1,6 @@
 // Paired measurement of two modules through the runtime, for searches' final verdicts: several
-// executor instances per side, built in a seeded random order (cost/paired.h says why); and the
+// executor instances per side, each on its own module copy, built pair by pair in a seeded
+// alternating order (cost/paired.h says why); and the
 // paired job a worker runs for a fleet verdict (pipelines, validation, then that measurement).
 #include <algorithm>
 #include <exception>
@@ -31,16 +32,16 @@ int64_t ConstantBytes(const Module& m) {
   return bytes;
 }
 
-// Instances per side: as asked, but no more than the time cap affords (a warm-up of every
-// instance of both sides within about half of it; at least four, so the interval has three
-// degrees of freedom), and fewer when 2 * instances copies of the larger module's constants
-// would take more than an eighth of the machine's memory.
-int InstancesFor(const Module& a, const Module& b, const TimingProtocol& p, double call_seconds) {
+// Instances per side: as asked, fewer when 4 * instances copies of the larger module's
+// constants (a module copy and an executor per instance and side) would take more than an
+// eighth of the machine's memory. Not fewer for a slow module: every instance pair gets at
+// least one ABBA block (cost/paired.h), and four instance pairs were too few for the interval
+// of a second-long module to hold its coverage.
+int InstancesFor(const Module& a, const Module& b, const TimingProtocol& p) {
   int64_t k = std::max(1, p.paired_instances);
-  if (call_seconds > 0) k = std::min<int64_t>(k, std::max(4.0, p.time_cap_seconds / (4 * call_seconds)));
   const int64_t per = std::max<int64_t>(1, std::max(ConstantBytes(a), ConstantBytes(b)));
   const int64_t memory = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
-  if (memory > 0) k = std::min<int64_t>(k, memory / 8 / (2 * per));
+  if (memory > 0) k = std::min<int64_t>(k, memory / 8 / (4 * per));
   return static_cast<int>(std::clamp<int64_t>(k, 1, std::max(1, p.paired_instances)));
 }
 
@@ -54,30 +55,38 @@ absl::StatusOr<PairedResult> MeasurePairedModules(const Module& baseline, const 
       candidate.entry()->parameter_count() != static_cast<int64_t>(inputs.size())) {
     return absl::InvalidArgumentError("paired measurement: entry signatures differ");
   }
-  const rt::ExecOptions eo{options.threads, options.seed};
+  // Each instance runs its own copy of its side's module with its own fused programs. An
+  // executor walks the module's instructions on every run and the fused programs hold the
+  // generated code, so where the module and the code landed in memory is a property of the
+  // side when its instances share them: A/A pairs of two separately optimized modules then
+  // leaned by a different amount in each pair (15 of 40 intervals excluded 1 on a 2 us
+  // module). Per instance, it is an instance effect the interval sees.
+  rt::ExecOptions eo{options.threads, options.seed};
+  eo.private_programs = true;
+  std::vector<std::unique_ptr<Module>> copies;
   std::vector<std::unique_ptr<rt::Executor>> execs[2];
   auto build = [&](int side) -> absl::Status {
-    absl::StatusOr<std::unique_ptr<rt::Executor>> e = rt::Executor::Create(side == 0 ? baseline : candidate, eo);
+    copies.push_back((side == 0 ? baseline : candidate).Clone());
+    absl::StatusOr<std::unique_ptr<rt::Executor>> e = rt::Executor::Create(*copies.back(), eo);
     if (!e.ok()) return e.status();
     execs[side].push_back(*std::move(e));
     return absl::OkStatus();
   };
-  // Build order: seeded random, so neither side is systematically built first (the earliest
-  // built executors run slowest). The first pair is timed once to size the rest.
+  // Build order: instance pair k (the k-th executor of each side, measured together) is built
+  // back to back, its first side alternating from pair to pair from a seeded start. Executors
+  // differ with their place in the build order, so the two of a pair should sit next to each
+  // other: in a shuffled order, the side that happened to be built earlier more often led in
+  // every instance pair at once, a lean per measurement that made the instance pairs' batches
+  // agree (medium module: 3 of 33 A/A intervals excluded 1, each with 7 or 8 of its 8 batches
+  // on one side).
   std::mt19937_64 rng(options.seed * 0x9E3779B97F4A7C15ull + 7);
+  const int instances = InstancesFor(baseline, candidate, options.protocol);
   const int first = std::bernoulli_distribution(0.5)(rng) ? 1 : 0;
-  for (int side : {first, 1 - first}) HLOX_RETURN_IF_ERROR(build(side));
-  double call = 0;
-  for (int side = 0; side < 2; ++side) {
-    const double t0 = SteadySeconds();
-    HLOX_RETURN_IF_ERROR(execs[side][0]->Run(inputs).status());
-    call = std::max(call, SteadySeconds() - t0);
+  for (int k = 0; k < instances; ++k) {
+    const int a = (first + k) % 2;
+    HLOX_RETURN_IF_ERROR(build(a));
+    HLOX_RETURN_IF_ERROR(build(1 - a));
   }
-  const int instances = InstancesFor(baseline, candidate, options.protocol, call);
-  std::vector<int> rest;
-  for (int k = 1; k < instances; ++k) rest.insert(rest.end(), {0, 1});
-  std::shuffle(rest.begin(), rest.end(), rng);
-  for (int side : rest) HLOX_RETURN_IF_ERROR(build(side));
   // One callable for both sides (cost/paired.h): a closure per side measured 1% apart on a
   // 1.5 us module when they differed in code, and still leaned when they differed only in the
   // side they captured. The hook's presence is tested first, so without one both sides take

@@ -5,17 +5,21 @@
 // lean (docs/MEASUREMENTS.md, "Calibrated verdicts", has the experiments behind each point):
 //  - each side runs on several INSTANCES (separately built executors), rotated every two rounds:
 //    two executors of one module differ persistently by up to 2% on these hosts (the earlier
-//    built one is slower: where its plan and constants landed), so one executor per side
-//    measures the instances, not the modules. The caller builds the instances in a random
-//    order (MeasurePairedModules does) and the interval treats each instance's rounds as one
+//    built one is slower: where its plan, constants and code landed), so one executor per side
+//    measures the instances, not the modules. MeasurePairedModules gives every instance its
+//    own copy of its side's module and its own compiled fused programs (nothing that sets an
+//    instance's speed is shared by a side's instances) and builds the two instances of each
+//    instance pair back to back; the interval treats each instance pair's rounds as one
 //    batch, so what remains of the instance effect widens the interval instead of moving it;
 //  - warm-ups alternate between the sides, and both sides batch the SAME number of calls per
 //    sample (sized on the faster side's warm-up): per-sample overheads, amortized over unequal
 //    batches, used to favour one side;
 //  - rounds come in blocks of two, A B then B A (a linear drift cancels within each block),
-//    each block on the next instance pair; which side is A flips from block to block and from
-//    one visit of an instance to the next (seeded start), so each side is equally often the
-//    first to run on a freshly switched instance pair; an odd last round is dropped;
+//    each block on the next instance pair, visited 0..K-1 then K-1..0 and so on; which side is
+//    A flips from block to block (seeded start), so each side is equally often the first to
+//    run on an instance pair; a freshly switched instance pair runs each side once untimed
+//    before its block when a call takes under 0.1 s (timed cold, the first side would pay
+//    for warming what both sides share); an odd last round is dropped;
 //  - a pair runs to its time cap: no early stop when the interval looks narrow;
 //  - the interval comes from batch medians (PairedRatioInterval in cost/stats.h): one batch per
 //    instance pair, or with one instance contiguous batches of rounds, which allows for the
@@ -34,6 +38,10 @@
 namespace hlox {
 
 // Rounds a pair keeps at least (past its time cap if need be): four batches of two rounds.
+// With several instances a pair also keeps at least one ABBA block on every instance pair
+// (2 * instances rounds): a module whose rounds take seconds reaches its time cap after one
+// or two blocks, and an interval over four instance pairs (three degrees of freedom) did not
+// hold its coverage on such a module (docs/MEASUREMENTS.md, "Calibrated verdicts").
 inline constexpr int kMinPairedRounds = 8;
 
 struct PairedResult {
@@ -61,7 +69,7 @@ PairedFigures FiguresOf(const PairedResult& p);
 PairedResult PairedFromFigures(const PairedFigures& f);
 
 // Measures the pair under `protocol`: rounds until the time cap (both sides together) or
-// max_samples rounds, and at least max(kMinPairedRounds, min_samples) kept rounds.
+// max_samples rounds, and at least max(kMinPairedRounds, 2 * instances, min_samples) kept rounds.
 // target_rel_error does not stop a pair early (see the .cc). Rounds the interference guards
 // judge disturbed are left out. The first error of either workload is returned.
 // The pair's workload: runs side `side` (0 baseline, 1 candidate) on its instance `k`

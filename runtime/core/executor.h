@@ -22,6 +22,11 @@ struct ExecOptions {
   // (same results bit for bit; lower peak memory, fewer fresh pages). HLOX_NO_DONATE=1 in the
   // environment turns the default off.
   bool donate = DonationDefault();
+  // Compiles this executor's fused programs for it alone instead of sharing them with every
+  // executor of the same module (runtime/kernels/fusion.cc). Paired measurement sets it: with
+  // shared programs all instances of one side share their generated code's placement, an
+  // offset per side that no number of instances averages out (cost/paired.h).
+  bool private_programs = false;
 };
 
 // Time spent in the kernel of one entry-computation instruction (called computations included).

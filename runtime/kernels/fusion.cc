@@ -1,7 +1,8 @@
 // FusionKernel: runs a fusion instruction (kLoop/kInput/kOutput, XLA's or hlox's own) as one
 // fused block loop (fused/program.h). Programs are compiled once per fused computation and
 // cached under a fingerprint of the computation's content (pointers alone could be reused by a
-// later module), guarded by a mutex. A fusion whose body the block evaluator cannot handle
+// later module), guarded by a mutex; an executor with ExecOptions::private_programs compiles
+// its own instead. A fusion whose body the block evaluator cannot handle
 // runs unfused through Executor::RunComputation; such fallbacks are counted.
 #include <algorithm>
 #include <atomic>
@@ -89,14 +90,7 @@ uint64_t Fingerprint(const Computation& comp, uint64_t seed) {
   return h;
 }
 
-std::shared_ptr<CacheEntry> Lookup(const Computation& comp, uint64_t seed) {
-  Cache& cache = GetCache();
-  auto key = std::make_pair(&comp, Fingerprint(comp, seed));
-  {
-    std::lock_guard<std::mutex> lock(cache.mu);
-    auto it = cache.entries.find(key);
-    if (it != cache.entries.end()) return it->second;
-  }
+std::shared_ptr<CacheEntry> CompileEntry(const Computation& comp, uint64_t seed) {
   auto entry = std::make_shared<CacheEntry>();
   auto prog = FusedProgram::Compile(comp, seed);
   g_compiles.fetch_add(1, std::memory_order_relaxed);
@@ -105,6 +99,18 @@ std::shared_ptr<CacheEntry> Lookup(const Computation& comp, uint64_t seed) {
   } else {
     entry->why = std::string(prog.status().message());
   }
+  return entry;
+}
+
+std::shared_ptr<CacheEntry> Lookup(const Computation& comp, uint64_t seed) {
+  Cache& cache = GetCache();
+  auto key = std::make_pair(&comp, Fingerprint(comp, seed));
+  {
+    std::lock_guard<std::mutex> lock(cache.mu);
+    auto it = cache.entries.find(key);
+    if (it != cache.entries.end()) return it->second;
+  }
+  std::shared_ptr<CacheEntry> entry = CompileEntry(comp, seed);
   std::lock_guard<std::mutex> lock(cache.mu);
   if (cache.entries.size() >= kMaxCacheEntries) cache.entries.clear();
   cache.entries[key] = entry;
@@ -137,7 +143,8 @@ absl::StatusOr<Value> FusionKernel(const Instruction& instr, const std::vector<c
   // and parsing the backend config on every call cost ~6% of small modules).
   auto prepare = [&]() -> std::shared_ptr<const void> {
     auto p = std::make_shared<Prepared>();
-    p->entry = Lookup(comp, ctx.seed);
+    const bool own = ctx.executor != nullptr && ctx.executor->options().private_programs;
+    p->entry = own ? CompileEntry(comp, ctx.seed) : Lookup(comp, ctx.seed);
     if (instr.attrs().has_backend_config) ParseFusedRunOptions(instr.attrs().backend_config, &p->options);
     return p;
   };

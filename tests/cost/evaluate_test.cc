@@ -259,9 +259,11 @@ ENTRY e {
   o.protocol.interference_threshold = 0;  // count rounds exactly (the guard is tested apart)
   auto r = MeasurePairedModules(*m, *m, o);
   ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(r->ratios.size(), 8u);  // nine rounds, the odd last one dropped
-  EXPECT_EQ(r->instance_count, 8);  // the default instances per side: the cap affords them
-  EXPECT_EQ(r->instances.size(), r->ratios.size());
+  // Nine rounds asked, but every one of the 8 instance pairs (the default) gets its ABBA block.
+  EXPECT_EQ(r->instance_count, 8);
+  EXPECT_EQ(r->ratios.size(), 16u);
+  ASSERT_EQ(r->instances.size(), r->ratios.size());
+  for (int k = 0; k < 8; ++k) EXPECT_EQ(std::count(r->instances.begin(), r->instances.end(), k), 2) << k;
   EXPECT_LE(r->ci_low, r->ratio);
   EXPECT_GE(r->ci_high, r->ratio);
   EXPECT_GT(r->ratio, 0);

@@ -10,6 +10,7 @@
 #include "ir/verifier.h"
 #include "passes/passes.h"
 #include "runtime/conv/tuning.h"
+#include "runtime/core/executor.h"
 #include "runtime/fused/program.h"
 #include "runtime/gemm/dot_general.h"
 #include "tests/fusion/fusion_test_util.h"
@@ -399,4 +400,43 @@ ENTRY main {
 }
 
 }  // namespace
+TEST(FusionKernel, PrivateProgramsCompileOncePerExecutor) {
+  // Executors of one module share its compiled fused programs; an executor with
+  // private_programs (paired measurement's instances) compiles its own, with the same bits.
+  auto m = Parse(R"(HloModule pp
+fused {
+  a = f32[64] parameter(0)
+  e = f32[64] exponential(a)
+  ROOT t = f32[64] tanh(e)
+}
+ENTRY main {
+  p = f32[64] parameter(0)
+  ROOT f = f32[64] fusion(p), kind=kLoop, calls=fused
+}
+)");
+  ASSERT_TRUE(m);
+  const std::vector<rt::Value> in = rt::MakeSeededInputs(*m, 3);
+  auto compiles_of = [&](bool own, int executors, std::vector<rt::Value>* outs) {
+    const int64_t before = rt::GetFusionKernelStats().compiles;
+    rt::ExecOptions eo{1, 3};
+    eo.private_programs = own;
+    for (int k = 0; k < executors; ++k) {
+      auto ex = rt::Executor::Create(*m, eo);
+      EXPECT_TRUE(ex.ok());
+      if (!ex.ok()) return int64_t{-1};
+      for (int rep = 0; rep < 2; ++rep) {  // a second run reuses the executor's program
+        auto out = (*ex)->Run(in);
+        EXPECT_TRUE(out.ok()) << out.status();
+        if (out.ok()) outs->push_back(*std::move(out));
+      }
+    }
+    return rt::GetFusionKernelStats().compiles - before;
+  };
+  std::vector<rt::Value> outs;
+  compiles_of(false, 1, &outs);  // fills the shared cache for this module
+  EXPECT_EQ(compiles_of(false, 3, &outs), 0);
+  EXPECT_EQ(compiles_of(true, 3, &outs), 3);
+  for (const rt::Value& v : outs) EXPECT_EQ(CompareValues(outs[0], v, 0.0), "");
+}
+
 }  // namespace hlox
