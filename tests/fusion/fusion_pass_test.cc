@@ -399,7 +399,6 @@ ENTRY main {
   EXPECT_EQ(CompareValues(*expect, *out), "");
 }
 
-}  // namespace
 TEST(FusionKernel, PrivateProgramsCompileOncePerExecutor) {
   // Executors of one module share its compiled fused programs; an executor with
   // private_programs (paired measurement's instances) compiles its own, with the same bits.
@@ -439,4 +438,5 @@ ENTRY main {
   for (const rt::Value& v : outs) EXPECT_EQ(CompareValues(outs[0], v, 0.0), "");
 }
 
+}  // namespace
 }  // namespace hlox
