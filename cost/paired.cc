@@ -8,6 +8,7 @@
 #include <random>
 
 #include "cost/stats.h"
+#include "cost/verdict.h"
 
 namespace hlox {
 
@@ -55,7 +56,7 @@ absl::StatusOr<PairedResult> MeasurePairedOrError(const PairedWorkload& run, int
   }
   r.calls_per_sample = CallsPerSample(std::min(last[0], last[1]), p.min_sample_seconds);
   for (CostDistribution* d : dists) d->calls_per_sample = r.calls_per_sample;
-  const bool rewarm = k_count > 1 && std::min(last[0], last[1]) < 0.1;
+  const bool rewarm = k_count > 1 && std::min(last[0], last[1]) < kMediumBelowSeconds;
   // The series keeps the guards, the time cap and max rounds. There is no early stop on
   // precision: stopping when the interval happens to look narrow keeps exactly the intervals
   // that are too narrow (A/A pairs stopped that way excluded 1 in 20% of pairs). A pair runs
@@ -74,10 +75,10 @@ absl::StatusOr<PairedResult> MeasurePairedOrError(const PairedWorkload& run, int
     // A freshly switched instance pair first runs each side once untimed, in the block's order:
     // timed cold, the side that runs first would pay alone for bringing back into the caches
     // the inputs and pool buffers both sides share. The order balances that over visits, but
-    // it is noise in every block. Calls of 0.1 s or more (the large size class) skip it:
+    // it is noise in every block. Calls of the large size class (0.1 s or more) skip it:
     // refilling the caches is a small part of such a call, and the extra calls would add half
     // to the pair's time.
-    if (rewarm && (round == 0 || inst != instance_of.back()) && round % 2 == 0) {
+    if (rewarm && (instance_of.empty() || inst != instance_of.back())) {
       for (int k = 0; k < 2; ++k) {
         absl::Status st = run(side_at(round, k), inst);
         if (!st.ok()) return st;
