@@ -19,6 +19,7 @@ std::unique_ptr<Pass> CreateAlgebraicSimplifier(); // passes/simplify/
 std::unique_ptr<Pass> CreateInstructionFusion();   // passes/fusion/: producer->consumer
 std::unique_ptr<Pass> CreateSiblingFusion();       // passes/fusion/: multi-output
 std::unique_ptr<Pass> CreateFusionMerger();        // passes/fusion/
+std::unique_ptr<Pass> CreateOutputFusion();        // passes/fusion/: dot + elementwise epilogue
 std::unique_ptr<Pass> CreateCodegenTuning();       // passes/fusion/: fused loops, dots, convolutions
 
 // XLA's target-independent passes (passes/xla/, one file each, named after XLA's).

@@ -19,7 +19,7 @@ PipelineStage SimplifyFixpoint() {
 }
 
 PipelineStage FusionStage(bool fuse_all) {
-  return Seq({{"fusion", fuse_all}, {"sibling-fusion"}, {"fusion-merger"}, {"codegen"}, {"dce"}});
+  return Seq({{"fusion", fuse_all}, {"sibling-fusion"}, {"fusion-merger"}, {"output-fusion"}, {"codegen"}, {"dce"}});
 }
 
 }  // namespace
@@ -30,7 +30,7 @@ std::vector<std::string> PipelineNames() {
 
 std::vector<std::string> PassLabels() {
   return {"inline", "simplify", "cse", "constant-fold", "tuple-simplify", "dce",
-          "fusion", "sibling-fusion", "fusion-merger", "codegen",
+          "fusion", "sibling-fusion", "fusion-merger", "output-fusion", "codegen",
           "zero-sized-elim", "opt-barrier-expander", "logistic-expander", "broadcast-canonicalizer",
           "operand-upcaster", "dot-dimension-sorter", "conditional-simplifier", "while-loop-simplifier",
           "map-inliner", "dot-merger", "batchnorm-expander",
@@ -53,6 +53,8 @@ std::vector<PassInfo> PassInfos() {
       {"fusion", "producer-consumer fusion into loop and input fusions", {"fuse_producer"}, true},
       {"sibling-fusion", "multi-output fusion of consumers of a shared operand", {"sibling_fusion"}, true},
       {"fusion-merger", "merge a producer fusion into its consumer fusions", {"merge_fusion"}, true},
+      {"output-fusion", "fuse a dot into its elementwise consumer (bias, activation, residual): one kOutput kernel",
+       {"dot_epilogue"}},
       {"codegen", "how the runtime runs each fused loop, dot and convolution",
        {"codegen_params", "gemm_params", "conv_params"}},
       {"zero-sized-elim", "replace computations of zero-element arrays by empty constants", {"zero_sized"}},
@@ -116,6 +118,7 @@ absl::StatusOr<std::unique_ptr<Pass>> CreatePassByLabel(const std::string& label
   if (label == "fusion") return CreateInstructionFusion();
   if (label == "sibling-fusion") return CreateSiblingFusion();
   if (label == "fusion-merger") return CreateFusionMerger();
+  if (label == "output-fusion") return CreateOutputFusion();
   if (label == "codegen") return CreateCodegenTuning();
   if (label == "zero-sized-elim") return CreateZeroSizedElimination();
   if (label == "opt-barrier-expander") return CreateOptBarrierExpander();

@@ -8,7 +8,8 @@
 //   thread, the row or column schedule, fewer or more A panels per unit (mc), fewer or more B
 //   panels per A panel (nc), the tile order (b_in_l1: each B panel meets a block of A panels,
 //   BLIS's order), and for batched dots whether threads split the batches or each GEMM. Only knobs that can change this dot's run are offered (e.g. no thread choices for a
-//   dot too small to split). None changes a bit of the result.
+//   dot too small to split). None changes a bit of the result. An output fusion (a dot with
+//   its epilogue, passes/fusion/output_fusion.cc) gets its dot's "gemm:" site, not a "tune:" one.
 // - "conv:<convolution>" (convolutions of at least kMinDotMnk multiply-adds): the algorithm
 //   (runtime/conv/tuning.h: tiles, wide_k, planes, plane_filter, where the convolution has that form)
 //   and a single thread: hlox_conv_algo / hlox_threads, read by the convolution kernel.
@@ -131,9 +132,27 @@ std::vector<Knob> ConvChoicesFor(const Instruction& conv) {
   return out;
 }
 
+// The dot of an output fusion (a kOutput fusion holding one dot; the runtime reads its GEMM
+// keys from the fusion's backend_config, runtime/kernels/output_fusion.h), else null.
+const Instruction* OutputFusionDot(const Instruction& i) {
+  if (i.opcode() != Opcode::kFusion || i.attrs().fusion_kind != FusionKind::kOutput ||
+      i.called_computations().size() != 1) {
+    return nullptr;
+  }
+  const Instruction* dot = nullptr;
+  for (const auto& f : i.called_computations()[0]->instructions()) {
+    if (f->opcode() != Opcode::kDot) continue;
+    if (dot != nullptr) return nullptr;
+    dot = f.get();
+  }
+  return dot;
+}
+
 // The knobs of a dot or convolution site (empty for other instructions and small ones), with
 // the site's rule and features.
-std::vector<Knob> KnobsFor(const Instruction& i, std::string* rule, std::vector<float>* features) {
+std::vector<Knob> KnobsFor(const Instruction& instr, std::string* rule, std::vector<float>* features) {
+  const Instruction* dot = OutputFusionDot(instr);
+  const Instruction& i = dot != nullptr ? *dot : instr;
   if (i.opcode() == Opcode::kConvolution) {
     *rule = "conv_params";
     *features = {static_cast<float>(i.shape().ElementCount()), static_cast<float>(ConvMacs(i)),
@@ -209,7 +228,8 @@ class CodegenTuning : public Pass {
     };
     for (Computation* comp : fusion::FusibleComputations(module)) {
       for (Instruction* i : comp->PostOrder()) {
-        if (i->opcode() == Opcode::kFusion && i->called_computations().size() == 1) {
+        if (i->opcode() == Opcode::kFusion && i->called_computations().size() == 1 &&
+            OutputFusionDot(*i) == nullptr) {
           add("tune:", "codegen_params", *i, Choices(),
               {static_cast<float>(i->shape().ElementCount()), static_cast<float>(i->shape().ByteSize()),
                static_cast<float>(fusion::FusedInstructionCount(*i)), static_cast<float>(i->attrs().fusion_kind)});

@@ -15,10 +15,10 @@ bool SameArray(const Shape& a, const Shape& b) {
   return a.IsArray() && b.IsArray() && a.element_type() == b.element_type() && a.dims() == b.dims();
 }
 
-// Whether every transitive user of fused parameter `param` is elementwise with the root's dims,
-// so each output element reads only the parameter's element at the same index.
-bool ElementwiseToRoot(const Instruction* param, const Shape& root) {
-  std::vector<const Instruction*> stack = {param};
+}  // namespace
+
+bool ElementwiseToRoot(const Instruction* instr, const Shape& root) {
+  std::vector<const Instruction*> stack = {instr};
   std::unordered_set<const Instruction*> seen;
   while (!stack.empty()) {
     const Instruction* i = stack.back();
@@ -31,8 +31,6 @@ bool ElementwiseToRoot(const Instruction* param, const Shape& root) {
   }
   return true;
 }
-
-}  // namespace
 
 std::vector<int> DonatableOperands(const Instruction& instr, KernelFn kernel) {
   std::vector<int> out;

@@ -16,6 +16,10 @@ namespace hlox::rt {
 // judged from shapes and the op alone; the executor still checks liveness and sharing.
 std::vector<int> DonatableOperands(const Instruction& instr, KernelFn kernel);
 
+// Whether every transitive user of `instr` (inside its computation) is elementwise with the
+// dims of `root`, so each element of the root reads `instr`'s element at the same index only.
+bool ElementwiseToRoot(const Instruction* instr, const Shape& root);
+
 // Whether donation is on by default: true unless the environment sets HLOX_NO_DONATE=1.
 bool DonationDefault();
 

@@ -60,6 +60,15 @@ class FusedProgram {
   absl::StatusOr<Value> Run(const std::vector<const Value*>& operands, ThreadPool* pool,
                             const FusedRunOptions& options) const;
 
+  // Whether RunRows can evaluate this program: one output (not a tuple), not a reduce.
+  bool has_range_eval() const;
+  // Evaluates `rows` runs of `len` elements of the single output, starting at row-major linear
+  // index `first` and `stride` apart, into `out` on the calling thread with the block loop,
+  // `params` one per parameter. Safe to call from several threads at once on disjoint runs.
+  // For programs with has_range_eval().
+  void RunRows(const std::vector<const Buffer*>& params, Buffer& out, int64_t first, int64_t rows,
+               int64_t stride, int64_t len) const;
+
   int64_t node_count() const;
   // Whether Run can take the register path (fused/vector.h) for this program.
   bool has_vector_path() const;
@@ -80,6 +89,7 @@ class FusedProgram {
 // Process-wide counters of FusionKernel (for reports and tests).
 struct FusionKernelStats {
   int64_t fused_runs = 0;     // fusions executed as a fused block loop
+  int64_t output_runs = 0;    // fusions executed as a dot with its epilogue (kernels/output_fusion.h)
   int64_t fallback_runs = 0;  // fusions executed unfused through the executor
   int64_t compiles = 0;       // programs compiled (cache misses)
 };

@@ -144,6 +144,34 @@ void RunElementwisePass(const PassInput& im, const std::vector<const Buffer*>& p
 
 }  // namespace
 
+bool FusedProgram::has_range_eval() const {
+  const Impl& im = *impl_;
+  return !im.tuple_root && im.outputs.size() == 1 && im.nodes[im.outputs[0]].op != NodeOp::kReduce;
+}
+
+void FusedProgram::RunRows(const std::vector<const Buffer*>& params, Buffer& out, int64_t first, int64_t rows,
+                           int64_t stride, int64_t len) const {
+  const Impl& im = *impl_;
+  const int node = im.outputs[0];
+  const VKind kind = im.nodes[node].kind;
+  const bool f32 = kind == VKind::kF32 && out.shape().element_type() == PrimitiveType::kF32;
+  const int64_t block = ElementwiseBlock(im.block_bytes_per_elem, FusedRunOptions{});
+  BlockEval ev(im.nodes, params, t_arena);
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t end = first + r * stride + len;
+    for (int64_t start = first + r * stride; start < end; start += block) {
+      ev.NewBlock();
+      const int64_t n = std::min(block, end - start);
+      IndexSet set{n, start, nullptr, ev.NewSetId()};
+      float* dst = f32 ? out.as<float>() + start : nullptr;
+      if (f32) ev.set_destination(node, set.id, dst);
+      const void* v = ev.Eval(node, set);
+      ev.set_destination(-1, 0, nullptr);
+      if (v != dst) StoreBlock(out, start, v, kind, n);
+    }
+  }
+}
+
 absl::StatusOr<Value> FusedProgram::Run(const std::vector<const Value*>& operands, ThreadPool* pool,
                                         const FusedRunOptions& options) const {
   const Impl& im = *impl_;

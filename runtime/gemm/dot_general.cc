@@ -102,7 +102,8 @@ GemmTuning ParseGemmTuning(const std::string& config) {
 }
 
 absl::Status DotGeneral(const Buffer& lhs, const Buffer& rhs, const DotDimensionNumbers& dn, Buffer& out,
-                        ThreadPool* pool, double alpha, double beta, const GemmTuning& tuning) {
+                        ThreadPool* pool, double alpha, double beta, const GemmTuning& tuning,
+                        const DotEpilogue* epilogue) {
   if (tuning.threads == 1) pool = nullptr;
   const Shape& ls = lhs.shape();
   const Shape& rs = rhs.shape();
@@ -187,9 +188,18 @@ absl::Status DotGeneral(const Buffer& lhs, const Buffer& rhs, const DotDimension
     // balance well, with at least kParallelMinMnk multiply-adds per chunk (smaller ones do not
     // repay a fork/join); otherwise each batch's GEMM splits its rows or columns. Every batch is
     // one deterministic GEMM either way, so the choice never changes bits.
+    // With an epilogue, each final part of a batch's C becomes runs of the output: whole rows as
+    // one run, narrower parts a run per row.
     auto one = [&](int64_t bi, ThreadPool* p) {
+      GemmDone done;
+      if (direct && epilogue != nullptr) {
+        done = [&, base = bi * mn](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+          if (c0 == 0 && c1 == n) (*epilogue)(base + r0 * n, 1, 0, (r1 - r0) * n);
+          else (*epilogue)(base + r0 * n + c0, r1 - r0, n, c1 - c0);
+        };
+      }
       GemmT<T>(a.trans, b.trans, m, n, k, ap + bi * m * k, a.trans ? m : k, bp + bi * k * n, b.trans ? k : n,
-               c + bi * mn, n, false, p, tuning);
+               c + bi * mn, n, false, p, tuning, done ? &done : nullptr);
     };
     int64_t mnk = std::max<int64_t>(1, mn * std::max<int64_t>(1, k));
     bool split_batches = batch > 1 && pool != nullptr &&
@@ -217,6 +227,7 @@ absl::Status DotGeneral(const Buffer& lhs, const Buffer& rhs, const DotDimension
           o[i] = half ? StoreHalf(v) : StoreBf16(v);
         }
       }
+      if (epilogue != nullptr) (*epilogue)(0, 1, 0, total);
     }
     return absl::OkStatus();
   };
@@ -239,6 +250,7 @@ absl::Status DotGeneral(const Buffer& lhs, const Buffer& rhs, const DotDimension
       for (int64_t bi = lo; bi < hi; ++bi) IntGemm<T>(a.trans, b.trans, m, n, k, ap + bi * m * k, bp + bi * k * n, c + bi * mn);
     };
     if (pool) pool->ParallelFor(batch, 1, body); else body(0, batch);
+    if (epilogue != nullptr) (*epilogue)(0, 1, 0, batch * mn);
     return absl::OkStatus();
   };
   switch (t) {

@@ -7,6 +7,7 @@
 // Work is split in fixed blocks, so results do not depend on the thread count.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -41,12 +42,23 @@ struct GemmTuning {
 // malformed values are ignored, so an XLA config never fails a run).
 GemmTuning ParseGemmTuning(const std::string& backend_config);
 
+// Told which part of a GEMM's C holds its final values: rows [r0, r1) x columns [c0, c1).
+// Called from whichever thread computed that part, right after it (so the part is still in
+// cache); the parts never overlap and cover C exactly once.
+using GemmDone = std::function<void(int64_t r0, int64_t r1, int64_t c0, int64_t c1)>;
+// Told that `rows` runs of `len` elements of a dot's output, starting at row-major linear
+// index `first` and `stride` apart, hold their final values; the same contract as GemmDone,
+// over the whole output. An output fusion's epilogue runs here (runtime/kernels/output_fusion.h).
+using DotEpilogue = std::function<void(int64_t first, int64_t rows, int64_t stride, int64_t len)>;
+
 // out = alpha * dot_general(lhs, rhs) + beta * out. `out` must already have the result shape
 // (its element type decides the arithmetic; lhs/rhs may differ in type only among f16/bf16/
 // f32, converted on load). With beta == 0 the previous contents of out are ignored.
+// `epilogue`, when set, is told as each part of out is final: tile by tile inside hlox's packed
+// f32 GEMM, row block by row block in the other GEMMs, all of out at once where a copy follows.
 absl::Status DotGeneral(const Buffer& lhs, const Buffer& rhs, const DotDimensionNumbers& dnums,
                         Buffer& out, ThreadPool* pool, double alpha = 1.0, double beta = 0.0,
-                        const GemmTuning& tuning = {});
+                        const GemmTuning& tuning = {}, const DotEpilogue* epilogue = nullptr);
 
 // Row-major single-precision GEMM: C[m,n] = A[m,k] * B[k,n] (+ C if accumulate), with leading
 // dimensions; ta/tb read A/B transposed (A stored [k,m], B stored [n,k]). Deterministic split.

@@ -64,7 +64,7 @@ T DotStrided(const T* x, const T* y, int64_t stride, int64_t k) {
 // so threads never change bits.
 template <typename T>
 void SmallM(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
-            T* c, int64_t ldc, bool accumulate, ThreadPool* pool) {
+            T* c, int64_t ldc, bool accumulate, ThreadPool* pool, const GemmDone* done) {
   constexpr int64_t kCols = 256;
   constexpr int64_t kMaxRows = 4;  // GemmT sends m <= 4 here
   int64_t chunks = (n + kCols - 1) / kCols;
@@ -93,6 +93,7 @@ void SmallM(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64
         }
       }
       for (int64_t i = 0; i < m; ++i) std::copy(acc[i], acc[i] + w, c + i * ldc + j0);
+      if (done != nullptr) (*done)(0, m, j0, j1);
     }
   };
   if (pool != nullptr && chunks > 1 && m * n * k > (1 << 16)) pool->ParallelFor(chunks, 1, body);
@@ -103,15 +104,17 @@ void SmallM(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64
 
 template <typename T>
 void GemmT(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
-           int64_t ldb, T* c, int64_t ldc, bool accumulate, ThreadPool* pool, const GemmTuning& tuning) {
+           int64_t ldb, T* c, int64_t ldc, bool accumulate, ThreadPool* pool, const GemmTuning& tuning,
+           const GemmDone* done) {
   if (m == 0 || n == 0) return;
   if (tuning.threads == 1) pool = nullptr;
   if (k == 0) {
     if (!accumulate) for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, T(0));
+    if (done != nullptr) (*done)(0, m, 0, n);
     return;
   }
   if (m <= 4) {
-    SmallM<T>(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate, pool);
+    SmallM<T>(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate, pool, done);
     return;
   }
   // f32 runs the active level's packed GEMM when it has one. Narrow C (fewer columns than half
@@ -120,7 +123,7 @@ void GemmT(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_
   if constexpr (std::is_same_v<T, float>) {
     const gemm::MicroKernels* mk = Kernels().gemm;
     if (mk != nullptr && n >= mk->nr / 2) {
-      gemm::SgemmPacked(*mk, ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate, pool, tuning);
+      gemm::SgemmPacked(*mk, ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate, pool, tuning, done);
       return;
     }
     if (mk != nullptr && m >= mk->nr) {
@@ -131,6 +134,7 @@ void GemmT(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_
         float* row = c + i * ldc;
         for (int64_t j = 0; j < n; ++j) row[j] = accumulate ? row[j] + ct[j * m + i] : ct[j * m + i];
       }
+      if (done != nullptr) (*done)(0, m, 0, n);
       return;
     }
   }
@@ -156,16 +160,17 @@ void GemmT(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_
         CMap<T> At(a, k, m, Eigen::OuterStride<>(lda));
         run(At.middleCols(r0, rows).transpose());
       }
+      if (done != nullptr) (*done)(r0, r0 + rows, 0, n);
     }
   };
   if (pool != nullptr && blocks > 1) pool->ParallelFor(blocks, 1, body);
   else body(0, blocks);
 }
 
-template void GemmT<float>(bool, bool, int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, bool, ThreadPool*, const GemmTuning&);
-template void GemmT<double>(bool, bool, int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, bool, ThreadPool*, const GemmTuning&);
-template void GemmT<std::complex<float>>(bool, bool, int64_t, int64_t, int64_t, const std::complex<float>*, int64_t, const std::complex<float>*, int64_t, std::complex<float>*, int64_t, bool, ThreadPool*, const GemmTuning&);
-template void GemmT<std::complex<double>>(bool, bool, int64_t, int64_t, int64_t, const std::complex<double>*, int64_t, const std::complex<double>*, int64_t, std::complex<double>*, int64_t, bool, ThreadPool*, const GemmTuning&);
+template void GemmT<float>(bool, bool, int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, bool, ThreadPool*, const GemmTuning&, const GemmDone*);
+template void GemmT<double>(bool, bool, int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, bool, ThreadPool*, const GemmTuning&, const GemmDone*);
+template void GemmT<std::complex<float>>(bool, bool, int64_t, int64_t, int64_t, const std::complex<float>*, int64_t, const std::complex<float>*, int64_t, std::complex<float>*, int64_t, bool, ThreadPool*, const GemmTuning&, const GemmDone*);
+template void GemmT<std::complex<double>>(bool, bool, int64_t, int64_t, int64_t, const std::complex<double>*, int64_t, const std::complex<double>*, int64_t, std::complex<double>*, int64_t, bool, ThreadPool*, const GemmTuning&, const GemmDone*);
 
 void Sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
            const float* b, int64_t ldb, float* c, int64_t ldc, bool accumulate, ThreadPool* pool) {

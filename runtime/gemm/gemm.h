@@ -16,9 +16,11 @@ constexpr int64_t kParallelMinMnk = int64_t{1} << 20;
 // balances better than a few whole batches per thread.
 constexpr int64_t kBatchSplitMaxMnk = int64_t{1} << 24;
 
-// Row-major C[m,n] (=|+=) op(A)[m,k] * op(B)[k,n]; see Sgemm in gemm/dot_general.h.
+// Row-major C[m,n] (=|+=) op(A)[m,k] * op(B)[k,n]; see Sgemm in gemm/dot_general.h. `done`
+// (may be null) is told as each part of C is final (gemm/dot_general.h GemmDone).
 template <typename T>
 void GemmT(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
-           int64_t ldb, T* c, int64_t ldc, bool accumulate, ThreadPool* pool, const GemmTuning& tuning = {});
+           int64_t ldb, T* c, int64_t ldc, bool accumulate, ThreadPool* pool, const GemmTuning& tuning = {},
+           const GemmDone* done = nullptr);
 
 }  // namespace hlox::rt

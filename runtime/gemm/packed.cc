@@ -69,6 +69,14 @@ struct Problem {
   int64_t mp, np;  // panels of mk.mr rows / mk.nr columns
   const PanelSource* src = nullptr;  // packs both operands when set (a, b unused)
   bool a_pmajor = false;             // layout of packed A panels
+  const GemmDone* done = nullptr;    // told of each finished part of C (may be null)
+  int64_t KBlocks() const { return (k + kcb - 1) / kcb; }
+  // Tells `done` that C panels [ip0, ip1) x [jp0, jp1) are final.
+  void Done(int64_t ip0, int64_t ip1, int64_t jp0, int64_t jp1) const {
+    if (done != nullptr) {
+      (*done)(ip0 * mk.mr, std::min(m, ip1 * mk.mr), jp0 * mk.nr, std::min(n, jp1 * mk.nr));
+    }
+  }
   int64_t KcOf(int64_t kb) const { return std::min(kcb, k - kb * kcb); }
   int MrOf(int64_t ip) const { return static_cast<int>(std::min<int64_t>(mk.mr, m - ip * mk.mr)); }
   int NrOf(int64_t jp) const { return static_cast<int>(std::min<int64_t>(mk.nr, n - jp * mk.nr)); }
@@ -139,6 +147,7 @@ void RowUnit(const Problem& pr, int64_t ip0, int64_t ip1, int64_t jp0, int64_t j
       Tiles(pr, kb, ib, ie, jp0, jp1, [&](int64_t ip) { return apack + (ip - ib) * a_panel; },
             [&](int64_t jp) { return bpack + ((kb - kb0) * jbn + (jp - jb0)) * pr.kcb * mk.nr; });
     }
+    if (kb1 == pr.KBlocks()) pr.Done(ib, ie, jp0, jp1);  // this sub-block's C is still in L2
   }
 }
 
@@ -213,6 +222,9 @@ void ColumnMode(const Problem& pr, bool parallel, ThreadPool* pool) {
                 [&](int64_t jp) { return bchunk + (jp - jc) * panel_floats; });
         }
       }
+      // The unit's columns at once: C has few rows here, so they are still in L2, and wider
+      // parts are cheaper for the consumer than one per chunk.
+      if (kb1 == kblocks) pr.Done(0, mp, lo, hi);
     };
     if (parallel) pool->ParallelFor(pr.np, 1, compute);
     else compute(0, pr.np);
@@ -248,7 +260,7 @@ MicroKernels Tuned(const MicroKernels& mk, const GemmTuning& t) {
 
 void SgemmPacked(const MicroKernels& level, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a,
                  int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, bool accumulate, ThreadPool* pool,
-                 const GemmTuning& tuning) {
+                 const GemmTuning& tuning, const GemmDone* done) {
   const MicroKernels mk = Tuned(level, tuning);
   if (tuning.threads == 1) pool = nullptr;
   int64_t kblocks = (k + mk.kc - 1) / mk.kc;
@@ -258,6 +270,7 @@ void SgemmPacked(const MicroKernels& level, bool ta, bool tb, int64_t m, int64_t
   bool pack_b = tb || mp > kMaxUnpackedBPanels;
   Problem pr{mk, ta, tb, accumulate, pack_b, m, n, k, a, lda, b, ldb, c, ldc, (k + kblocks - 1) / kblocks, mp, np};
   pr.a_pmajor = ta;
+  pr.done = done;
   Run(pr, pool, tuning.schedule);
 }
 

@@ -75,7 +75,7 @@ class PanelSource {
 // `tuning` overrides the blocking, schedule and thread split (gemm/dot_general.h GemmTuning).
 void SgemmPacked(const MicroKernels& mk, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a,
                  int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, bool accumulate, ThreadPool* pool,
-                 const GemmTuning& tuning = {});
+                 const GemmTuning& tuning = {}, const GemmDone* done = nullptr);
 
 // Row-major C[m,n] (=|+=) A[m,k] * B[k,n] with both operands packed by `src` (m, n, k > 0).
 // Same schedule, k-blocking and bit-determinism as SgemmPacked.

@@ -2,8 +2,9 @@
 // fused block loop (fused/program.h). Programs are compiled once per fused computation and
 // cached under a fingerprint of the computation's content (pointers alone could be reused by a
 // later module), guarded by a mutex; an executor with ExecOptions::private_programs compiles
-// its own instead. A fusion whose body the block evaluator cannot handle
-// runs unfused through Executor::RunComputation; such fallbacks are counted.
+// its own instead. A fusion of a dot and elementwise work on its result runs as an output
+// fusion (kernels/output_fusion.h). A fusion whose body neither can handle runs unfused
+// through Executor::RunComputation; such fallbacks are counted.
 #include <algorithm>
 #include <atomic>
 #include <map>
@@ -14,6 +15,8 @@
 #include "runtime/core/executor.h"
 #include "runtime/core/kernel.h"
 #include "runtime/fused/program.h"
+#include "runtime/gemm/dot_general.h"
+#include "runtime/kernels/output_fusion.h"
 #include "runtime/kernels/scalar_access.h"
 
 namespace hlox::rt {
@@ -21,10 +24,11 @@ namespace {
 
 constexpr size_t kMaxCacheEntries = 4096;
 
-std::atomic<int64_t> g_fused_runs{0}, g_fallback_runs{0}, g_compiles{0};
+std::atomic<int64_t> g_fused_runs{0}, g_output_runs{0}, g_fallback_runs{0}, g_compiles{0};
 
 struct CacheEntry {
-  std::shared_ptr<const FusedProgram> program;  // null: fall back
+  std::shared_ptr<const FusedProgram> program;  // null: an output fusion or fall back
+  std::shared_ptr<const OutputFusion> output;   // null: a fused loop or fall back
   std::string why;
 };
 
@@ -96,9 +100,11 @@ std::shared_ptr<CacheEntry> CompileEntry(const Computation& comp, uint64_t seed)
   g_compiles.fetch_add(1, std::memory_order_relaxed);
   if (prog.ok()) {
     entry->program = std::shared_ptr<const FusedProgram>(std::move(prog).value());
-  } else {
-    entry->why = std::string(prog.status().message());
+    return entry;
   }
+  entry->why = std::string(prog.status().message());
+  auto output = OutputFusion::Compile(comp, seed);
+  if (output.ok()) entry->output = std::shared_ptr<const OutputFusion>(std::move(output).value());
   return entry;
 }
 
@@ -121,6 +127,7 @@ std::shared_ptr<CacheEntry> Lookup(const Computation& comp, uint64_t seed) {
 struct Prepared {
   std::shared_ptr<CacheEntry> entry;
   FusedRunOptions options;
+  GemmTuning gemm;  // an output fusion's dot
 };
 
 }  // namespace
@@ -128,6 +135,7 @@ struct Prepared {
 FusionKernelStats GetFusionKernelStats() {
   FusionKernelStats s;
   s.fused_runs = g_fused_runs.load();
+  s.output_runs = g_output_runs.load();
   s.fallback_runs = g_fallback_runs.load();
   s.compiles = g_compiles.load();
   return s;
@@ -145,7 +153,10 @@ absl::StatusOr<Value> FusionKernel(const Instruction& instr, const std::vector<c
     auto p = std::make_shared<Prepared>();
     const bool own = ctx.executor != nullptr && ctx.executor->options().private_programs;
     p->entry = own ? CompileEntry(comp, ctx.seed) : Lookup(comp, ctx.seed);
-    if (instr.attrs().has_backend_config) ParseFusedRunOptions(instr.attrs().backend_config, &p->options);
+    if (instr.attrs().has_backend_config) {
+      ParseFusedRunOptions(instr.attrs().backend_config, &p->options);
+      p->gemm = ParseGemmTuning(instr.attrs().backend_config);
+    }
     return p;
   };
   auto prepared = std::static_pointer_cast<const Prepared>(
@@ -154,6 +165,12 @@ absl::StatusOr<Value> FusionKernel(const Instruction& instr, const std::vector<c
   if (entry.program) {
     g_fused_runs.fetch_add(1, std::memory_order_relaxed);
     return entry.program->Run(operands, ctx.pool, prepared->options);
+  }
+  if (entry.output) {
+    g_output_runs.fetch_add(1, std::memory_order_relaxed);
+    auto r = entry.output->Run(operands, ctx.pool, prepared->gemm);
+    if (!r.ok()) return KernelError(instr, std::string(r.status().message()));
+    return r;
   }
   if (ctx.executor == nullptr) {
     return KernelError(instr, absl::StrCat("cannot fuse (", entry.why, ") and no executor to fall back on"));

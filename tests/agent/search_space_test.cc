@@ -41,6 +41,14 @@ int64_t IndexOf(const SearchSpace& s, const std::string& id) {
   return -1;
 }
 
+// The first site whose id starts with `prefix`, or -1.
+int64_t IndexOfPrefix(const SearchSpace& s, const std::string& prefix) {
+  for (int64_t i = 0; i < s.size(); ++i) {
+    if (s.sites[i].id.rfind(prefix, 0) == 0) return i;
+  }
+  return -1;
+}
+
 TEST(SearchSpace, JointSpaceConcatenatesThePartsInPipelineOrder) {
   auto m = Dense();
   ASSERT_TRUE(m);
@@ -58,7 +66,9 @@ TEST(SearchSpace, JointSpaceConcatenatesThePartsInPipelineOrder) {
   DecisionVector both = fusion->defaults;
   both.insert(both.end(), codegen->defaults.begin(), codegen->defaults.end());
   EXPECT_EQ(joint->defaults, both);
-  EXPECT_GE(IndexOf(*joint, "gemm:d"), fusion->size());
+  // The dot's GEMM site (the default fuses the dot with its bias and activation into an output
+  // fusion, whose site is named after the fusion).
+  EXPECT_GE(IndexOfPrefix(*joint, "gemm:"), fusion->size());
   EXPECT_EQ(joint->features.site_nodes.size(), joint->sites.size());
   // The defaults evaluate to the default pipeline's module.
   auto def = RunPipeline(*m, "default", {});
@@ -70,28 +80,38 @@ TEST(SearchSpace, JointSpaceConcatenatesThePartsInPipelineOrder) {
 TEST(SearchSpace, LaterPartsAreReListedPerCandidate) {
   auto m = Dense();
   ASSERT_TRUE(m);
-  auto joint = BuildSearchSpace(*m, "default", "fusion+codegen");
+  auto joint = BuildSearchSpace(*m, "default", "fusion+output-fusion+codegen");
   ASSERT_TRUE(joint.ok()) << joint.status();
-  // Fuse nothing, and run the dot on one thread: codegen now lists no fused loop to tune, so its
-  // vector is shorter than at the defaults, and the dot's choice is carried over by id.
+  ASSERT_EQ(joint->parts.size(), 3u);
+  // At the defaults the dot is in an output fusion: codegen lists only its GEMM site, named
+  // after the fusion.
+  const int64_t epilogue = IndexOf(*joint, "epilogue:d");
+  const int64_t gemm = IndexOfPrefix(*joint, "gemm:");
+  ASSERT_EQ(epilogue, joint->parts[1].begin);
+  ASSERT_GE(gemm, joint->parts[2].begin);
+  EXPECT_NE(joint->sites[gemm].id, "gemm:d");
+  // Keep the dot out: codegen is re-listed for this candidate (the loop fusion to tune and the
+  // dot's own GEMM site), so its vector is longer than the part at the defaults.
   DecisionVector v = joint->defaults;
-  std::fill(v.begin(), v.begin() + joint->parts[1].begin, 0);
-  const int64_t gemm = IndexOf(*joint, "gemm:d");
-  ASSERT_GE(gemm, 0);
-  const auto& choices = joint->sites[gemm].choices;
-  v[gemm] = static_cast<int32_t>(std::find(choices.begin(), choices.end(), "t1") - choices.begin());
+  v[epilogue] = 0;
   PipelineDecisions d = joint->Decisions(v);
   ASSERT_TRUE(d.count("codegen#0"));
-  EXPECT_LT(d["codegen#0"].size(), static_cast<size_t>(joint->parts[1].end - joint->parts[1].begin));
+  EXPECT_GT(d["codegen#0"].size(), static_cast<size_t>(joint->parts[2].end - joint->parts[2].begin));
   auto out = RunPipeline(*m, "default", d);
   ASSERT_TRUE(out.ok()) << out.status();
-  const Instruction* dot = nullptr;
-  for (const auto& i : (*out)->entry()->instructions()) {
-    if (i->opcode() == Opcode::kDot) dot = i.get();
-  }
-  ASSERT_NE(dot, nullptr);
-  EXPECT_EQ(rt::ParseGemmTuning(dot->attrs().backend_config).threads, 1);
-  EXPECT_EQ((*out)->entry()->root()->opcode(), Opcode::kMaximum);  // nothing fused
+  int dots = 0;
+  for (const auto& i : (*out)->entry()->instructions()) dots += i->opcode() == Opcode::kDot;
+  EXPECT_EQ(dots, 1);
+  // A choice made on the defaults' sites reaches the module: t1 at the output fusion's GEMM site.
+  const auto& choices = joint->sites[gemm].choices;
+  v = joint->defaults;
+  v[gemm] = static_cast<int32_t>(std::find(choices.begin(), choices.end(), "t1") - choices.begin());
+  out = RunPipeline(*m, "default", joint->Decisions(v));
+  ASSERT_TRUE(out.ok()) << out.status();
+  const Instruction* root = (*out)->entry()->root();
+  ASSERT_EQ(root->opcode(), Opcode::kFusion);
+  EXPECT_EQ(root->attrs().fusion_kind, FusionKind::kOutput);
+  EXPECT_EQ(rt::ParseGemmTuning(root->attrs().backend_config).threads, 1);
 }
 
 TEST(SearchSpace, UnknownPartIsNotFound) {

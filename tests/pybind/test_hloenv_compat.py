@@ -353,7 +353,7 @@ def composed_stages_rebuild_the_default_pipeline():
     # runs as its own native pipeline, which numbers fresh names from scratch.)
     cleanup = ["simplify", "cse", "constant-fold", "tuple-simplify", "dce"]
     default = hlox.compose_pipeline(["inline", (cleanup, 8), "fusion", "sibling-fusion", "fusion-merger",
-                                     "codegen", "dce"])
+                                     "output-fusion", "codegen", "dce"])
     for name in ("mlp_train_small", "gpt2_block_small"):
         m = hlox.load_module(os.path.join(SOURCE, "examples", name + ".hlo"))
         want, _ = decision_keys(m, lambda mod, d: hlox.next_decision_point(mod, "default", d))

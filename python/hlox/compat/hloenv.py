@@ -16,7 +16,8 @@ module maps one onto the other:
   pre_fusion_dry_passes(),
   post_fusion_dry_passes()           nothing to do (hlox's pre/post passes are not dry-run)
   fusion_dry_run()                   the next decision point of the "fusion-only" pipeline
-                                     (fusion, sibling-fusion, fusion-merger, codegen, dce);
+                                     (fusion, sibling-fusion, fusion-merger, output-fusion,
+                                     codegen, dce);
                                      True when it has alternatives
   get_hlo_graph()                    graph_features / the point's features, as a CSR HloGraph;
                                      one alternative node per site, its operands its choices
@@ -41,7 +42,7 @@ passes; as in HloEnv, an alternative node's operand count is its number of choic
 apply_alternatives takes HloEnv's rows [alternative node, choice] or one choice per alternative
 in alternative_indices order; a site left out takes its pass's default.
 A dry run decides one pass invocation per apply_alternatives call, so HloEnv's loop "dry run,
-graph, apply, until no alternatives" walks fusion, sibling-fusion, fusion-merger and codegen in
+graph, apply, until no alternatives" walks fusion, sibling-fusion, fusion-merger, output-fusion and codegen in
 turn; after the last, fusion_dry_run reports no alternatives until the module changes another way.
 A pass hlox does not have raises UnsupportedPassError (a NotImplementedError) naming it and every
 supported name. Not provided: GPU execution and GPU-specific passes (layout assignment, convolution
