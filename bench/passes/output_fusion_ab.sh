@@ -14,7 +14,7 @@ simp="simplify,cse,constant-fold,tuple-simplify,dce"
 front="seq:inline,$simp,$simp,$simp,fusion,sibling-fusion,fusion-merger"
 with="$front,output-fusion,codegen,dce"
 without="$front,codegen,dce"
-echo "host: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $($hlox cpu | head -1), threads $threads, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "host: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $($hlox cpu | tr '\n' ' '), threads $threads, load $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-40s %6s %12s  %s\n' module fused "median (s)" "with/without output fusion (paired)"
 for m in "$@"; do
   n="$($hlox opt "$m" --pipeline "$with" -o /dev/stdout 2>/dev/null | grep -c 'kind=kOutput' || true)"

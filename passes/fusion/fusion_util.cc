@@ -159,6 +159,14 @@ Instruction* WrapInFusion(Instruction* instr) {
   return fusion;
 }
 
+Instruction* ConsumerFusion(Instruction* consumer, NameIndex& by_name) {
+  if (consumer->opcode() == Opcode::kFusion) return consumer;
+  by_name.erase(consumer->name());
+  Instruction* fusion = WrapInFusion(consumer);
+  by_name[fusion->name()] = fusion;
+  return fusion;
+}
+
 void FuseInto(Instruction* fusion, Instruction* producer) {
   Computation* body = fusion->called_computations()[0];
   auto param_for = [&](Instruction* op) -> Instruction* {

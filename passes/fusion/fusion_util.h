@@ -50,6 +50,9 @@ int64_t FusedInstructionCount(const Instruction& fusion);
 bool Reaches(const Instruction* from, const Instruction* to);
 
 using NameIndex = std::unordered_map<std::string, Instruction*>;
+// `consumer` itself when it is a fusion, else a fresh fusion wrapping it (WrapInFusion), with
+// `by_name` updated: what a producer is fused into.
+Instruction* ConsumerFusion(Instruction* consumer, NameIndex& by_name);
 // One chosen site's rewrite: looks its instructions up in (and keeps up to date) the name
 // index, rewrites, and returns the change's description and the computation it touched; or
 // nullopt when the site went stale (an earlier choice removed or changed its instructions).

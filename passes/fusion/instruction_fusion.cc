@@ -136,12 +136,7 @@ class InstructionFusion : public Pass {
       std::vector<Instruction*> users = producer->users();
       std::vector<std::string> into;
       for (Instruction* u : users) {
-        Instruction* consumer = u;
-        if (u->opcode() != Opcode::kFusion) {
-          by_name.erase(u->name());
-          consumer = fusion::WrapInFusion(u);
-          by_name[consumer->name()] = consumer;
-        }
+        Instruction* consumer = fusion::ConsumerFusion(u, by_name);
         fusion::FuseInto(consumer, producer);
         into.push_back(consumer->name());
       }

@@ -80,12 +80,7 @@ class OutputFusionPass : public Pass {
       if (it == by_name.end() || EpilogueConsumer(*it->second) == nullptr) return std::nullopt;
       Instruction* dot = it->second;
       Computation* comp = dot->parent();
-      Instruction* consumer = dot->users()[0];
-      if (consumer->opcode() != Opcode::kFusion) {
-        by_name.erase(consumer->name());
-        consumer = fusion::WrapInFusion(consumer);
-        by_name[consumer->name()] = consumer;
-      }
+      Instruction* consumer = fusion::ConsumerFusion(dot->users()[0], by_name);
       fusion::FuseInto(consumer, dot);
       consumer->attrs().fusion_kind = FusionKind::kOutput;
       by_name.erase(dot->name());
