@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "ir/literal.h"
+
 namespace hlox {
 
 struct SliceDim {
@@ -147,6 +149,19 @@ struct Attributes {
   bool largest = true;                      // topk
   std::string fft_type;                     // FFT, IFFT, RFFT, IRFFT
   std::vector<int64_t> fft_length;
+  // scan: dimensions={d} is the scanned dimension; the last num_carries operands are the
+  // carries' initial values. is_associative is XLA's tri-state (unset: not stated).
+  int64_t num_carries = 0;
+  bool is_reverse = false;
+  std::optional<bool> is_associative;
+  // shuffle: mode=rotate with shifts={...} (one per entry of dimensions), or mode=permute with
+  // indices=<integer literal> (for each result element, the operand coordinates of the
+  // shuffled dimensions).
+  std::string shuffle_mode;
+  std::vector<int64_t> shuffle_shifts;
+  std::optional<Literal> shuffle_indices;
+  // collective-broadcast / collective-reduce: the last operand names the root at run time.
+  bool has_dynamic_root = false;
   std::optional<StatisticsViz> statistics;      // statistics={...}, any opcode
   std::optional<OriginalValue> original_value;  // origin={...}, any opcode
 };

@@ -74,6 +74,8 @@ std::vector<std::string> DiffAttributes(const Attributes& a, const Attributes& b
   HLOX_CMP(is_stable); HLOX_CMP(exponent_bits); HLOX_CMP(mantissa_bits); HLOX_CMP(left_side);
   HLOX_CMP(lower); HLOX_CMP(unit_diagonal); HLOX_CMP(transpose_a); HLOX_CMP(k); HLOX_CMP(largest);
   HLOX_CMP(fft_type); HLOX_CMP(fft_length); HLOX_CMP(lhs_ragged_dims); HLOX_CMP(rhs_group_dims);
+  HLOX_CMP(num_carries); HLOX_CMP(is_reverse); HLOX_CMP(is_associative); HLOX_CMP(shuffle_mode);
+  HLOX_CMP(shuffle_shifts); HLOX_CMP(shuffle_indices); HLOX_CMP(has_dynamic_root);
   HLOX_CMP(statistics); HLOX_CMP(original_value);
 #undef HLOX_CMP
   if (std::bit_cast<uint32_t>(a.epsilon) != std::bit_cast<uint32_t>(b.epsilon)) d.push_back("epsilon");

@@ -11,7 +11,9 @@ namespace hlox {
 inline constexpr int kVariadic = -1;
 
 // X(Enum, "text", arity, kind): kind 'u' elementwise unary, 'b' elementwise binary,
-// 't' elementwise ternary, 'o' anything else.
+// 't' elementwise ternary, 'o' anything else. Opcodes added later go at the end, so that the
+// enum values of the others (exported as numbers in passes/features.cc and the decision sites'
+// features) do not move.
 #define HLOX_OPCODE_LIST(X)                                   \
   X(kAbs, "abs", 1, 'u')                                      \
   X(kAcos, "acos", 1, 'u')                                    \
@@ -145,7 +147,10 @@ inline constexpr int kVariadic = -1;
   X(kTriangularSolve, "triangular-solve", 2, 'o')             \
   X(kTuple, "tuple", kVariadic, 'o')                          \
   X(kWhile, "while", 1, 'o')                                  \
-  X(kXor, "xor", 2, 'b')
+  X(kXor, "xor", 2, 'b')                                      \
+  X(kCollectiveReduce, "collective-reduce", kVariadic, 'o')   \
+  X(kScan, "scan", kVariadic, 'o')                            \
+  X(kShuffle, "shuffle", 1, 'o')
 
 enum class Opcode : uint8_t {
 #define HLOX_OPCODE_ENUM(e, s, a, k) e,

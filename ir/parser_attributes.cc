@@ -45,6 +45,9 @@ bool KeyFitsOpcode(std::string_view key, Opcode op) {
     return op == Opcode::kDot || op == Opcode::kRaggedDot || op == Opcode::kScaledDot;
   }
   if (key == "lhs_ragged_dims" || key == "rhs_group_dims") return op == Opcode::kRaggedDot;
+  if (key == "num_carries" || key == "is_reverse" || key == "is_associative") return op == Opcode::kScan;
+  if (key == "shifts" || key == "indices") return op == Opcode::kShuffle;
+  if (key == "has_dynamic_root") return op == Opcode::kCollectiveBroadcast || op == Opcode::kCollectiveReduce;
   return true;
 }
 
@@ -84,7 +87,7 @@ bool IsXlaAttributeKey(std::string_view key) {
       "mantissa_bits", "left_side", "lower", "unit_diagonal", "transpose_a", "k", "largest",
       "infeed_config", "outfeed_config", "outfeed_shape", "async_execution_thread", "async_group_id",
       "cross_program_prefetch_index", "is_cross_program_prefetch", "is_composite", "domain",
-      "num_carries", "is_reverse", "is_associative"};
+      "num_carries", "is_reverse", "is_associative", "shifts", "indices", "has_dynamic_root"};
   return kKeys.contains(key);
 }
 
@@ -472,6 +475,47 @@ absl::Status Parser::ParseAttributeValue(std::string_view key, size_t key_pos, P
     if (key == "fft_type") return ParseWord(&a.fft_type, "FFT, IFFT, RFFT or IRFFT");
     if (key == "fft_length") return ParseIntList(&a.fft_length);
   }
+  if (op == Opcode::kScan) {
+    if (key == "num_carries") {
+      size_t pos = lex_.SkipSpace();
+      HLOX_RETURN_IF_ERROR(lex_.ConsumeInt(&a.num_carries, "num_carries"));
+      if (a.num_carries < 0) return lex_.ErrorAt(pos, "negative num_carries");
+      return absl::OkStatus();
+    }
+    if (key == "is_reverse") return ParseBool(&a.is_reverse);
+    if (key == "is_associative") {
+      bool v = false;
+      HLOX_RETURN_IF_ERROR(ParseBool(&v));
+      a.is_associative = v;
+      return absl::OkStatus();
+    }
+  }
+  if (op == Opcode::kShuffle) {
+    if (key == "mode") {
+      size_t pos;
+      std::string_view w;
+      HLOX_RETURN_IF_ERROR(ParseWordFrom("a shuffle mode", &pos, &w));
+      if (w != "rotate" && w != "permute") {
+        return lex_.ErrorAt(pos, absl::StrCat("unknown shuffle mode '", std::string(w), "': expected rotate or permute"));
+      }
+      a.shuffle_mode = std::string(w);
+      return absl::OkStatus();
+    }
+    if (key == "shifts") return ParseIntList(&a.shuffle_shifts);
+    if (key == "indices") {
+      size_t pos = lex_.SkipSpace();
+      Shape s;
+      HLOX_RETURN_IF_ERROR(ParseShape(&s));
+      if (!s.IsArray() || !IsInteger(s.element_type())) {
+        return lex_.ErrorAt(pos, absl::StrCat("shuffle indices must be an integer array, not ", s.ToString()));
+      }
+      a.shuffle_indices.emplace();
+      return ParseLiteral(s, &*a.shuffle_indices);
+    }
+  }
+  if (key == "has_dynamic_root" && (op == Opcode::kCollectiveBroadcast || op == Opcode::kCollectiveReduce)) {
+    return ParseBool(&a.has_dynamic_root);
+  }
   if (key == "statistics") {
     a.statistics.emplace();
     return ParseStatistics(&*a.statistics);
@@ -496,7 +540,8 @@ absl::Status Parser::ParseAttributeValue(std::string_view key, size_t key_pos, P
   static const absl::flat_hash_set<std::string_view> kOpcodeTypedKeys = {
       "index", "distribution", "algorithm", "kind", "feature_index", "epsilon", "is_stable",
       "exponent_bits", "mantissa_bits", "left_side", "lower", "unit_diagonal", "transpose_a", "k",
-      "largest", "fft_type", "fft_length"};
+      "largest", "fft_type", "fft_length", "num_carries", "is_reverse", "is_associative", "shifts",
+      "indices", "has_dynamic_root"};
   if (kOpcodeTypedKeys.contains(key)) {
     return lex_.ErrorAt(key_pos, absl::StrCat("attribute '", std::string(key), "' does not apply to ",
                                               std::string(OpcodeName(op))));

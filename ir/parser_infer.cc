@@ -75,7 +75,10 @@ constexpr Opcode kInferable[] = {Opcode::kTuple,
                                  Opcode::kScatter,
                                  Opcode::kBatchNormTraining,
                                  Opcode::kBatchNormInference,
-                                 Opcode::kBatchNormGrad};
+                                 Opcode::kBatchNormGrad,
+                                 Opcode::kScan,
+                                 Opcode::kShuffle,
+                                 Opcode::kCollectiveReduce};
 
 // True when hlox can infer `op`'s shape without a written one.
 bool InferableWithoutShape(Opcode op) {

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "ir/computation.h"
+#include "ir/printer.h"
 #include "ir/printer_internal.h"
 
 namespace hlox::printer_internal {
@@ -226,6 +227,27 @@ void AppendTypedAttributes(const Instruction& instr, std::string* out) {
     if (!a.fft_type.empty()) add("fft_type", a.fft_type);
     add("fft_length", IntList(a.fft_length));
   }
+  if (op == Opcode::kScan) {
+    add("num_carries", std::to_string(a.num_carries));
+    if (a.is_reverse) add("is_reverse", "true");
+    if (a.is_associative) add("is_associative", *a.is_associative ? "true" : "false");
+  }
+  if (op == Opcode::kShuffle) {
+    if (!a.shuffle_mode.empty()) add("mode", a.shuffle_mode);
+    if (a.shuffle_mode == "rotate" || !a.shuffle_shifts.empty()) add("shifts", IntList(a.shuffle_shifts));
+    if (a.shuffle_indices) {
+      // The literal's braces would read as a layout after a shape without one: always give it.
+      const Shape& s = a.shuffle_indices->shape();
+      std::string shape = s.ToString();
+      if (!s.layout() && s.rank() > 0) {
+        std::vector<int64_t> minor_to_major;
+        for (int64_t d = s.rank() - 1; d >= 0; --d) minor_to_major.push_back(d);
+        shape += IntList(minor_to_major);
+      }
+      add("indices", absl::StrCat(shape, " ", PrintLiteral(*a.shuffle_indices)));
+    }
+  }
+  if (a.has_dynamic_root) add("has_dynamic_root", "true");
   if (a.has_backend_config) add("backend_config", absl::StrCat("\"", CEscape(a.backend_config), "\""));
 }
 

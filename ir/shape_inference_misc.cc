@@ -325,6 +325,10 @@ absl::StatusOr<Shape> InferRngBitGenerator(const Instruction& instr) {
 // The dot variants (shape_inference_dot_variants.cc).
 absl::StatusOr<Shape> InferRaggedDot(const Instruction& instr);
 absl::StatusOr<Shape> InferScaledDot(const Instruction& instr);
+// scan, shuffle and the rooted collectives (shape_inference_newer_ops.cc).
+absl::StatusOr<Shape> InferScan(const Instruction& instr);
+absl::StatusOr<Shape> InferShuffle(const Instruction& instr);
+absl::StatusOr<Shape> InferRootedCollective(const Instruction& instr);
 
 // Second half of the dispatch (the first is in shape_inference.cc).
 absl::StatusOr<Shape> InferInstructionShapeImpl2(const Instruction& instr) {
@@ -368,6 +372,10 @@ absl::StatusOr<Shape> InferInstructionShapeImpl2(const Instruction& instr) {
     case Opcode::kRaggedAllToAll: return InferRaggedAllToAll(instr);
     case Opcode::kRaggedDot: return InferRaggedDot(instr);
     case Opcode::kScaledDot: return InferScaledDot(instr);
+    case Opcode::kScan: return InferScan(instr);
+    case Opcode::kShuffle: return InferShuffle(instr);
+    case Opcode::kCollectiveReduce:
+    case Opcode::kCollectiveBroadcast: return InferRootedCollective(instr);
     case Opcode::kRng: return InferRng(instr);
     case Opcode::kRngBitGenerator: return InferRngBitGenerator(instr);
     case Opcode::kConstant:

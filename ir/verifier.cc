@@ -63,6 +63,8 @@ absl::Status CheckCalledSignatures(const Instruction& i) {
     case Opcode::kMap:
       HLOX_RETURN_IF_ERROR(need(1));
       return CheckScalarComputation(called[0], n, 1, false, "map computation");
+    case Opcode::kScan:  // its signature is checked against the operands by shape inference
+      return need(1);
     case Opcode::kSelectAndScatter:
       HLOX_RETURN_IF_ERROR(need(2));
       HLOX_RETURN_IF_ERROR(CheckScalarComputation(called[0], 2, 1, true, "select"));
@@ -70,6 +72,7 @@ absl::Status CheckCalledSignatures(const Instruction& i) {
     case Opcode::kAllReduce:
     case Opcode::kReduceScatter:
     case Opcode::kAllReduceStart:
+    case Opcode::kCollectiveReduce:
       HLOX_RETURN_IF_ERROR(need(1));
       return CheckScalarComputation(called[0], 2, 1, false, "reducer");
     default:

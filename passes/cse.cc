@@ -67,7 +67,12 @@ std::string AttributesKey(const Attributes& a) {
                   "|eps", a.epsilon, "|st", a.is_stable, "|rp", a.exponent_bits, ",", a.mantissa_bits,
                   "|ts", a.left_side, a.lower, a.unit_diagonal, a.transpose_a, "|k", a.k, a.largest,
                   "|fft", a.fft_type, Ints(a.fft_length), "|rd", Ints(a.lhs_ragged_dims), ";",
-                  Ints(a.rhs_group_dims));
+                  Ints(a.rhs_group_dims), "|scan", a.num_carries, a.is_reverse,
+                  a.is_associative ? (*a.is_associative ? 1 : 0) : -1, "|shuf", a.shuffle_mode,
+                  Ints(a.shuffle_shifts), "|dr", a.has_dynamic_root);
+  if (a.shuffle_indices) {
+    absl::StrAppend(&k, "|si", a.shuffle_indices->shape().ToString(false), PrintLiteral(*a.shuffle_indices));
+  }
   return k;
 }
 

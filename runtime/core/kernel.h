@@ -48,7 +48,8 @@ absl::StatusOr<Value> GatherKernel(const Instruction&, const std::vector<const V
 absl::StatusOr<Value> ScatterKernel(const Instruction&, const std::vector<const Value*>&, KernelContext&);
 absl::StatusOr<Value> SortKernel(const Instruction&, const std::vector<const Value*>&, KernelContext&);
 absl::StatusOr<Value> DataMovementKernel(const Instruction&, const std::vector<const Value*>&, KernelContext&);  // broadcast, reshape, transpose, slice, concat, pad, reverse, dynamic-(update-)slice, iota, bitcast, copy
-absl::StatusOr<Value> ControlFlowKernel(const Instruction&, const std::vector<const Value*>&, KernelContext&);  // while, call, conditional, tuple, get-tuple-element, map
+absl::StatusOr<Value> ControlFlowKernel(const Instruction&, const std::vector<const Value*>&, KernelContext&);  // while, call, conditional, tuple, get-tuple-element, map, scan
+absl::StatusOr<Value> ShuffleKernel(const Instruction&, const std::vector<const Value*>&, KernelContext&);  // rotate, permute
 absl::StatusOr<Value> RngKernel(const Instruction&, const std::vector<const Value*>&, KernelContext&);
 absl::StatusOr<Value> BatchNormKernel(const Instruction&, const std::vector<const Value*>&, KernelContext&);
 absl::StatusOr<Value> LinalgKernel(const Instruction&, const std::vector<const Value*>&, KernelContext&);  // triangular-solve, cholesky

@@ -112,6 +112,8 @@ KernelFn KernelFor(Opcode opcode) {
       return &CollectiveKernel;
     case Opcode::kCollectivePermuteDone:
       return &CollectiveKernel;
+    case Opcode::kCollectiveReduce:
+      return &CollectiveKernel;
     case Opcode::kCompare:
       return &ElementwiseKernel;
     case Opcode::kComplex:
@@ -146,6 +148,8 @@ KernelFn KernelFor(Opcode opcode) {
       return &RaggedDotKernel;
     case Opcode::kScaledDot:
       return &ScaledDotKernel;
+    case Opcode::kScan:
+      return &ControlFlowKernel;
     case Opcode::kDynamicReshape:
       return &DataMovementKernel;
     case Opcode::kDynamicSlice:
@@ -266,6 +270,8 @@ KernelFn KernelFor(Opcode opcode) {
       return &ElementwiseKernel;
     case Opcode::kShiftRightLogical:
       return &ElementwiseKernel;
+    case Opcode::kShuffle:
+      return &ShuffleKernel;
     case Opcode::kSign:
       return &ElementwiseKernel;
     case Opcode::kSin:

@@ -1,6 +1,7 @@
 // Collectives with single-replica semantics: this process is replica 0 and partition 0 of its
 // group and every other participant is assumed to hold the same data. all-reduce, all-to-all,
-// collective-permute and collective-broadcast return their operands; all-gather repeats the
+// collective-permute, collective-broadcast and collective-reduce return their data operands (a
+// dynamic root operand, has_dynamic_root=true, is not data); all-gather repeats the
 // operand along its dimension to fill the declared result; reduce-scatter keeps replica 0's
 // block. The -start/-done pairs wrap the same values in XLA's async tuple shapes.
 // ragged-all-to-all copies the ragged rows this replica sends to itself (peer 0's updates) into
@@ -170,9 +171,13 @@ absl::StatusOr<Value> CollectiveKernel(const Instruction& instr, const std::vect
     case Opcode::kAllReduceStart:
     case Opcode::kAllToAll:
     case Opcode::kCollectiveBroadcast:
-    case Opcode::kCollectivePermute:
-      if (operands.empty()) return KernelError(instr, "missing operand");
-      return Identity(operands);
+    case Opcode::kCollectiveReduce:
+    case Opcode::kCollectivePermute: {
+      std::vector<const Value*> data = operands;
+      if (instr.attrs().has_dynamic_root && !data.empty()) data.pop_back();
+      if (data.empty()) return KernelError(instr, "missing operand");
+      return Identity(data);
+    }
     case Opcode::kAllReduceDone:
       return *operands.at(0);
     case Opcode::kRaggedAllToAll:

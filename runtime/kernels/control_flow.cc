@@ -1,6 +1,7 @@
 // Control flow kernels: tuple, get-tuple-element, call, while, conditional (pred or index
 // selector; an out-of-range index takes the last branch), map (a scalar computation applied
-// elementwise) and the async wrappers (async-start runs its computation at once).
+// elementwise), scan (a computation applied to each slice along one dimension, threading carries)
+// and the async wrappers (async-start runs its computation at once).
 #include <cstring>
 
 #include "common/status_macros.h"
@@ -83,6 +84,78 @@ absl::StatusOr<Value> Map(const Instruction& instr, const std::vector<const Valu
   return out;
 }
 
+// The bytes of `s` before, along and after dimension d: outer blocks of `len` slices of `inner`
+// bytes each.
+struct SliceGeometry {
+  int64_t outer = 1, len = 1, inner = 1;
+  SliceGeometry(const Shape& s, int64_t d) {
+    inner = PrimitiveByteSize(s.element_type());
+    for (int64_t i = 0; i < s.rank(); ++i) {
+      if (i < d) outer *= s.dim(i);
+      if (i > d) inner *= s.dim(i);
+    }
+    len = s.dim(d);
+  }
+};
+
+// scan (XLA's semantics, ir/shape_inference_newer_ops.cc): step t reads slice t of every input
+// along the scanned dimension (slice length-1-t when is_reverse), calls to_apply(slices...,
+// carries...) and writes its outputs at the same position; the carries thread through.
+absl::StatusOr<Value> Scan(const Instruction& instr, const std::vector<const Value*>& ops, KernelContext& ctx) {
+  HLOX_ASSIGN_OR_RETURN(const Computation* fn, Called(instr, 0));
+  const Attributes& a = instr.attrs();
+  const int64_t n = static_cast<int64_t>(ops.size()), k = a.num_carries;
+  if (a.dimensions.size() != 1 || k > n) return KernelError(instr, "scan needs one dimension and num_carries <= operands");
+  const int64_t n_in = n - k, d = a.dimensions[0];
+  const std::vector<Shape> results = instr.shape().IsTuple() ? instr.shape().tuple_shapes() : std::vector<Shape>{instr.shape()};
+  const int64_t n_out = static_cast<int64_t>(results.size()) - k;
+  if (n_out < 0) return KernelError(instr, "scan result has fewer elements than carries");
+  std::vector<const Buffer*> inputs;
+  for (int64_t i = 0; i < n_in; ++i) {
+    HLOX_ASSIGN_OR_RETURN(const Buffer* b, ArrayOperand(instr, ops, i));
+    inputs.push_back(b);
+  }
+  int64_t length = n_in > 0 ? inputs[0]->shape().dim(d) : n_out > 0 ? results[0].dim(d) : -1;
+  if (length < 0) return KernelError(instr, "scan without inputs or outputs has no length");
+  std::vector<Value> outs, carries;
+  for (int64_t i = 0; i < n_out; ++i) outs.push_back(NewArray(results[i]));
+  for (int64_t j = 0; j < k; ++j) carries.push_back(*ops[n_in + j]);
+  for (int64_t t = 0; t < length; ++t) {
+    const int64_t at = a.is_reverse ? length - 1 - t : t;
+    // Fresh slices every step: to_apply may return a parameter, which then lives on as a carry.
+    std::vector<Value> slices;
+    for (const Buffer* in : inputs) {
+      std::vector<int64_t> dims = in->shape().dims();
+      dims.erase(dims.begin() + d);
+      Value slice = NewArray(Shape(in->shape().element_type(), dims));
+      const SliceGeometry g(in->shape(), d);
+      for (int64_t o = 0; o < g.outer; ++o) {
+        std::memcpy(slice.array->data() + o * g.inner, in->data() + (o * g.len + at) * g.inner, g.inner);
+      }
+      slices.push_back(std::move(slice));
+    }
+    std::vector<const Value*> args;
+    for (const Value& v : slices) args.push_back(&v);
+    for (const Value& v : carries) args.push_back(&v);
+    HLOX_ASSIGN_OR_RETURN(Value r, ctx.executor->RunComputation(*fn, args));
+    std::vector<Value> step = r.is_tuple ? std::move(r.tuple) : std::vector<Value>{std::move(r)};
+    if (static_cast<int64_t>(step.size()) != n_out + k) return KernelError(instr, "scan computation returned the wrong arity");
+    for (int64_t i = 0; i < n_out; ++i) {
+      const SliceGeometry g(results[i], d);
+      if (!step[i].is_array() || step[i].array->byte_size() != g.outer * g.inner) {
+        return KernelError(instr, "scan output slice does not fit its output");
+      }
+      for (int64_t o = 0; o < g.outer; ++o) {
+        std::memcpy(outs[i].array->data() + (o * g.len + at) * g.inner, step[i].array->data() + o * g.inner, g.inner);
+      }
+    }
+    for (int64_t j = 0; j < k; ++j) carries[j] = std::move(step[n_out + j]);
+  }
+  for (Value& c : carries) outs.push_back(std::move(c));
+  if (!instr.shape().IsTuple()) return std::move(outs[0]);
+  return Value::Tuple(std::move(outs));
+}
+
 }  // namespace
 
 absl::StatusOr<Value> ControlFlowKernel(const Instruction& instr, const std::vector<const Value*>& operands,
@@ -112,6 +185,7 @@ absl::StatusOr<Value> ControlFlowKernel(const Instruction& instr, const std::vec
     case Opcode::kWhile: return While(instr, operands, ctx);
     case Opcode::kConditional: return Conditional(instr, operands, ctx);
     case Opcode::kMap: return Map(instr, operands, ctx);
+    case Opcode::kScan: return Scan(instr, operands, ctx);
     case Opcode::kAsyncStart: {
       HLOX_ASSIGN_OR_RETURN(const Computation* fn, Called(instr, 0));
       HLOX_ASSIGN_OR_RETURN(Value r, ctx.executor->RunComputation(*fn, operands));

@@ -3,7 +3,8 @@
 
 Writes small HLO modules (convolution, reduce-window, gather, scatter, sort, cholesky,
 triangular-solve, QR and LU custom calls, fft of all four kinds, the inverse trigonometric and
-hyperbolic functions and atan on real and complex types, ragged-dot), random inputs as .npy, runs
+hyperbolic functions and atan on real and complex types, ragged-dot, scan against cumsum, shuffle
+against roll and fancy indexing), random inputs as .npy, runs
 `$HLOX_BIN run FILE --inputs DIR --save-outputs DIR --threads N` and compares every output
 with NumPy's answer. Exits non-zero on any mismatch or run failure.
 """
@@ -353,11 +354,42 @@ def ragged_dot():
         check("ragged-dot contracting", None if outs is None else outs[0], want2, atol=1e-4)
 
 
+def scan_shuffle():
+    x = RNG.standard_normal((3, 7, 2)).astype(np.float64)
+    step = """
+f {
+  x = f64[3,2] parameter(0)
+  c = f64[3,2] parameter(1)
+  s = f64[3,2] add(x, c)
+  ROOT t = (f64[3,2], f64[3,2]) tuple(s, s)
+}
+"""
+    for rev in (False, True):
+        hlo = ("HloModule scan\n" + step + "ENTRY e {\n  x = f64[3,7,2] parameter(0)\n  z = f64[] constant(0)\n"
+               "  c = f64[3,2] broadcast(z), dimensions={}\n  ROOT r = (f64[3,7,2], f64[3,2]) scan(x, c), dimensions={1}, "
+               "num_carries=1%s, to_apply=f\n}\n" % (", is_reverse=true" if rev else ""))
+        outs = run("scan", hlo, [x], threads=2)
+        want = np.flip(np.cumsum(np.flip(x, 1), axis=1), 1) if rev else np.cumsum(x, axis=1)
+        check("scan cumsum%s" % (" reverse" if rev else ""), outs and outs[0], want, atol=1e-12)
+        check("scan carry%s" % (" reverse" if rev else ""), outs and outs[1], x.sum(axis=1), atol=1e-12)
+    y = RNG.standard_normal((4, 5, 6)).astype(np.float32)
+    hlo = ("HloModule rot\nENTRY e {\n  y = f32[4,5,6] parameter(0)\n"
+           "  ROOT r = f32[4,5,6] shuffle(y), dimensions={2,0}, mode=rotate, shifts={-2,7}\n}\n")
+    outs = run("rotate", hlo, [y])
+    check("shuffle rotate", outs and outs[0], np.roll(np.roll(y, 2, axis=2), -7, axis=0), exact=True)
+    perm = RNG.permutation(5)
+    hlo = ("HloModule perm\nENTRY e {\n  y = f32[4,5,6] parameter(0)\n"
+           "  ROOT r = f32[4,5,6] shuffle(y), dimensions={1}, mode=permute, indices=s32[1,5,1]{2,1,0} {{%s}}\n}\n"
+           % ", ".join("{%d}" % v for v in perm))
+    outs = run("permute", hlo, [y], threads=2)
+    check("shuffle permute", outs and outs[0], y[:, perm, :], exact=True)
+
+
 def main():
     if not os.path.exists(HLOX):
         print("hlox binary not found at %s" % HLOX)
         return 1
-    for fn in (conv, reduce_window, gather_scatter, sort, linalg, fft, inverse_hyperbolic, ragged_dot):
+    for fn in (conv, reduce_window, gather_scatter, sort, linalg, fft, inverse_hyperbolic, ragged_dot, scan_shuffle):
         fn()
     for f in FAILURES:
         print("FAIL " + f)
