@@ -11,6 +11,7 @@
 // else the block loop walking rows), the block loop walking rows ("row order"; ratios are
 // variant / default; these call FusedProgram::Run, whose output is a fresh buffer), the
 // fused module and the same computation unfused through the executor (buffers reused), and a
+// tiles of edge 32 and 16 instead of 64 (the codegen decision's tile32 / tile16), and a
 // copy floor (memcpy of the output's bytes from an input-sized
 // buffer, i.e. the traffic of reading and writing the output once).
 // Usage: fusion_layout_bench [repeats] [case,...]
@@ -131,7 +132,9 @@ int RunCase(const Case& c, int reps) {
     auto exec = rt::Executor::Create(**um, rt::ExecOptions{threads, 1});
     auto fexec = rt::Executor::Create(**fm, rt::ExecOptions{threads, 1});
     if (!exec.ok() || !fexec.ok()) return 1;
-    rt::FusedRunOptions def, rows, untiled;
+    rt::FusedRunOptions def, rows, untiled, tile32, tile16;
+    tile32.tile = 32;  // the codegen decision's tile32 / tile16 walks (hlox_tile)
+    tile16.tile = 16;
     rows.tiled = false;
     rows.vector_path = false;
     untiled.tiled = false;
@@ -145,11 +148,13 @@ int RunCase(const Case& c, int reps) {
     const bool same = std::memcmp(a.data(), second->array->data(), a.byte_size()) == 0;
     const bool same_unfused = std::memcmp(a.data(), unf->array->data(), a.byte_size()) == 0;
     std::vector<char> src(static_cast<size_t>(a.byte_size())), dst(src.size());
-    Best t_def, t_rows, t_untiled, t_unf, t_fexec, t_copy;
+    Best t_def, t_rows, t_untiled, t_unf, t_fexec, t_copy, t_32, t_16;
     for (int r = 0; r < reps; ++r) {
       t_fexec.Time([&] { auto o = (*fexec)->Run(in); });
       t_def.Time([&] { auto o = (*prog)->Run(ptrs, &pool, def); });
       t_untiled.Time([&] { auto o = (*prog)->Run(ptrs, &pool, untiled); });
+      t_32.Time([&] { auto o = (*prog)->Run(ptrs, &pool, tile32); });
+      t_16.Time([&] { auto o = (*prog)->Run(ptrs, &pool, tile16); });
       t_rows.Time([&] { auto o = (*prog)->Run(ptrs, &pool, rows); });
       t_unf.Time([&] { auto o = (*exec)->Run(in); });
       t_copy.Time([&] {
@@ -167,6 +172,8 @@ int RunCase(const Case& c, int reps) {
                 t_unf.s / t_def.s, t_copy.s * 1e3, t_def.s / t_copy.s, same ? "same" : "DIFFER",
                 same_unfused ? "same" : "DIFFER", c.name, threads, t_fexec.s * 1e3, t_unf.s * 1e3,
                 t_unf.s / t_fexec.s);
+    std::printf("%-17s threads=%d tiles of 32 %7.3f ms (%.2fx) | of 16 %7.3f ms (%.2fx)\n", c.name, threads,
+                t_32.s * 1e3, t_32.s / t_def.s, t_16.s * 1e3, t_16.s / t_def.s);
   }
   return 0;
 }

@@ -2,7 +2,9 @@
 // (Xtat-style joint tuning with fusion). Choice 0 "keep" leaves the runtime's own choice; the
 // others write JSON keys into the instruction's backend_config, where the runtime reads them.
 // - "tune:<fusion>": the fused loop's block size (elements per block) and thread count (1, or
-//   0 = every pool thread): hlox_block / hlox_threads, read by FusionKernel.
+//   0 = every pool thread): hlox_block / hlox_threads, read by FusionKernel; for a fusion with a
+//   transpose, also how a transposing output is walked: row by row, or in tiles of 16 or 32
+//   (the runtime's default: 64; fused/tile.cc): hlox_tile.
 // - "gemm:<dot>" (dots of at least kMinDotMnk multiply-adds with a float result): one knob of
 //   the packed GEMM per choice (runtime/gemm/dot_general.h GemmTuning, read by the dot kernel): a single
 //   thread, the row or column schedule, fewer or more A panels per unit (mc), fewer or more B
@@ -49,7 +51,7 @@ const Knob kPackedChoices[] = {
     {"b_in_l1", "\"hlox_gemm_order\":1"}};
 const Knob kBatchChoices[] = {{"split_batches", "\"hlox_gemm_batches\":1"},
                               {"split_each", "\"hlox_gemm_batches\":2"}};
-constexpr const char* kHloxKeys[] = {"\"hlox_block\":", "\"hlox_threads\":", "\"hlox_conv_algo\":",
+constexpr const char* kHloxKeys[] = {"\"hlox_block\":", "\"hlox_threads\":", "\"hlox_tile\":", "\"hlox_conv_algo\":",
                                      "\"hlox_gemm_mc\":", "\"hlox_gemm_nc\":", "\"hlox_gemm_schedule\":",
                                      "\"hlox_gemm_batches\":", "\"hlox_gemm_order\":"};
 
@@ -168,12 +170,42 @@ std::vector<Knob> KnobsFor(const Instruction& instr, std::string* rule, std::vec
   return GemmChoicesFor(i, *g);
 }
 
-std::vector<std::string> Choices() {
+// How a fusion's transposing outputs are walked (fused/tile.cc), offered after the block and
+// thread choices to fusions that contain a transpose: by name, the keys they set.
+const Knob kWalkChoices[] = {{"rows", "\"hlox_tile\":0"}, {"tile16", "\"hlox_tile\":16"}, {"tile32", "\"hlox_tile\":32"}};
+
+bool HasTranspose(const Instruction& fusion) {
+  for (const Instruction* i : fusion.called_computations()[0]->PostOrder()) {
+    if (i->opcode() == Opcode::kTranspose) return true;
+  }
+  return false;
+}
+
+// Choices of a fusion's "tune:" site; the keys of choice c > 0 in FusionKeys.
+std::vector<std::string> Choices(const Instruction& fusion) {
   std::vector<std::string> c = {"keep"};
   for (int64_t b : kBlocks) {
     for (int t : kThreads) c.push_back(absl::StrCat("b", b, t == 1 ? "_t1" : "_tall"));
   }
+  if (HasTranspose(fusion)) {
+    for (const Knob& k : kWalkChoices) c.push_back(k.name);
+  }
   return c;
+}
+
+std::string FusionKeys(const Instruction& fusion, const std::string& choice) {
+  for (int64_t b : kBlocks) {
+    for (int t : kThreads) {
+      if (choice == absl::StrCat("b", b, t == 1 ? "_t1" : "_tall")) {
+        return absl::StrCat("\"hlox_block\":", b, ",\"hlox_threads\":", t);
+      }
+    }
+  }
+  if (!HasTranspose(fusion)) return "";
+  for (const Knob& k : kWalkChoices) {
+    if (choice == k.name) return k.keys;
+  }
+  return "";
 }
 
 // Removes earlier hlox keys so re-tuning does not stack them.
@@ -230,7 +262,7 @@ class CodegenTuning : public Pass {
       for (Instruction* i : comp->PostOrder()) {
         if (i->opcode() == Opcode::kFusion && i->called_computations().size() == 1 &&
             OutputFusionDot(*i) == nullptr) {
-          add("tune:", "codegen_params", *i, Choices(),
+          add("tune:", "codegen_params", *i, Choices(*i),
               {static_cast<float>(i->shape().ElementCount()), static_cast<float>(i->shape().ByteSize()),
                static_cast<float>(fusion::FusedInstructionCount(*i)), static_cast<float>(i->attrs().fusion_kind)});
           continue;
@@ -266,9 +298,9 @@ class CodegenTuning : public Pass {
         for (const Knob& k : KnobsFor(*instr, &rule, &features)) {
           if (choice == k.name && rule == sites[s].rule) keys = k.keys;
         }
-      } else if (sites[s].rule == "codegen_params" && instr != nullptr && instr->opcode() == Opcode::kFusion) {
-        int c = decisions[s] - 1;
-        keys = absl::StrCat("\"hlox_block\":", kBlocks[c / 2], ",\"hlox_threads\":", kThreads[c % 2]);
+      } else if (sites[s].rule == "codegen_params" && instr != nullptr && instr->opcode() == Opcode::kFusion &&
+                 instr->called_computations().size() == 1) {
+        keys = FusionKeys(*instr, choice);  // by name, as the GEMM knobs: a stale choice is skipped
       }
       if (keys.empty()) {
         report.stale.push_back(sites[s].id);

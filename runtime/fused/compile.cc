@@ -360,6 +360,11 @@ void ParseFusedRunOptions(const std::string& config, FusedRunOptions* options) {
   if (ReadConfigInt(config, "hlox_threads", &threads) && (threads == 0 || threads == 1)) {
     options->threads = static_cast<int>(threads);
   }
+  int64_t tile = 0;
+  if (ReadConfigInt(config, "hlox_tile", &tile)) {
+    if (tile == 0) options->tiled = false;
+    if (tile >= 8 && tile <= 256) options->tile = tile;
+  }
 }
 
 }  // namespace hlox::rt

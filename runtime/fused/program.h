@@ -38,6 +38,8 @@ struct FusedRunOptions {
   // Outputs whose index map moves the minor dim (transposes) are walked in tiles
   // (fused/tile.cc); false walks them row by row (for tests and benches comparing the two).
   bool tiled = true;
+  // Edge of those tiles (positions of the tile dim; tiles hold up to tile * tile elements).
+  int64_t tile = 64;
   // The register path runs whole sub-blocks of programs whose inputs are all read in place as
   // 128-element micro-blocks (fused/vector.h); false runs every op over the whole sub-block
   // first (the path before micro-blocks, for tests and benches comparing the two).
@@ -95,7 +97,8 @@ struct FusionKernelStats {
 };
 FusionKernelStats GetFusionKernelStats();
 
-// Reads {"hlox_block":N,"hlox_threads":T} keys from a backend_config string; keys missing or
+// Reads {"hlox_block":N,"hlox_threads":T,"hlox_tile":E} keys from a backend_config string
+// (hlox_tile 0: transposing outputs walked row by row; 8..256: the tile edge); keys missing or
 // malformed keep the defaults in `options`.
 void ParseFusedRunOptions(const std::string& backend_config, FusedRunOptions* options);
 

@@ -3,7 +3,8 @@
 // large step when its output is walked row by row: every element of an output row touches a
 // different cache line. TileDims finds, per output, the dim along which the parameters are
 // read at unit (or zero) step; RunTiledPass then walks the output in tiles of up to 64 x 64
-// (that dim x the minor dim), evaluates each tile as runs along that dim (arithmetic runs that
+// (that dim x the minor dim; the codegen decision's hlox_tile key sets another edge or walks
+// rows instead, FusedRunOptions), evaluates each tile as runs along that dim (arithmetic runs that
 // the index maps turn into contiguous operand ranges, fused/affine.cc), and stores the tile
 // transposed, so both the reads and the writes stay within a tile's cache lines. Each element
 // is computed by the same ops as in a row-order walk, so results are bit-identical, and the
@@ -21,8 +22,6 @@
 namespace hlox::rt {
 namespace {
 
-constexpr int64_t kTile = 64;         // positions of each tile dim
-constexpr int64_t kTileElems = 4096;  // elements per tile when one dim is short
 constexpr int64_t kMinTileDim = 8;    // shorter dims gain nothing from a tiled walk
 constexpr int64_t kMinElements = 2048;
 constexpr int64_t kBadStep = INT64_MIN;
@@ -147,8 +146,11 @@ void RunTiledPass(const std::vector<FusedNode>& nodes, int node, int64_t tile_di
   const FusedNode& nd = nodes[node];
   const int64_t k = tile_dim, m = MinorDim(nd.dims);
   const int64_t a_dim = nd.dims[k], b_dim = nd.dims[m], sk = nd.strides[k];
-  const int64_t ta = std::min(a_dim, kTile);
-  const int64_t tb = std::min(b_dim, std::max(kTile, kTileElems / ta));
+  // Tiles of opt.tile x opt.tile (64 unless the codegen decision says otherwise), longer along
+  // the minor dim when the tile dim is short, up to as many elements.
+  const int64_t edge = std::max<int64_t>(opt.tile, 1);
+  const int64_t ta = std::min(a_dim, edge);
+  const int64_t tb = std::min(b_dim, std::max(edge, edge * edge / ta));
   std::vector<int64_t> outer_dims, outer_strides;
   int64_t outer = 1;
   for (size_t d = 0; d < nd.dims.size(); ++d) {

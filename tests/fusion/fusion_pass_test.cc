@@ -2,6 +2,7 @@
 // the fused result, verification, print/parse round trip, INVALID_DECISIONS, stale sites, and
 // equal outputs (executor on seeded inputs) before and after each pass.
 #include <algorithm>
+#include <cstring>
 
 #include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
@@ -271,6 +272,60 @@ TEST(CodegenTuning, WritesBackendConfigThatTheKernelReads) {
   ASSERT_TRUE(again.ok());
   ASSERT_TRUE(pass->Apply(*m, *again, {6, 0}).ok());
   EXPECT_EQ(fb->attrs().backend_config, "{\"hlox_block\":1024,\"hlox_threads\":0}");
+}
+
+// A fusion with a transpose also offers how its transposing output is walked: row by row, or in
+// 16- or 32-edge tiles instead of the default 64. Every walk gives the same bits (each element
+// is computed by the same ops), on 1 and 2 threads; a fusion without a transpose is not offered
+// them.
+TEST(CodegenTuning, TransposingFusionsOfferTheirWalk) {
+  constexpr char kText[] = R"(HloModule walk
+ft {
+  p0 = f32[96,200] parameter(0)
+  p1 = f32[200,96] parameter(1)
+  t = f32[200,96] transpose(p0), dimensions={1,0}
+  e = f32[200,96] exponential(t)
+  ROOT a = f32[200,96] add(e, p1)
+}
+fe {
+  q = f32[200,96] parameter(0)
+  ROOT n = f32[200,96] negate(q)
+}
+ENTRY main {
+  x = f32[96,200] parameter(0)
+  y = f32[200,96] parameter(1)
+  tr = f32[200,96] fusion(x, y), kind=kLoop, calls=ft
+  ROOT el = f32[200,96] fusion(tr), kind=kLoop, calls=fe
+}
+)";
+  auto m = Parse(kText);
+  ASSERT_TRUE(m);
+  auto pass = CreateCodegenTuning();
+  auto sites = pass->FindSites(*m);
+  ASSERT_TRUE(sites.ok());
+  ASSERT_EQ(Ids(*sites), (std::vector<std::string>{"tune:tr", "tune:el"}));
+  EXPECT_EQ((*sites)[0].choices, (std::vector<std::string>{"keep", "b1024_t1", "b1024_tall", "b4096_t1", "b4096_tall",
+                                                           "b16384_t1", "b16384_tall", "rows", "tile16", "tile32"}));
+  EXPECT_EQ((*sites)[1].choices.size(), 7u);
+  std::vector<rt::Value> runs;
+  for (int32_t choice : {0, 7, 8, 9}) {
+    auto copy = m->Clone();
+    ApplyAndCheck(*pass, *copy, {choice, 0});
+    rt::FusedRunOptions o;
+    rt::ParseFusedRunOptions(copy->entry()->root()->operand(0)->attrs().backend_config, &o);
+    EXPECT_EQ(o.tiled, choice != 7) << choice;
+    EXPECT_EQ(o.tile, choice == 8 ? 16 : choice == 9 ? 32 : 64) << choice;
+    for (int threads : {1, 2}) {
+      auto r = RunSeeded(*copy, 5, threads);
+      ASSERT_TRUE(r.ok()) << r.status();
+      runs.push_back(*r);
+    }
+  }
+  const rt::Buffer& first = *runs[0].array;
+  for (const rt::Value& r : runs) {
+    ASSERT_EQ(r.array->byte_size(), first.byte_size());
+    EXPECT_EQ(std::memcmp(r.array->data(), first.data(), first.byte_size()), 0);
+  }
 }
 
 // Dots get "gemm:" sites with only the knobs that can change their run: a batched dot big
