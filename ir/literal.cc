@@ -68,18 +68,6 @@ uint16_t FloatToBf16(float f) {
 
 float Bf16ToFloat(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
 
-namespace {
-
-// f8e4m3fn: 1 sign, 4 exponent (bias 7), 3 mantissa, no infinities, 0x7f/0xff are NaN.
-float F8e4m3fnToFloat(uint8_t v) {
-  int sign = v >> 7, exp = (v >> 3) & 0xf, mant = v & 7;
-  if (exp == 15 && mant == 7) return std::nanf("");
-  float r = exp == 0 ? std::ldexp(mant / 8.0f, -6) : std::ldexp(1.0f + mant / 8.0f, exp - 7);
-  return sign ? -r : r;
-}
-
-}  // namespace
-
 Literal::Literal(Shape shape) : shape_(std::move(shape)) {
   if (shape_.IsTuple()) {
     for (const Shape& s : shape_.tuple_shapes()) tuple_.emplace_back(s);
@@ -102,7 +90,6 @@ double Literal::GetAsDouble(int64_t i) const {
     case PrimitiveType::kF32: return Get<float>(i);
     case PrimitiveType::kF64: return Get<double>(i);
     case PrimitiveType::kF8E5M2: return HalfToFloat(static_cast<uint16_t>(Get<uint8_t>(i) << 8));
-    case PrimitiveType::kF8E4M3FN: return F8e4m3fnToFloat(Get<uint8_t>(i));
     case PrimitiveType::kC64:
     case PrimitiveType::kC128: return GetAsComplex(i).real();
     default:

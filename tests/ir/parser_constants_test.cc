@@ -52,6 +52,19 @@ TEST(ParserConstants, F8VariantsEncodeAsXlaDoes) {
   EXPECT_EQ(ConstantBytes("f8e4m3fn[2]", "{1e-9, -1e-9}"), (Bytes{0x00, 0x80}));
 }
 
+// A negative NaN keeps its sign through print and parse in the types whose NaN has one (XLA's
+// round-trip case ConstantNonFiniteE4M3 writes {nan, 7, -nan}); the fnuz types have one NaN.
+TEST(ParserConstants, F8NegativeNanRoundTrips) {
+  EXPECT_EQ(ConstantBytes("f8e4m3fn[3]", "{nan, 7, -nan}"), (Bytes{0x7f, 0x4e, 0xff}));
+  EXPECT_EQ(ConstantBytes("f8e5m2[2]", "{-nan, nan}"), (Bytes{0xfe, 0x7e}));
+  EXPECT_EQ(ConstantBytes("f8e4m3[1]", "{-nan}"), (Bytes{0xfc}));
+  EXPECT_EQ(ConstantBytes("f8e3m4[1]", "{-nan}"), (Bytes{0xf8}));
+  EXPECT_EQ(ConstantBytes("f8e4m3b11fnuz[1]", "{-nan}"), (Bytes{0x80}));
+  auto m = ParseRoundTrip(ConstantModule("f8e4m3fn[3]", "{nan, 7, -nan}"));
+  ASSERT_TRUE(m);
+  EXPECT_NE(PrintModule(*m).find("{nan, 7, -nan}"), std::string::npos) << PrintModule(*m);
+}
+
 TEST(ParserConstants, F8ValuesTheTypeCannotHoldAreErrors) {
   ExpectConstantError("f8e4m3fn[]", "inf", "f8e4m3fn has no infinity");
   ExpectConstantError("f8e4m3fnuz[]", "-inf", "f8e4m3fnuz has no infinity");
