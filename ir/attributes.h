@@ -35,6 +35,7 @@ struct Window {
 };
 
 // dim_labels such as b01f_01io->b01f. Spatial vectors are in label order (0,1,2,...).
+// A custom call may write '?' for a dimension no label names (?b01f_0?1io->b01?f).
 struct ConvDimensionNumbers {
   int64_t input_batch = 0, input_feature = 0;
   std::vector<int64_t> input_spatial;
@@ -42,6 +43,9 @@ struct ConvDimensionNumbers {
   std::vector<int64_t> kernel_spatial;
   int64_t output_batch = 0, output_feature = 0;
   std::vector<int64_t> output_spatial;
+  // Label counts of the three sides when some are '?' (a dimension none of the labels names;
+  // custom calls only); 0 when every dimension is labelled.
+  int64_t input_rank = 0, kernel_rank = 0, output_rank = 0;
   bool operator==(const ConvDimensionNumbers&) const = default;
 };
 

@@ -34,12 +34,9 @@ absl::StatusOr<std::unique_ptr<Module>> Parser::ParseModule() {
   bool saw_entry = false;
   while (!lex_.AtEnd()) {
     if (lex_.text()[lex_.pos()] != '%' && IsTrailerTable(lex_.PeekName())) {
-      std::string_view rest = lex_.text().substr(lex_.pos());
-      while (!rest.empty() && std::isspace(static_cast<unsigned char>(rest.back()))) {
-        rest.remove_suffix(1);
-      }
-      module->trailer() = std::string(rest);
-      break;
+      // The tables close older dumps; newer ones put them before the computations.
+      HLOX_RETURN_IF_ERROR(ParseStackFrameTables(module.get()));
+      continue;
     }
     HLOX_RETURN_IF_ERROR(ParseComputation(module.get(), &saw_entry));
   }
@@ -52,6 +49,36 @@ absl::StatusOr<std::unique_ptr<Module>> Parser::ParseModule() {
   HLOX_RETURN_IF_ERROR(CheckAsyncChains());
   HLOX_RETURN_IF_ERROR(CheckAliasing(*module));
   return module;
+}
+
+// FileNames / FunctionNames / FileLocations / StackFrames: each a title and entries `id "text"` or
+// `id {fields}`. Their text is kept verbatim (Module::trailer) and printed after the computations.
+absl::Status Parser::ParseStackFrameTables(Module* module) {
+  const size_t start = lex_.SkipSpace();
+  while (!lex_.AtEnd() && lex_.text()[lex_.pos()] != '%' && IsTrailerTable(lex_.PeekName())) {
+    lex_.ConsumeName();
+    while (!lex_.AtEnd() && std::isdigit(static_cast<unsigned char>(lex_.text()[lex_.pos()]))) {
+      int64_t id;
+      HLOX_RETURN_IF_ERROR(lex_.ConsumeInt(&id, "table entry id"));
+      lex_.SkipSpace();
+      if (lex_.Peek() == '"') {
+        std::string text;
+        HLOX_RETURN_IF_ERROR(lex_.ConsumeString(&text));
+      } else if (lex_.Peek() == '{') {
+        std::string_view raw;
+        HLOX_RETURN_IF_ERROR(lex_.ConsumeRawValue(&raw));
+      } else {
+        return lex_.Error("expected a quoted name or {fields} after a table entry id");
+      }
+      lex_.SkipSpace();
+    }
+  }
+  std::string_view tables = lex_.text().substr(start, lex_.pos() - start);
+  while (!tables.empty() && std::isspace(static_cast<unsigned char>(tables.back()))) tables.remove_suffix(1);
+  std::string& trailer = module->trailer();
+  if (!trailer.empty() && !tables.empty()) trailer += "\n\n";
+  trailer += std::string(tables);
+  return absl::OkStatus();
 }
 
 absl::Status Parser::ParseSignature(Computation* comp) {

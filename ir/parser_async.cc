@@ -59,14 +59,6 @@ absl::Status Parser::WrapAsyncStart(PendingInstr* start, PendingInstr* wrapped, 
   return absl::OkStatus();
 }
 
-void Parser::AddAsyncWrappedComputations(Module* module) {
-  for (auto& [comp, start] : async_wrapped_) {
-    // AddComputation renames it if a written computation already has the name.
-    start->mutable_called_computations().push_back(module->AddComputation(std::move(comp)));
-  }
-  async_wrapped_.clear();
-}
-
 namespace {
 
 // The thread an async-start names (async_execution_thread="x"), or "main".
@@ -75,6 +67,20 @@ std::string AsyncThread(const Instruction& start) {
   if (t == nullptr || t->size() < 2) return "main";
   return t->substr(1, t->size() - 2);
 }
+
+}  // namespace
+
+void Parser::AddAsyncWrappedComputations(Module* module) {
+  for (auto& [comp, start] : async_wrapped_) {
+    // The implied computation runs on the thread the start names, as XLA creates it.
+    if (std::string thread = AsyncThread(*start); thread != "main") comp->set_execution_thread(thread);
+    // AddComputation renames it if a written computation already has the name.
+    start->mutable_called_computations().push_back(module->AddComputation(std::move(comp)));
+  }
+  async_wrapped_.clear();
+}
+
+namespace {
 
 std::string ThreadOf(const Computation& c) { return c.execution_thread().empty() ? "main" : c.execution_thread(); }
 

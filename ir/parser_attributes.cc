@@ -3,6 +3,7 @@
 // statistics and origin in parser_value_attributes.cc),
 // computation references (to_apply, calls, condition/body, branches) and control predecessors.
 // Every other attribute is kept verbatim, in text order, as a RawAttribute.
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 
@@ -34,11 +35,13 @@ bool KeyFitsOpcode(std::string_view key, Opcode op) {
   if (key == "slice") return op == Opcode::kSlice;
   if (key == "dynamic_slice_sizes") return op == Opcode::kDynamicSlice;
   if (key == "custom_call_target") return op == Opcode::kCustomCall;
+  // Convolution-like custom calls (e.g. DynamicConvolutionForward) carry a window and dim labels too.
   if (key == "dim_labels" || key == "feature_group_count" || key == "batch_group_count") {
-    return op == Opcode::kConvolution;
+    return op == Opcode::kConvolution || op == Opcode::kCustomCall;
   }
   if (key == "window") {
-    return op == Opcode::kConvolution || op == Opcode::kReduceWindow || op == Opcode::kSelectAndScatter;
+    return op == Opcode::kConvolution || op == Opcode::kReduceWindow || op == Opcode::kSelectAndScatter ||
+           op == Opcode::kCustomCall;
   }
   if (key == "lhs_batch_dims" || key == "rhs_batch_dims" || key == "lhs_contracting_dims" ||
       key == "rhs_contracting_dims") {
@@ -210,14 +213,27 @@ absl::Status Parser::ParseWindow(Window* out) {
   return absl::OkStatus();
 }
 
-absl::Status Parser::ParseConvDims(ConvDimensionNumbers* out) {
+absl::Status Parser::ParseConvDims(ConvDimensionNumbers* out, bool allow_unknown) {
   size_t pos = lex_.SkipSpace();
-  std::string_view lhs_rhs = lex_.ConsumeName();
+  // '?' is not a name character: the label strings are read up to "->" and the next separator.
+  auto labels_until = [&](std::string_view stops) {
+    size_t start = lex_.pos(), end = start;
+    const std::string_view text = lex_.text();
+    while (end < text.size() && (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_' ||
+                                 text[end] == '?') &&
+           stops.find(text[end]) == std::string_view::npos) {
+      ++end;
+    }
+    lex_.set_pos(end);
+    return text.substr(start, end - start);
+  };
+  std::string_view lhs_rhs = labels_until("-");
   if (!lex_.TryConsume("->")) return lex_.Error("expected '->' in dim_labels");
-  std::string_view result = lex_.ConsumeName();
+  std::string_view result = labels_until("");
   std::vector<std::string> io = SplitOn(lhs_rhs, '_');
   if (io.size() != 2 || result.empty()) return lex_.ErrorAt(pos, "dim_labels must look like b01f_01io->b01f");
   // Each label string has its two special letters and digits 0..N-1 for the spatial dims.
+  bool unknown = false;
   auto parse = [&](std::string_view labels, char a, char b, int64_t* pa, int64_t* pb,
                    std::vector<int64_t>* spatial) -> absl::Status {
     *pa = *pb = -1;
@@ -233,6 +249,8 @@ absl::Status Parser::ParseConvDims(ConvDimensionNumbers* out) {
       } else if (c >= '0' && c <= '9' && static_cast<size_t>(c - '0') < labels.size() && sp[c - '0'] < 0) {
         sp[c - '0'] = idx;
         ++n_spatial;
+      } else if (c == '?' && allow_unknown) {
+        unknown = true;
       } else {
         return lex_.ErrorAt(pos, absl::StrCat("invalid dim_labels '", std::string(labels), "'"));
       }
@@ -249,6 +267,11 @@ absl::Status Parser::ParseConvDims(ConvDimensionNumbers* out) {
   HLOX_RETURN_IF_ERROR(parse(io[1], 'i', 'o', &out->kernel_input_feature, &out->kernel_output_feature,
                              &out->kernel_spatial));
   HLOX_RETURN_IF_ERROR(parse(result, 'b', 'f', &out->output_batch, &out->output_feature, &out->output_spatial));
+  if (unknown) {
+    out->input_rank = static_cast<int64_t>(io[0].size());
+    out->kernel_rank = static_cast<int64_t>(io[1].size());
+    out->output_rank = static_cast<int64_t>(result.size());
+  }
   if (out->input_spatial.size() != out->kernel_spatial.size() ||
       out->input_spatial.size() != out->output_spatial.size()) {
     return lex_.ErrorAt(pos, "dim_labels have different numbers of spatial dimensions");
@@ -292,6 +315,62 @@ absl::Status Parser::ParseSlices(std::vector<SliceDim>* out) {
   }
 }
 
+// Mesh-axes form: mesh['x'=2,'y'=4] {'y'}: a device mesh of named axes and sizes, and the axes
+// along which each group varies. Checked (positive sizes, distinct names, listed axes in the
+// mesh, each once) and kept as text, like the iota form.
+absl::Status Parser::ParseMeshReplicaGroups(Attributes* a) {
+  const size_t start = lex_.SkipSpace();
+  lex_.ConsumeName();  // mesh
+  auto quoted = [&](std::string* out) -> absl::Status {
+    lex_.SkipSpace();
+    const std::string_view text = lex_.text();
+    size_t p = lex_.pos();
+    if (p >= text.size() || text[p] != '\'') return lex_.Error("expected a quoted axis name ('name')");
+    const size_t end = text.find('\'', p + 1);
+    if (end == std::string_view::npos || end == p + 1) return lex_.ErrorAt(p, "unterminated or empty axis name");
+    *out = std::string(text.substr(p + 1, end - p - 1));
+    lex_.set_pos(end + 1);
+    return absl::OkStatus();
+  };
+  HLOX_RETURN_IF_ERROR(lex_.Expect('[', "to open the mesh axes"));
+  std::vector<std::string> axes;
+  while (true) {
+    std::string name;
+    HLOX_RETURN_IF_ERROR(quoted(&name));
+    if (std::find(axes.begin(), axes.end(), name) != axes.end()) {
+      return lex_.Error(absl::StrCat("mesh axis '", name, "' given twice"));
+    }
+    axes.push_back(name);
+    HLOX_RETURN_IF_ERROR(lex_.Expect('=', "after a mesh axis name"));
+    const size_t size_pos = lex_.SkipSpace();
+    int64_t size;
+    HLOX_RETURN_IF_ERROR(lex_.ConsumeInt(&size, "mesh axis size"));
+    if (size <= 0) return lex_.ErrorAt(size_pos, "mesh axis sizes must be positive");
+    if (lex_.TryConsume(']')) break;
+    HLOX_RETURN_IF_ERROR(lex_.Expect(',', "or ']' in the mesh axes"));
+  }
+  HLOX_RETURN_IF_ERROR(lex_.Expect('{', "to open the axes the replica groups vary along"));
+  std::vector<std::string> used;
+  if (!lex_.TryConsume('}')) {
+    while (true) {
+      const size_t name_pos = lex_.SkipSpace();
+      std::string name;
+      HLOX_RETURN_IF_ERROR(quoted(&name));
+      if (std::find(axes.begin(), axes.end(), name) == axes.end()) {
+        return lex_.ErrorAt(name_pos, absl::StrCat("axis '", name, "' is not in the mesh"));
+      }
+      if (std::find(used.begin(), used.end(), name) != used.end()) {
+        return lex_.ErrorAt(name_pos, absl::StrCat("axis '", name, "' listed twice"));
+      }
+      used.push_back(name);
+      if (lex_.TryConsume('}')) break;
+      HLOX_RETURN_IF_ERROR(lex_.Expect(',', "or '}' in the replica group axes"));
+    }
+  }
+  a->replica_groups_text = std::string(lex_.text().substr(start, lex_.pos() - start));
+  return absl::OkStatus();
+}
+
 absl::Status Parser::ParseReplicaGroups(Attributes* a) {
   a->replica_groups.clear();
   a->replica_groups_text.clear();
@@ -310,6 +389,7 @@ absl::Status Parser::ParseReplicaGroups(Attributes* a) {
     a->replica_groups_text = std::string(text);
     return absl::OkStatus();
   }
+  if (lex_.PeekName() == "mesh") return ParseMeshReplicaGroups(a);
   HLOX_RETURN_IF_ERROR(lex_.Expect('{', "to open replica_groups"));
   if (lex_.TryConsume('}')) return absl::OkStatus();
   while (true) {
@@ -367,7 +447,7 @@ absl::Status Parser::ParseAttributeValue(std::string_view key, size_t key_pos, P
   }
   if (key == "dim_labels") {
     a.conv.emplace();
-    return ParseConvDims(&*a.conv);
+    return ParseConvDims(&*a.conv, op == Opcode::kCustomCall);
   }
   if (key == "feature_group_count") return lex_.ConsumeInt(&a.feature_group_count, "feature_group_count");
   if (key == "batch_group_count") return lex_.ConsumeInt(&a.batch_group_count, "batch_group_count");
@@ -456,7 +536,7 @@ absl::Status Parser::ParseAttributeValue(std::string_view key, size_t key_pos, P
                     op == Opcode::kBatchNormTraining;
   if (key == "feature_index" && batch_norm) return lex_.ConsumeInt(&a.feature_index, "feature_index");
   if (key == "epsilon" && batch_norm) return ParseFloat(&a.epsilon);
-  if (key == "is_stable" && op == Opcode::kSort) return ParseBool(&a.is_stable);
+  if (key == "is_stable" && (op == Opcode::kSort || op == Opcode::kTopK)) return ParseBool(&a.is_stable);
   if (op == Opcode::kReducePrecision) {
     if (key == "exponent_bits") return lex_.ConsumeInt(&a.exponent_bits, "exponent_bits");
     if (key == "mantissa_bits") return lex_.ConsumeInt(&a.mantissa_bits, "mantissa_bits");

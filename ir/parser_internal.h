@@ -142,6 +142,7 @@ class Parser {
   // Renames instructions written inline to `opcode.N`, unique in the computation.
   void NameGeneratedInstructions(std::vector<PendingInstr>* instrs);
   absl::Status ParseSignature(Computation* comp);
+  absl::Status ParseStackFrameTables(Module* module);
   absl::Status FinishComputation(Computation* comp, std::vector<PendingInstr>* instrs,
                                  size_t comp_pos);
   absl::Status ResolveCalls(Module* module);
@@ -176,10 +177,11 @@ class Parser {
   absl::Status ParseBool(bool* out);
   absl::Status ParseNameList(std::vector<NameRef>* out);
   absl::Status ParseWindow(Window* out);
-  absl::Status ParseConvDims(ConvDimensionNumbers* out);
+  absl::Status ParseConvDims(ConvDimensionNumbers* out, bool allow_unknown);
   absl::Status ParsePadding(std::vector<PaddingDim>* out);
   absl::Status ParseSlices(std::vector<SliceDim>* out);
   absl::Status ParseReplicaGroups(Attributes* a);
+  absl::Status ParseMeshReplicaGroups(Attributes* a);
   absl::Status ParseFloat(float* out);
 
   // parser_checked_attributes.cc: attributes checked but kept as text. Sets *handled when

@@ -32,9 +32,10 @@ bool AlwaysPrintsDimensions(Opcode op) {
   }
 }
 
-// Label string of one side of dim_labels: `a`/`b` at the two special positions, digits for spatial dims.
-std::string Labels(int64_t pa, int64_t pb, char a, char b, const std::vector<int64_t>& spatial) {
-  std::string s(spatial.size() + 2, '?');
+// Label string of one side of dim_labels: `a`/`b` at the two special positions, digits for spatial
+// dims, '?' at the positions none of them names (`rank` labels in all, when given).
+std::string Labels(int64_t pa, int64_t pb, char a, char b, const std::vector<int64_t>& spatial, int64_t rank) {
+  std::string s(std::max<int64_t>(static_cast<int64_t>(spatial.size()) + 2, rank), '?');
   auto put = [&](int64_t pos, char c) {
     if (pos >= 0 && pos < static_cast<int64_t>(s.size())) s[pos] = c;
   };
@@ -138,9 +139,10 @@ void AppendTypedAttributes(const Instruction& instr, std::string* out) {
   if (a.window) add("window", WindowText(*a.window));
   if (a.conv) {
     const ConvDimensionNumbers& c = *a.conv;
-    add("dim_labels", absl::StrCat(Labels(c.input_batch, c.input_feature, 'b', 'f', c.input_spatial), "_",
-                                   Labels(c.kernel_input_feature, c.kernel_output_feature, 'i', 'o', c.kernel_spatial),
-                                   "->", Labels(c.output_batch, c.output_feature, 'b', 'f', c.output_spatial)));
+    add("dim_labels",
+        absl::StrCat(Labels(c.input_batch, c.input_feature, 'b', 'f', c.input_spatial, c.input_rank), "_",
+                     Labels(c.kernel_input_feature, c.kernel_output_feature, 'i', 'o', c.kernel_spatial, c.kernel_rank),
+                     "->", Labels(c.output_batch, c.output_feature, 'b', 'f', c.output_spatial, c.output_rank)));
   }
   if (a.feature_group_count != 1) add("feature_group_count", std::to_string(a.feature_group_count));
   if (a.batch_group_count != 1) add("batch_group_count", std::to_string(a.batch_group_count));

@@ -194,8 +194,9 @@ absl::StatusOr<Shape> InferReduce(const Instruction& instr) {
 absl::StatusOr<Shape> InferReduceWindow(const Instruction& instr) {
   int64_t n = instr.operand_count() / 2;
   if (n == 0 || instr.operand_count() % 2 != 0) return Bad(instr, "reduce-window needs N inputs and N inits");
-  if (!instr.attrs().window) return Bad(instr, "reduce-window without window");
-  const Window& w = *instr.attrs().window;
+  // No window= is the empty window, which only a scalar operand has (XLA's rank-0 form).
+  static const Window kNoWindow;
+  const Window& w = instr.attrs().window ? *instr.attrs().window : kNoWindow;
   std::vector<Shape> results;
   for (int64_t i = 0; i < n; ++i) {
     const Shape& in = instr.operand(i)->shape();

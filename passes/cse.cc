@@ -37,7 +37,8 @@ std::string AttributesKey(const Attributes& a) {
     const ConvDimensionNumbers& c = *a.conv;
     absl::StrAppend(&k, "|cv", c.input_batch, ",", c.input_feature, ",", Ints(c.input_spatial), ";",
                     c.kernel_input_feature, ",", c.kernel_output_feature, ",", Ints(c.kernel_spatial),
-                    ";", c.output_batch, ",", c.output_feature, ",", Ints(c.output_spatial));
+                    ";", c.output_batch, ",", c.output_feature, ",", Ints(c.output_spatial), ";", c.input_rank,
+                    ",", c.kernel_rank, ",", c.output_rank);
   }
   absl::StrAppend(&k, "|fg", a.feature_group_count, "|bg", a.batch_group_count, "|p");
   for (const PaddingDim& p : a.padding) absl::StrAppend(&k, p.low, "_", p.high, "_", p.interior, "x");

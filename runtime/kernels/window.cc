@@ -23,9 +23,9 @@ struct WindowTables {
 absl::StatusOr<WindowTables> BuildTables(const Instruction& instr, const Shape& in,
                                          const std::vector<int64_t>& out_dims) {
   const int64_t rank = in.rank();
-  if (!instr.attrs().window.has_value() ||
-      static_cast<int64_t>(instr.attrs().window->dims.size()) != rank ||
-      static_cast<int64_t>(out_dims.size()) != rank) {
+  static const Window kNoWindow;  // no window= is the empty window of a scalar operand
+  const Window& window = instr.attrs().window ? *instr.attrs().window : kNoWindow;
+  if (static_cast<int64_t>(window.dims.size()) != rank || static_cast<int64_t>(out_dims.size()) != rank) {
     return KernelError(instr, "window rank does not match the operand rank");
   }
   WindowTables t;
@@ -33,7 +33,7 @@ absl::StatusOr<WindowTables> BuildTables(const Instruction& instr, const Shape& 
   t.in_strides = RowMajorStrides(in.dims());
   t.pos.resize(rank);
   for (int64_t d = 0; d < rank; ++d) {
-    const WindowDimension& w = instr.attrs().window->dims[d];
+    const WindowDimension& w = window.dims[d];
     if (w.stride < 1 || w.base_dilation < 1 || w.window_dilation < 1 || w.size < 0) {
       return KernelError(instr, "bad window dimension");
     }

@@ -67,14 +67,7 @@ TEST(NewerOps, XlaFormsParseVerifyAndRoundTrip) {
         std::string("  input = f32[8]{0} parameter(0)\n  root = f32[1]{0} parameter(1)\n  ROOT cb = f32[8]{0} "
                     "collective-broadcast(input, root), replica_groups={{1,0},{2,3}}, has_dynamic_root=true\n")}) {
     SCOPED_TRACE(cr);
-    std::string text = Module(kAdd, cr);
-    if (cr.find("broadcast") != std::string::npos) {
-      // A floating-point root is rejected; the integer one is XLA's form.
-      EXPECT_NE(Problem(text).find("one-element integer array"), std::string::npos) << Problem(text);
-      text = Module(kAdd, "  input = f32[8]{0} parameter(0)\n  root = s32[1]{0} parameter(1)\n  ROOT cb = f32[8]{0} "
-                          "collective-broadcast(input, root), replica_groups={{1,0},{2,3}}, has_dynamic_root=true\n");
-    }
-    auto m = ParseRoundTrip(text);
+    auto m = ParseRoundTrip(Module(kAdd, cr));
     ASSERT_TRUE(m);
     EXPECT_TRUE(VerifyModule(*m).ok());
   }
@@ -168,6 +161,11 @@ TEST(NewerOps, CollectiveReduceNeedsAScalarReducer) {
   EXPECT_NE(Problem(Module(kAddTuple, body + ", to_apply=add2\n")).find("reducer"), std::string::npos);
   // has_dynamic_root=true without the root operand.
   EXPECT_NE(Problem(Module(kAdd, body + ", has_dynamic_root=true, to_apply=add\n")).find("root operand"), std::string::npos);
+  // A root operand of more than one element.
+  EXPECT_NE(Problem(Module(kAdd, "  input = f32[8] parameter(0)\n  r = s32[2] parameter(1)\n  ROOT cr = f32[8] "
+                                 "collective-reduce(input, r), has_dynamic_root=true, to_apply=add\n"))
+                .find("one-element array"),
+            std::string::npos);
 }
 
 }  // namespace

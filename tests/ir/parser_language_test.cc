@@ -8,6 +8,7 @@
 #include "ir/module_compare.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
+#include "ir/verifier.h"
 #include "tests/ir/parse_test_util.h"
 
 namespace hlox {
@@ -217,6 +218,94 @@ ENTRY e {
   ExpectParseError(body + ", thread=\"x\"\n", 4, 4, "expected execution_thread");
   ExpectParseError(body + ", execution_thread=host\n", 4, 21, "expected a quoted thread name");
   ExpectParseError(body + ", execution_thread=\"a\", execution_thread=\"b\"\n", 4, 26, "execution_thread given twice");
+}
+
+// Cases of XLA's own parser round-trip tests that hlox rejected: a reduce-window and a
+// select-and-scatter of scalars without window= (the empty window), a convolution-like custom call
+// with window, dim_labels and feature_group_count, and dim labels with '?' (a dimension no label
+// names), which only a custom call may have.
+TEST(ParserLanguage, XlaCasesScalarWindowsAndConvolutionLikeCustomCalls) {
+  const std::string add = "add {\n  l = f32[] parameter(0)\n  r = f32[] parameter(1)\n  ROOT s = f32[] add(l, r)\n}\n";
+  const std::string ge = "ge {\n  l = f32[] parameter(0)\n  r = f32[] parameter(1)\n  ROOT c = pred[] compare(l, r), direction=GE\n}\n";
+  EXPECT_TRUE(ParseRoundTrip("HloModule m\n" + add +
+                             "ENTRY e {\n  a = f32[] constant(42)\n  b = f32[] constant(1)\n"
+                             "  ROOT w = f32[] reduce-window(a, b), to_apply=add\n}\n"));
+  EXPECT_TRUE(ParseRoundTrip("HloModule m\n" + add + ge +
+                             "ENTRY e {\n  a = f32[] constant(42)\n  b = f32[] constant(1)\n  c = f32[] constant(2)\n"
+                             "  ROOT s = f32[] select-and-scatter(a, b, c), select=ge, scatter=add\n}\n"));
+  // Without a window, an operand of rank 1 has a window of the wrong rank.
+  auto bad = ParseModule("HloModule m\n" + add +
+                             "ENTRY e {\n  a = f32[3] parameter(0)\n  b = f32[] constant(1)\n"
+                             "  ROOT w = f32[3] reduce-window(a, b), to_apply=add\n}\n",
+                         "bad.hlo");
+  ASSERT_TRUE(bad.ok()) << bad.status();
+  absl::Status v = VerifyModule(**bad);
+  EXPECT_NE(v.message().find("window rank differs from operand rank"), std::string::npos) << v;
+
+  auto m = ParseRoundTrip(
+      "HloModule m\nENTRY e {\n  ROOT r = f32[100]{0} custom-call(), window={size=2x2}, dim_labels=b01f_01io->b01f, "
+      "feature_group_count=2, custom_call_target=\"target\"\n}\n");
+  ASSERT_TRUE(m);
+  m = ParseRoundTrip("HloModule m\nENTRY e {\n  ROOT r = f32[100]{0} custom-call(), window={size=2x2}, "
+                     "dim_labels=?b01f_0?1io->b01?f, custom_call_target=\"target\"\n}\n");
+  ASSERT_TRUE(m);
+  EXPECT_NE(PrintModule(*m).find("dim_labels=?b01f_0?1io->b01?f"), std::string::npos) << PrintModule(*m);
+  // A convolution's dims are all labelled.
+  ExpectParseError("HloModule m\nENTRY e {\n  a = f32[1,4,4,2] parameter(0)\n  k = f32[3,3,2,2] parameter(1)\n"
+                   "  ROOT c = f32[1,2,2,2] convolution(a, k), window={size=3x3}, dim_labels=b01f_01io->b0?f\n}\n",
+                   5, 74, "invalid dim_labels 'b0?f'");
+}
+
+// More of XLA's round-trip cases: async syntax sugar on a named thread (the implied computation
+// runs on that thread), and the stack-frame tables before the computations (newer dumps) as well
+// as after them.
+TEST(ParserLanguage, XlaCasesAsyncSugarOnAThreadAndLeadingStackFrameTables) {
+  auto m = ParseRoundTrip(
+      "HloModule m\nENTRY e {\n  p0 = f32[10]{0} parameter(0)\n"
+      "  s = ((f32[10]{0}), f32[20]{0}, s32[]) custom-call-start(p0), async_execution_thread=\"parallel_thread\", "
+      "custom_call_target=\"foo\"\n"
+      "  u = ((f32[10]{0}), f32[20]{0}, s32[]) custom-call-update(s)\n  ROOT d = f32[20]{0} custom-call-done(u)\n"
+      "}, execution_thread=\"main_thread\"\n");
+  ASSERT_TRUE(m);
+  const Instruction* start = FindInstr(*m, "s");
+  ASSERT_TRUE(start);
+  ASSERT_EQ(start->called_computations().size(), 1u);
+  EXPECT_EQ(start->called_computations()[0]->execution_thread(), "parallel_thread");
+
+  const std::string tables =
+      "FileNames\n1 \"<embedded module>\"\n2 \"yet/another/test.py\"\n\nFunctionNames\n1 \"main\"\n\n"
+      "FileLocations\n1 {file_name_id=1 function_name_id=1 line=153 end_line=153 column=2 end_column=31}\n\n"
+      "StackFrames\n1 {file_location_id=1 parent_frame_id=1}\n";
+  const std::string entry = "ENTRY e {\n  ROOT c = pred[] constant(true), metadata={op_type=\"const\" stack_frame_id=1}\n}\n";
+  for (const std::string& text : {"HloModule m\n\n" + tables + "\n\n" + entry, "HloModule m\n\n" + entry + "\n" + tables}) {
+    SCOPED_TRACE(text);
+    auto t = ParseRoundTrip(text);
+    ASSERT_TRUE(t);
+    EXPECT_NE(t->trailer().find("StackFrames\n1 {file_location_id=1 parent_frame_id=1}"), std::string::npos);
+    EXPECT_EQ(t->trailer().substr(0, 9), "FileNames");
+  }
+  ExpectParseError("HloModule m\n\nFileNames\n1 main\n\n" + entry, 4, 3, "expected a quoted name or {fields}");
+}
+
+// XLA's mesh-axes replica groups (a named device mesh and the axes a group varies along), kept as
+// text like the iota form; and topk's is_stable.
+TEST(ParserLanguage, XlaCasesMeshReplicaGroupsAndStableTopK) {
+  const std::string add = "add {\n  l = f32[] parameter(0)\n  r = f32[] parameter(1)\n  ROOT s = f32[] add(l, r)\n}\n";
+  auto ar = [&](const std::string& groups) {
+    return "HloModule m\n" + add + "ENTRY e {\n  x = f32[8] parameter(0)\n  ROOT a = f32[8] all-reduce(x), replica_groups=" +
+           groups + ", to_apply=add\n}\n";
+  };
+  auto m = ParseRoundTrip(ar("mesh['axis_0'=2,'axis_1'=2] {'axis_1'}"));
+  ASSERT_TRUE(m);
+  EXPECT_EQ(FindInstr(*m, "a")->attrs().replica_groups_text, "mesh['axis_0'=2,'axis_1'=2] {'axis_1'}");
+  EXPECT_TRUE(ParseRoundTrip(ar("mesh['x'=4] {}")));
+  ExpectParseError(ar("mesh['x'=2] {'y'}"), 9, 62, "axis 'y' is not in the mesh");
+  ExpectParseError(ar("mesh['x'=0] {'x'}"), 9, 58, "mesh axis sizes must be positive");
+  ExpectParseError(ar("mesh['x'=2,'x'=2] {'x'}"), 9, 63, "mesh axis 'x' given twice");
+  auto t = ParseRoundTrip("HloModule m\nENTRY e {\n  x = f32[10,10] parameter(0)\n"
+                          "  ROOT t = (f32[10,2], s32[10,2]) topk(x), k=2, largest=true, is_stable=true\n}\n");
+  ASSERT_TRUE(t);
+  EXPECT_TRUE(FindInstr(*t, "t")->attrs().is_stable);
 }
 
 }  // namespace

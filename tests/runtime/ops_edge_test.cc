@@ -2,8 +2,8 @@
 // reference: complex atan2, 4-bit integer arithmetic, comparison and conversion (wrapping as
 // XLA's s4/u4 do), the bit-counting ops and logical shift on 2- and 4-bit integers, dot without
 // dimension numbers (no contraction: scalar product, outer product), complex convolution,
-// ragged-all-to-all in a group of one, and get-dimension-size in a computation whose signature
-// names its parameters differently from the parameter instructions.
+// ragged-all-to-all in a group of one, get-dimension-size in a computation whose signature
+// names its parameters differently from the parameter instructions, and windows of scalars.
 #include <cmath>
 #include <complex>
 #include <tuple>
@@ -229,6 +229,27 @@ TEST(OpsEdge, GetDimensionSizeWithRenamedSignatureParameters) {
                    "  ROOT r = s32[] get-dimension-size(p), dimensions={0}\n}\n", {p});
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(ToInts(*r), std::vector<int64_t>{8});
+}
+
+// reduce-window and select-and-scatter of scalars, written without window= as XLA's parser tests
+// do: the one window holds the one element.
+TEST(OpsEdge, ScalarWindowsWithoutAWindowAttribute) {
+  const char add[] = "add {\n  l = f32[] parameter(0)\n  r = f32[] parameter(1)\n  ROOT s = f32[] add(l, r)\n}\n";
+  const char ge[] = "ge {\n  l = f32[] parameter(0)\n  r = f32[] parameter(1)\n  ROOT c = pred[] compare(l, r), direction=GE\n}\n";
+  auto x = MakeArray(S("f32[]"), [](int64_t) { return 42.0; });
+  auto y = MakeArray(S("f32[]"), [](int64_t) { return 1.5; });
+  auto z = MakeArray(S("f32[]"), [](int64_t) { return 2.0; });
+  auto r = RunText(absl::StrCat("HloModule w\n", add, "ENTRY e {\n  x = f32[] parameter(0)\n  i = f32[] parameter(1)\n",
+                                "  ROOT w = f32[] reduce-window(x, i), to_apply=add\n}\n"),
+                   {x, y});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(ToDoubles(*r), std::vector<double>{43.5});
+  // The operand's only element is selected; the output starts at init (2) and gains the source (1.5).
+  r = RunText(absl::StrCat("HloModule s\n", add, ge, "ENTRY e {\n  x = f32[] parameter(0)\n  s = f32[] parameter(1)\n",
+                           "  i = f32[] parameter(2)\n  ROOT r = f32[] select-and-scatter(x, s, i), select=ge, scatter=add\n}\n"),
+              {x, y, z});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(ToDoubles(*r), std::vector<double>{3.5});
 }
 
 }  // namespace
