@@ -113,7 +113,11 @@ absl::StatusOr<Value> Scan(const Instruction& instr, const std::vector<const Val
   std::vector<const Buffer*> inputs;
   for (int64_t i = 0; i < n_in; ++i) {
     HLOX_ASSIGN_OR_RETURN(const Buffer* b, ArrayOperand(instr, ops, i));
+    if (d < 0 || d >= b->shape().rank()) return KernelError(instr, "scan dimension outside an input");
     inputs.push_back(b);
+  }
+  for (int64_t i = 0; i < n_out; ++i) {
+    if (!results[i].IsArray() || d < 0 || d >= results[i].rank()) return KernelError(instr, "scan dimension outside an output");
   }
   int64_t length = n_in > 0 ? inputs[0]->shape().dim(d) : n_out > 0 ? results[0].dim(d) : -1;
   if (length < 0) return KernelError(instr, "scan without inputs or outputs has no length");

@@ -35,6 +35,10 @@ absl::StatusOr<Value> Permute(const Instruction& instr, const Buffer& in) {
   const int64_t rank = s.rank(), es = PrimitiveByteSize(s.element_type());
   const int64_t nd = static_cast<int64_t>(a.dimensions.size());
   const bool coordinate_dim = is.rank() == rank + 1;  // else one dimension's coordinate alone
+  // What verification checks (ir/shape_inference_newer_ops.cc), again for an unverified module.
+  bool fits = coordinate_dim ? (is.dim(rank) == nd || (nd == 1 && is.dim(rank) == 1)) : (is.rank() == rank && nd == 1);
+  for (int64_t j = 0; fits && j < rank; ++j) fits = is.dim(j) == s.dim(j) || is.dim(j) == 1;
+  if (!fits) return KernelError(instr, "shuffle indices do not fit the operand");
   // Strides of the indices literal, 0 along its dimensions of size 1 (shared by every element).
   std::vector<int64_t> istride(is.rank(), 0);
   for (int64_t j = is.rank() - 1, acc = 1; j >= 0; --j) {
@@ -67,6 +71,9 @@ absl::StatusOr<Value> ShuffleKernel(const Instruction& instr, const std::vector<
                                     KernelContext&) {
   HLOX_ASSIGN_OR_RETURN(const Buffer* in, ArrayOperand(instr, operands, 0));
   const Attributes& a = instr.attrs();
+  for (int64_t d : a.dimensions) {
+    if (d < 0 || d >= in->shape().rank()) return KernelError(instr, "shuffle dimension outside the operand");
+  }
   if (a.shuffle_mode == "permute") {
     if (!a.shuffle_indices || a.shuffle_indices->elided()) return KernelError(instr, "permute shuffle without indices");
     return Permute(instr, *in);

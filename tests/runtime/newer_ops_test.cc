@@ -187,5 +187,24 @@ TEST(NewerOps, RootedCollectivesInAGroupOfOne) {
   }
 }
 
+// The kernels check what verification checks, so a module run without verification (RunText
+// parses but does not verify) gets an error, not an out-of-bounds read.
+TEST(NewerOps, KernelsRefuseWhatVerificationRejects) {
+  auto x = MakeArray(S("f32[2,3]"), [](int64_t i) { return i; });
+  for (const std::string& attrs : {std::string("dimensions={5}, mode=rotate, shifts={1}"),
+                                   std::string("dimensions={0}, mode=permute, indices=s32[3]{0} {0, 1, 0}"),
+                                   std::string("dimensions={0,1}, mode=permute, indices=s32[2,3]{1,0} { {0,0,0}, {1,1,1} }")}) {
+    auto r = RunText("HloModule s\nENTRY e {\n  x = f32[2,3] parameter(0)\n  ROOT r = f32[2,3] shuffle(x), " + attrs + "\n}\n", {x});
+    ASSERT_FALSE(r.ok()) << attrs;
+    EXPECT_NE(r.status().message().find("shuffle"), std::string::npos) << r.status();
+  }
+  auto r = RunText("HloModule s\nf {\n  a = f32[] parameter(0)\n  c = f32[] parameter(1)\n  ROOT t = (f32[], f32[]) tuple(a, c)\n}\n"
+                   "ENTRY e {\n  x = f32[4] parameter(0)\n  c = f32[] parameter(1)\n"
+                   "  ROOT r = (f32[4], f32[]) scan(x, c), dimensions={3}, num_carries=1, to_apply=f\n}\n",
+                   {MakeArray(S("f32[4]"), [](int64_t i) { return i; }), MakeArray(S("f32[]"), [](int64_t) { return 0.0; })});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("scan dimension outside"), std::string::npos) << r.status();
+}
+
 }  // namespace
 }  // namespace hlox::rt
