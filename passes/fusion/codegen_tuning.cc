@@ -181,31 +181,18 @@ bool HasTranspose(const Instruction& fusion) {
   return false;
 }
 
-// Choices of a fusion's "tune:" site; the keys of choice c > 0 in FusionKeys.
-std::vector<std::string> Choices(const Instruction& fusion) {
-  std::vector<std::string> c = {"keep"};
-  for (int64_t b : kBlocks) {
-    for (int t : kThreads) c.push_back(absl::StrCat("b", b, t == 1 ? "_t1" : "_tall"));
-  }
-  if (HasTranspose(fusion)) {
-    for (const Knob& k : kWalkChoices) c.push_back(k.name);
-  }
-  return c;
-}
-
-std::string FusionKeys(const Instruction& fusion, const std::string& choice) {
+// The knobs of a fusion's "tune:" site, in choice order after "keep": block size x threads, then
+// for a fusion with a transpose the walks of its transposing outputs.
+std::vector<Knob> FusionKnobs(const Instruction& fusion) {
+  std::vector<Knob> knobs;
   for (int64_t b : kBlocks) {
     for (int t : kThreads) {
-      if (choice == absl::StrCat("b", b, t == 1 ? "_t1" : "_tall")) {
-        return absl::StrCat("\"hlox_block\":", b, ",\"hlox_threads\":", t);
-      }
+      knobs.push_back({absl::StrCat("b", b, t == 1 ? "_t1" : "_tall"),
+                       absl::StrCat("\"hlox_block\":", b, ",\"hlox_threads\":", t)});
     }
   }
-  if (!HasTranspose(fusion)) return "";
-  for (const Knob& k : kWalkChoices) {
-    if (choice == k.name) return k.keys;
-  }
-  return "";
+  if (HasTranspose(fusion)) knobs.insert(knobs.end(), std::begin(kWalkChoices), std::end(kWalkChoices));
+  return knobs;
 }
 
 // Removes earlier hlox keys so re-tuning does not stack them.
@@ -262,7 +249,9 @@ class CodegenTuning : public Pass {
       for (Instruction* i : comp->PostOrder()) {
         if (i->opcode() == Opcode::kFusion && i->called_computations().size() == 1 &&
             OutputFusionDot(*i) == nullptr) {
-          add("tune:", "codegen_params", *i, Choices(*i),
+          std::vector<std::string> choices = {"keep"};
+          for (const Knob& k : FusionKnobs(*i)) choices.push_back(k.name);
+          add("tune:", "codegen_params", *i, std::move(choices),
               {static_cast<float>(i->shape().ElementCount()), static_cast<float>(i->shape().ByteSize()),
                static_cast<float>(fusion::FusedInstructionCount(*i)), static_cast<float>(i->attrs().fusion_kind)});
           continue;
@@ -300,7 +289,9 @@ class CodegenTuning : public Pass {
         }
       } else if (sites[s].rule == "codegen_params" && instr != nullptr && instr->opcode() == Opcode::kFusion &&
                  instr->called_computations().size() == 1) {
-        keys = FusionKeys(*instr, choice);  // by name, as the GEMM knobs: a stale choice is skipped
+        for (const Knob& k : FusionKnobs(*instr)) {  // by name, as the GEMM knobs: a stale choice is skipped
+          if (choice == k.name) keys = k.keys;
+        }
       }
       if (keys.empty()) {
         report.stale.push_back(sites[s].id);

@@ -46,6 +46,8 @@ absl::StatusOr<Value> Permute(const Instruction& instr, const Buffer& in) {
     acc *= is.dim(j);
   }
   const std::vector<int64_t> stride = RowMajorStrides(s.dims());
+  std::vector<int64_t> coords(idx.element_count());  // decoded once, not per element read
+  for (size_t k = 0; k < coords.size(); ++k) coords[k] = idx.GetAsInt64(static_cast<int64_t>(k));
   Value out = NewArray(Shape(s.element_type(), s.dims()));
   std::vector<int64_t> at(rank, 0);
   const int64_t count = s.ElementCount();
@@ -55,7 +57,7 @@ absl::StatusOr<Value> Permute(const Instruction& instr, const Buffer& in) {
     for (int64_t j = 0; j < rank; ++j) src += at[j] * stride[j];
     for (int64_t c = 0; c < nd; ++c) {
       const int64_t d = a.dimensions[c];
-      const int64_t v = idx.GetAsInt64(base + (coordinate_dim ? c * istride[rank] : 0));
+      const int64_t v = coords[base + (coordinate_dim ? c * istride[rank] : 0)];
       if (v < 0 || v >= s.dim(d)) return KernelError(instr, "shuffle index outside its dimension");
       src += (v - at[d]) * stride[d];
     }
