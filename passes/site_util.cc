@@ -218,6 +218,16 @@ bool IsStaticArray(const Shape& shape) {
   return true;
 }
 
+std::unordered_set<const Instruction*> ControlDepInstructions(const Computation& computation) {
+  std::unordered_set<const Instruction*> out;
+  for (const auto& i : computation.instructions()) {
+    if (i->control_predecessors().empty()) continue;
+    out.insert(i.get());
+    out.insert(i->control_predecessors().begin(), i->control_predecessors().end());
+  }
+  return out;
+}
+
 bool HasControlDeps(const Instruction& instr) {
   if (!instr.control_predecessors().empty()) return true;
   if (!instr.parent()) return false;

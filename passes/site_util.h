@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <unordered_set>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -76,6 +77,10 @@ bool HasSideEffect(const Instruction& instr);
 // True when `instr` has control predecessors or is one (a rewrite that replaces it would drop
 // the ordering edge).
 bool HasControlDeps(const Instruction& instr);
+// The instructions of `computation` that HasControlDeps holds for, found in one scan: a loop
+// over a computation's instructions asks this once instead of HasControlDeps per instruction
+// (each call scans the whole computation for successors).
+std::unordered_set<const Instruction*> ControlDepInstructions(const Computation& computation);
 // An array with no dynamic dimension (any layout), what shape-moving rewrites can reason about.
 bool IsStaticArray(const Shape& shape);
 // Ops that must not be duplicated or merged: side effects plus random number generation.

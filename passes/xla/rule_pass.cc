@@ -17,8 +17,9 @@ class RulePass : public Pass {
     std::vector<DecisionSite> sites;
     for (Computation* comp : module.PostOrderComputations()) {
       if (comp->is_fusion_computation() && !options_.in_fusion_bodies) continue;
+      const std::unordered_set<const Instruction*> ordered = ControlDepInstructions(*comp);
       for (const Instruction* i : comp->PostOrder()) {
-        if (HasControlDeps(*i)) continue;  // replacing it would drop an ordering edge
+        if (ordered.count(i)) continue;  // replacing it would drop an ordering edge
         for (const Rule& r : rules_) {
           if (!r.match(*i)) continue;
           sites.push_back(MakeSite(r.name, *i, {}, {"keep", "apply"}, r.default_choice));

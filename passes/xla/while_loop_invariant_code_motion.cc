@@ -87,12 +87,7 @@ bool IsStateGte(const Instruction& i, const Computation& body) {
 std::unordered_set<const Instruction*> Invariants(const Loop& loop) {
   std::unordered_set<const Instruction*> inv;
   const Instruction* root = loop.body->root();
-  std::unordered_set<const Instruction*> ordered;  // in a control edge (HasControlDeps, in one scan)
-  for (const auto& i : loop.body->instructions()) {
-    if (i->control_predecessors().empty()) continue;
-    ordered.insert(i.get());
-    ordered.insert(i->control_predecessors().begin(), i->control_predecessors().end());
-  }
+  const std::unordered_set<const Instruction*> ordered = ControlDepInstructions(*loop.body);
   for (const Instruction* i : loop.body->PostOrder()) {
     if (IsStateGte(*i, *loop.body)) {
       const Instruction* back = root->operand(i->tuple_index());
@@ -155,7 +150,8 @@ void SetStateShape(Computation* c, const Shape& state, bool is_body) {
   if (is_body && c->header_result()) c->header_result() = state;
 }
 
-// Hoists `anchor` (and the invariant instructions it reads) out of `loop`.
+// Hoists `anchor` (and the invariant instructions it reads) out of `loop`. The computation
+// holding the loop is left unsorted (the caller sorts it once, after its last hoist).
 void Hoist(const Loop& loop, Instruction* anchor, InstructionIndex& index) {
   Computation* outer = loop.instr->parent();
   Computation* body = loop.body;
@@ -259,7 +255,6 @@ void Hoist(const Loop& loop, Instruction* anchor, InstructionIndex& index) {
   for (Computation* fused : fused_originals) {
     if (CallCount(*outer->parent(), fused) == 0) outer->parent()->RemoveComputation(fused);
   }
-  SortComputation(*outer);
 }
 
 class WhileLoopInvariantCodeMotion : public Pass {
@@ -286,17 +281,28 @@ class WhileLoopInvariantCodeMotion : public Pass {
 
   absl::StatusOr<ApplyReport> Apply(Module& module, const std::vector<DecisionSite>& sites,
                                     const DecisionVector& decisions) override {
-    auto apply = [&module](const DecisionSite&, int, const std::vector<Instruction*>& instrs,
-                           InstructionIndex& index) -> absl::StatusOr<SiteOutcome> {
+    // The loop of each body, looked up once: finding it scans the whole module, and a hoist
+    // keeps every condition LoopOfBody checks (the same while instruction, one tuple-shaped
+    // state, get-tuple-element users, one caller), so a body with a thousand sites would
+    // otherwise rescan the module a thousand times.
+    std::unordered_map<const Computation*, std::optional<Loop>> loops;
+    std::unordered_set<Computation*> outers;  // computations that received hoisted code
+    auto apply = [&module, &loops, &outers](const DecisionSite&, int, const std::vector<Instruction*>& instrs,
+                                   InstructionIndex& index) -> absl::StatusOr<SiteOutcome> {
       Instruction* anchor = instrs[0];
-      std::optional<Loop> loop = LoopOfBody(module, anchor->parent());
+      auto known = loops.find(anchor->parent());
+      if (known == loops.end()) known = loops.emplace(anchor->parent(), LoopOfBody(module, anchor->parent())).first;
+      const std::optional<Loop>& loop = known->second;
       if (!loop.has_value()) return SiteOutcome::kStale;
       const std::unordered_set<const Instruction*> inv = Invariants(*loop);
       if (!IsSite(*anchor, *loop, inv)) return SiteOutcome::kStale;
       Hoist(*loop, anchor, index);
+      outers.insert(loop->instr->parent());
       return SiteOutcome::kApplied;
     };
-    return ApplySitesInOrder(module, sites, decisions, apply);
+    absl::StatusOr<ApplyReport> report = ApplySitesInOrder(module, sites, decisions, apply);
+    for (Computation* outer : outers) SortComputation(*outer);
+    return report;
   }
 };
 
