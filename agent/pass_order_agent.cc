@@ -20,26 +20,6 @@ int MenuIndex(const std::vector<std::string>& menu, const std::string& item) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<std::string>> DefaultPassSequence(const Module& module) {
-  const std::vector<std::string> menu = PassOrderMenu();
-  HLOX_ASSIGN_OR_RETURN(PipelineSpec spec, GetPipeline("default"));
-  std::vector<std::string> seq;
-  std::unique_ptr<Module> m = module.Clone();
-  for (const PipelineStage& stage : spec.stages) {
-    for (int it = 0; it < stage.max_iterations; ++it) {
-      int64_t before = OpCount(*m);
-      for (const PipelineStep& step : stage.steps) {
-        std::string item = step.apply_all ? step.label + ":all" : step.label;
-        HLOX_ASSIGN_OR_RETURN(PassOrderStep s, PassOrderApply(*m, MenuIndex(menu, item)));
-        m = std::move(s.module);
-        seq.push_back(item);
-      }
-      if (OpCount(*m) == before) break;
-    }
-  }
-  return seq;
-}
-
 absl::StatusOr<PassOrderResult> SearchPassOrder(const Module& module, const PassOrderOptions& o) {
   const std::vector<std::string> menu = PassOrderMenu();
   const int actions = static_cast<int>(menu.size());

@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "ir/module.h"
+#include "passes/pass_order.h"  // DefaultPassSequence
 
 namespace hlox {
 
@@ -32,10 +33,6 @@ struct PassOrderResult {
   std::vector<int64_t> best_so_far;  // best op count after each episode
   std::vector<std::string> default_sequence;  // the default pipeline as menu actions
 };
-
-// The default pipeline written as pass-order menu actions: each fixpoint stage repeated until
-// an iteration leaves the op count unchanged (at most its cap), like the pipeline itself.
-absl::StatusOr<std::vector<std::string>> DefaultPassSequence(const Module& module);
 
 // Runs the agent on `module`. Errors come from the passes (a pass failing on the module).
 absl::StatusOr<PassOrderResult> SearchPassOrder(const Module& module, const PassOrderOptions& options);

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <random>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -26,6 +27,7 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "passes/decisions_io.h"
+#include "passes/module_util.h"
 #include "passes/pass_order.h"
 #include "passes/pipeline.h"
 
@@ -159,7 +161,9 @@ nlohmann::json SessionResult::Summary(const SessionOptions& o) const {
           {"best_decisions", chosen},
           {"search_best_decisions", search.best},
           {"pass_sequence", pass_sequence},
-          {"initial_ops", initial_ops}};
+          {"initial_ops", initial_ops},
+          {"default_ops", default_ops},
+          {"best_ops", best_ops}};
 }
 
 std::string FormatSessionTable(const SessionOptions& o, const SessionResult& r) {
@@ -172,9 +176,10 @@ std::string FormatSessionTable(const SessionOptions& o, const SessionResult& r) 
   absl::StrAppendFormat(&t, "%-22s %lld (invalid %lld, best at %lld)\n", "evaluations",
                         static_cast<long long>(r.search.evaluations), static_cast<long long>(r.search.invalid),
                         static_cast<long long>(r.search.evaluations_to_best));
-  if (r.key == "pass-order") {
-    absl::StrAppendFormat(&t, "%-22s %lld -> default pipeline %.0f -> best sequence %.0f\n", "op count",
-                          static_cast<long long>(r.initial_ops), r.search.default_cost, r.search.best_cost);
+  if (!r.pass_sequence.empty()) {
+    absl::StrAppendFormat(&t, "%-22s %lld -> default pipeline %lld -> best sequence %lld\n", "op count",
+                          static_cast<long long>(r.initial_ops), static_cast<long long>(r.default_ops),
+                          static_cast<long long>(r.best_ops));
     absl::StrAppendFormat(&t, "%-22s %s\n", "best sequence", absl::StrJoin(r.pass_sequence, " "));
   }
   absl::StrAppendFormat(&t, "%-22s %.6g\n", "default cost", r.search.default_cost);
@@ -289,6 +294,24 @@ absl::StatusOr<FleetConnection> ConnectSessionFleet(const SessionOptions& o) {
   return ConnectFleet(target);
 }
 
+// A search of the "order" pipeline's slots (passes/pass_order.h): the search's best vector as a
+// pass sequence (its essential items), and the op counts the pass-order agent reports, so both ways of ordering passes
+// read alike.
+absl::Status DescribeOrder(const Module& module, const SearchSpace& space, SessionResult& r) {
+  if (r.search.best.size() != space.sites.size()) return absl::OkStatus();
+  std::vector<std::string> sequence;
+  for (size_t i = 0; i < space.sites.size(); ++i) {
+    if (r.search.best[i] != 0) sequence.push_back(space.sites[i].choices[r.search.best[i]]);
+  }
+  HLOX_ASSIGN_OR_RETURN(r.pass_sequence, EssentialPassSequence(module, std::move(sequence)));
+  r.initial_ops = OpCount(module);
+  HLOX_ASSIGN_OR_RETURN(std::unique_ptr<Module> def, RunPipeline(module, space.pipeline, space.Decisions(space.defaults)));
+  HLOX_ASSIGN_OR_RETURN(std::unique_ptr<Module> best, RunPipeline(module, space.pipeline, space.Decisions(r.search.best)));
+  r.default_ops = OpCount(*def);
+  r.best_ops = OpCount(*best);
+  return absl::OkStatus();
+}
+
 // --algo pass-order: REINFORCE over pass sequences with op-count reward; the best sequence is
 // then measured against the default pipeline.
 absl::StatusOr<SessionResult> RunPassOrderSession(const SessionOptions& o, const Module& module,
@@ -308,8 +331,10 @@ absl::StatusOr<SessionResult> RunPassOrderSession(const SessionOptions& o, const
   // Episodes until the best op count was first reached (1-based, as for the other agents).
   auto first_best = std::find(pr.best_so_far.begin(), pr.best_so_far.end(), pr.best_ops);
   r.search.evaluations_to_best = first_best - pr.best_so_far.begin() + 1;
-  r.pass_sequence = pr.best_sequence;
+  HLOX_ASSIGN_OR_RETURN(r.pass_sequence, EssentialPassSequence(module, pr.best_sequence));
   r.initial_ops = pr.initial_ops;
+  r.default_ops = pr.default_ops;
+  r.best_ops = pr.best_ops;
   r.best_speedup = r.search.speedup();
   if (o.verdict) {
     // The best sequence as a pipeline ("seq:..."), measured against the default pipeline where
@@ -391,6 +416,7 @@ absl::StatusOr<SessionResult> RunSearchSession(const SessionOptions& o) {
     r.best_speedup = 1.0;  // the default policy itself is the best configuration found
   }
   r.verdict_measured_by = measurer->measured_by();
+  if (absl::StartsWith(space.key, "pass-order")) HLOX_RETURN_IF_ERROR(DescribeOrder(*module, space, r));
   if (!o.out_dir.empty()) HLOX_RETURN_IF_ERROR(WriteOutputs(o, space, r));
   return r;
 }

@@ -51,8 +51,11 @@ struct SessionResult {
   RaceResult race;
   std::string outcome = "search";  // gain|unconfirmed|slower|default|single|search
   DecisionVector chosen;           // the decisions written as best
-  std::vector<std::string> pass_sequence;  // pass-order only: the best sequence found
-  int64_t initial_ops = 0;                 // pass-order only
+  // Pass ordering (--algo pass-order, or the "order" pipeline's slots): the search's best
+  // sequence (its essential items: EssentialPassSequence) and op counts (passes/module_util.h OpCount) of the unoptimized module, the default
+  // pipeline's and the best sequence's; 0 and empty otherwise.
+  std::vector<std::string> pass_sequence;
+  int64_t initial_ops = 0, default_ops = 0, best_ops = 0;
   nlohmann::json Summary(const SessionOptions& o) const;
 };
 

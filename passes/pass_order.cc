@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "ir/printer.h"
 #include "passes/module_util.h"
 #include "passes/pipeline.h"
 
@@ -28,7 +29,7 @@ std::string PassSequencePipeline(const std::vector<std::string>& sequence) {
 }
 
 absl::StatusOr<PassOrderStep> PassOrderApply(const Module& module, int action) {
-  std::vector<std::string> menu = PassOrderMenu();
+  const std::vector<std::string> menu = PassOrderMenu();
   if (action < 0 || action >= static_cast<int>(menu.size())) {
     return absl::InvalidArgumentError(
         absl::StrCat("pass-order action ", action, " out of range [0, ", menu.size(), ")"));
@@ -39,21 +40,59 @@ absl::StatusOr<PassOrderStep> PassOrderApply(const Module& module, int action) {
   if (menu[action] == "stop") {
     step.done = true;
   } else {
-    const std::string& item = menu[action];
-    constexpr std::string_view kAll = ":all";
-    bool all = item.size() > kAll.size() && item.compare(item.size() - kAll.size(), kAll.size(), kAll) == 0;
-    std::string label = all ? item.substr(0, item.size() - kAll.size()) : item;
-    HLOX_ASSIGN_OR_RETURN(std::unique_ptr<Pass> pass, CreatePassByLabel(label));
-    if (all) {
-      HLOX_ASSIGN_OR_RETURN(std::vector<DecisionSite> sites, pass->FindSites(*step.module));
-      HLOX_RETURN_IF_ERROR(pass->Apply(*step.module, sites, ApplyAllDecisions(sites)).status());
-    } else {
-      HLOX_RETURN_IF_ERROR(pass->Run(*step.module).status());
-    }
+    HLOX_ASSIGN_OR_RETURN(ApplyReport report, ApplyPassOrderItem(*step.module, menu[action]));
+    step.changed = report.changed();
   }
   step.op_count = OpCount(*step.module);
   step.reward = static_cast<double>(before - step.op_count);
   return step;
+}
+
+absl::StatusOr<ApplyReport> ApplyPassOrderItem(Module& module, const std::string& item) {
+  constexpr std::string_view kAll = ":all";
+  const bool all = item.size() > kAll.size() && item.compare(item.size() - kAll.size(), kAll.size(), kAll) == 0;
+  const std::string label = all ? item.substr(0, item.size() - kAll.size()) : item;
+  HLOX_ASSIGN_OR_RETURN(std::unique_ptr<Pass> pass, CreatePassByLabel(label));
+  HLOX_ASSIGN_OR_RETURN(std::vector<DecisionSite> sites, pass->FindSites(module));
+  return pass->Apply(module, sites, all ? ApplyAllDecisions(sites) : DefaultDecisions(sites));
+}
+
+absl::StatusOr<std::vector<std::string>> DefaultPassSequence(const Module& module) {
+  HLOX_ASSIGN_OR_RETURN(PipelineSpec spec, GetPipeline("default"));
+  std::vector<std::string> seq;
+  std::unique_ptr<Module> m = module.Clone();
+  for (const PipelineStage& stage : spec.stages) {
+    for (int it = 0; it < stage.max_iterations; ++it) {
+      bool changed = false;
+      for (const PipelineStep& step : stage.steps) {
+        std::string item = step.apply_all ? step.label + ":all" : step.label;
+        HLOX_ASSIGN_OR_RETURN(ApplyReport report, ApplyPassOrderItem(*m, item));
+        changed |= report.changed();
+        seq.push_back(std::move(item));
+      }
+      if (!changed) break;
+    }
+  }
+  return seq;
+}
+
+absl::StatusOr<std::vector<std::string>> EssentialPassSequence(const Module& module,
+                                                               std::vector<std::string> sequence) {
+  auto build = [&module](const std::vector<std::string>& items) -> absl::StatusOr<std::string> {
+    std::unique_ptr<Module> m = module.Clone();
+    for (const std::string& item : items) {
+      if (item != "stop") HLOX_RETURN_IF_ERROR(ApplyPassOrderItem(*m, item).status());
+    }
+    return PrintModule(*m);
+  };
+  HLOX_ASSIGN_OR_RETURN(const std::string target, build(sequence));
+  for (size_t i = sequence.size(); i-- > 0;) {
+    std::vector<std::string> without = sequence;
+    without.erase(without.begin() + static_cast<std::ptrdiff_t>(i));
+    absl::StatusOr<std::string> text = build(without);
+    if (text.ok() && *text == target) sequence = std::move(without);
+  }
+  return sequence;
 }
 
 PassOrderEnv::PassOrderEnv(const Module& module, int max_steps)

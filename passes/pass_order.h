@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "ir/module.h"
+#include "passes/pass.h"
 
 namespace hlox {
 
@@ -25,6 +26,7 @@ struct PassOrderStep {
   double reward = 0;               // op_count(before) - op_count(after)
   int64_t op_count = 0;            // of the new module
   bool done = false;               // true after "stop"
+  bool changed = false;            // the pass rewrote something
 };
 
 // The "seq:" pipeline (passes/pipeline.h) that runs menu items `sequence` in order ("stop"
@@ -35,7 +37,31 @@ std::string PassSequencePipeline(const std::vector<std::string>& sequence);
 // Applies menu action `action` to a copy of `module`. Out-of-range actions: InvalidArgument.
 absl::StatusOr<PassOrderStep> PassOrderApply(const Module& module, int action);
 
+// Runs menu item `item` ("<label>", or "<label>:all": choice 1 at every site; not "stop") on
+// `module` in place. Unknown items: InvalidArgument.
+absl::StatusOr<ApplyReport> ApplyPassOrderItem(Module& module, const std::string& item);
+
+// The default pipeline written as menu items: each fixpoint stage repeated until an iteration
+// changes nothing (at most its cap), as the pipeline itself runs it, so applying the items in
+// order gives exactly the default pipeline's module.
+absl::StatusOr<std::vector<std::string>> DefaultPassSequence(const Module& module);
+
 // A stateful episode over one module, with an optional step cap (done when reached).
+// `sequence` (menu items) without the items that do not matter: each item, last to first, is
+// dropped when the sequence without it still builds the same printed module. The result builds
+// exactly what `sequence` builds; searches report it so that an order is readable.
+absl::StatusOr<std::vector<std::string>> EssentialPassSequence(const Module& module,
+                                                               std::vector<std::string> sequence);
+
+// Pass ordering as decision sites: the one pass of the "order" pipeline (label "pass-order",
+// passes/pass_order_slots.cc). Its sites are the slots of a pass sequence: the default
+// sequence's items, each preceded by a free slot, and a free slot at the end (2n+1 for n
+// items). A slot's choices are "skip" (choice 0) and every menu item but "stop"; an item slot
+// defaults to its item, a free slot to "skip", so the default vector runs exactly the default
+// pipeline. Any agent that searches decision vectors then searches orders: deleting, replacing
+// and inserting passes anywhere, measured by the fleet like any other candidate.
+std::unique_ptr<Pass> CreatePassOrderSlots();
+
 class PassOrderEnv {
  public:
   explicit PassOrderEnv(const Module& module, int max_steps = 64);

@@ -1,9 +1,10 @@
-// The built-in pipelines and the pass labels steps use. The default pipeline follows XLA's
-// shape: inline calls, simplify to a fixpoint (capped), then fuse and clean up.
+// The built-in pipelines and the pass labels steps use. The default pipeline follows XLA's CPU
+// pipeline: expanders, simplification to a fixpoint (capped), transpose folding, then fusion.
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "passes/pass_order.h"
 #include "passes/passes.h"
 #include "passes/pipeline.h"
 
@@ -22,10 +23,31 @@ PipelineStage FusionStage(bool fuse_all) {
   return Seq({{"fusion", fuse_all}, {"sibling-fusion"}, {"fusion-merger"}, {"output-fusion"}, {"codegen"}, {"dce"}});
 }
 
+// The default pipeline: XLA's CPU pipeline (cpu_compiler.cc: the passes through layout
+// assignment, then fusion) with the hlox pass of each XLA pass that has one, in XLA's order:
+// expanders and canonicalizers once, the simplification group to a fixpoint, transpose folding
+// and clean-ups, then the fusion stage. Left out, measured: tree-reduction-rewriter (XLA runs it
+// in the fixpoint; splitting long reductions made gh_bert_fwd_bwd_tp1 3x slower on hlox's
+// reduce kernels, docs/MEASUREMENTS.md "The default pipeline in XLA's order").
+std::vector<PipelineStage> DefaultStages(bool fuse_all, bool fusion = true) {
+  std::vector<PipelineStage> stages = {
+      Seq({{"operand-upcaster"}, {"result-caster"}, {"zero-sized-elim"}, {"dynamic-index-splitter"},
+           {"map-inliner"}, {"inline"}, {"dot-decomposer"}, {"batchnorm-expander"}, {"logistic-expander"}}),
+      PipelineStage{{{"simplify"}, {"sort-simplifier"}, {"dce"}, {"gather-simplifier"}, {"zero-sized-elim"},
+                     {"while-loop-invariant-code-motion"}, {"tuple-simplify"}, {"while-loop-constant-sinking"},
+                     {"while-loop-simplifier"}, {"dce"}, {"reshape-mover"}, {"constant-fold"},
+                     {"conditional-simplifier"}, {"cse"}},
+                    kFixpointCap},
+      Seq({{"transpose-folding"}, {"cse"}, {"opt-barrier-expander"}, {"tuple-simplify"}, {"flatten-call-graph"},
+           {"broadcast-canonicalizer"}})};
+  if (fusion) stages.push_back(FusionStage(fuse_all));
+  return stages;
+}
+
 }  // namespace
 
 std::vector<std::string> PipelineNames() {
-  return {"none", "default", "fusion-only", "simplify-only", "no-fuse", "all-fuse"};
+  return {"none", "default", "classic", "fusion-only", "simplify-only", "no-fuse", "all-fuse", "order"};
 }
 
 std::vector<std::string> PassLabels() {
@@ -146,6 +168,7 @@ absl::StatusOr<std::unique_ptr<Pass>> CreatePassByLabel(const std::string& label
   if (label == "result-caster") return CreateResultCaster();
   if (label == "dynamic-index-splitter") return CreateDynamicIndexSplitter();
   if (label == "custom-call-expander") return CreateCustomCallExpander();
+  if (label == "pass-order") return CreatePassOrderSlots();  // the "order" pipeline's, not a menu item
   return absl::InvalidArgumentError(
       absl::StrCat("unknown pass '", label, "'; known: ", absl::StrJoin(PassLabels(), ", ")));
 }
@@ -154,11 +177,19 @@ absl::StatusOr<PipelineSpec> GetPipeline(const std::string& name) {
   PipelineSpec spec{name, {}};
   if (name == "none") return spec;
   if (name == "default" || name == "all-fuse") {
-    spec.stages = {Seq({{"inline"}}), SimplifyFixpoint(), FusionStage(name == "all-fuse")};
+    spec.stages = DefaultStages(name == "all-fuse");
+    return spec;
+  }
+  if (name == "classic") {  // the default before XLA's passes joined it (2026-11-28)
+    spec.stages = {Seq({{"inline"}}), SimplifyFixpoint(), FusionStage(false)};
+    return spec;
+  }
+  if (name == "order") {  // the default pipeline as a pass sequence whose slots are decisions
+    spec.stages = {Seq({{"pass-order"}})};
     return spec;
   }
   if (name == "no-fuse") {
-    spec.stages = {Seq({{"inline"}}), SimplifyFixpoint()};
+    spec.stages = DefaultStages(false, false);
     return spec;
   }
   if (name == "fusion-only") {

@@ -70,9 +70,16 @@ TEST(PipelineTest, NoFuseSimplifiesEverything) {
   }
   EXPECT_EQ((*out)->computations().size(), 1u);
   ASSERT_FALSE(report.invocations.empty());
-  EXPECT_EQ(report.invocations[0].key, "inline#0");
-  EXPECT_EQ(report.invocations[1].key, "simplify#0");
-  EXPECT_EQ(report.invocations[2].key, "cse#0");
+  // XLA's CPU order: the expanders, then inline, then the simplification fixpoint.
+  std::vector<std::string> keys;
+  for (const auto& inv : report.invocations) keys.push_back(inv.key);
+  const auto at = [&keys](const std::string& key) { return std::find(keys.begin(), keys.end(), key) - keys.begin(); };
+  EXPECT_EQ(keys[0], "operand-upcaster#0");
+  EXPECT_LT(at("map-inliner#0"), at("inline#0"));
+  EXPECT_LT(at("inline#0"), at("simplify#0"));
+  EXPECT_LT(at("simplify#0"), at("cse#0"));
+  EXPECT_LT(at("cse#0"), at("transpose-folding#0"));
+  EXPECT_EQ(std::count(keys.begin(), keys.end(), "fusion#0"), 0);  // no-fuse
 }
 
 TEST(PipelineTest, DecisionsAddressInvocations) {
@@ -335,6 +342,61 @@ TEST(PassOrderTest, SequencePipelineBuildsWhatTheActionsBuild) {
   EXPECT_NE(bad.status().message().find("warp-drive"), std::string::npos);
   EXPECT_FALSE(GetPipeline("seq:").ok());
   EXPECT_FALSE(GetPipeline("seq:cse,,dce").ok());
+}
+
+// The "order" pipeline: one decision site per slot of the default pass sequence (each default
+// pass preceded by a free slot, one free slot at the end). Its default vector builds exactly the
+// default pipeline's module; skipping, replacing and inserting items build the matching
+// sequence; vectors that do not fit are invalid decisions.
+TEST(PassOrderTest, OrderPipelineSlotsAreThePassSequence) {
+  auto m = Parse(kModule);
+  ASSERT_NE(m, nullptr);
+  auto def = RunPipeline(*m, "default", {});
+  ASSERT_TRUE(def.ok()) << def.status();
+  auto ordered = RunPipeline(*m, "order", {});
+  ASSERT_TRUE(ordered.ok()) << ordered.status();
+  EXPECT_EQ(PrintModule(**ordered), PrintModule(**def));
+
+  auto seq = DefaultPassSequence(*m);
+  ASSERT_TRUE(seq.ok()) << seq.status();
+  ASSERT_GT(seq->size(), 3u);
+  const auto inline_at = std::find(seq->begin(), seq->end(), "inline");
+  ASSERT_NE(inline_at, seq->end());
+  auto point = NextDecisionPoint(*m, "order", {});
+  ASSERT_TRUE(point.ok() && point->has_value());
+  const std::vector<DecisionSite>& sites = (*point)->sites;
+  EXPECT_EQ((*point)->key, "pass-order#0");
+  ASSERT_EQ(sites.size(), 2 * seq->size() + 1);
+  for (size_t i = 0; i < sites.size(); ++i) {
+    const DecisionSite& s = sites[i];
+    EXPECT_EQ(s.choices[0], "skip");
+    EXPECT_EQ(std::count(s.choices.begin(), s.choices.end(), "stop"), 0);
+    EXPECT_EQ(s.choices[s.default_choice], i % 2 == 1 ? (*seq)[i / 2] : "skip") << i;
+  }
+  auto choice = [&](const std::string& item) {
+    return static_cast<int>(std::find(sites[0].choices.begin(), sites[0].choices.end(), item) -
+                            sites[0].choices.begin());
+  };
+  // Drop inline (its slot is 2k+1 for item k), insert fusion:all in the last free slot.
+  DecisionVector v = DefaultDecisions(sites);
+  v[2 * (inline_at - seq->begin()) + 1] = 0;
+  v.back() = choice("fusion:all");
+  std::vector<std::string> edited = *seq;
+  edited.erase(edited.begin() + (inline_at - seq->begin()));
+  edited.push_back("fusion:all");
+  auto built = RunPipeline(*m, "order", {{"pass-order#0", v}});
+  ASSERT_TRUE(built.ok()) << built.status();
+  auto expected = RunPipeline(*m, PassSequencePipeline(edited), {});
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  EXPECT_EQ(PrintModule(**built), PrintModule(**expected));
+  EXPECT_NE(PrintModule(**built), PrintModule(**def));  // the call stays: nothing inlined it
+
+  v.pop_back();
+  auto short_vector = RunPipeline(*m, "order", {{"pass-order#0", v}});
+  EXPECT_TRUE(IsInvalidDecisions(short_vector.status())) << short_vector.status();
+  v = DefaultDecisions(sites);
+  v[0] = static_cast<int>(sites[0].choices.size());
+  EXPECT_TRUE(IsInvalidDecisions(RunPipeline(*m, "order", {{"pass-order#0", v}}).status()));
 }
 
 TEST(DatasetTest, ExtractedModulesVerifyAndKeepTheirOps) {

@@ -351,9 +351,16 @@ def composed_stages_rebuild_the_default_pipeline():
     # docs/DECISIONS.md's "default", written as a composition: the same decision points and
     # the same op count. (Text may differ in the names of new instructions: each composed pass
     # runs as its own native pipeline, which numbers fresh names from scratch.)
-    cleanup = ["simplify", "cse", "constant-fold", "tuple-simplify", "dce"]
-    default = hlox.compose_pipeline(["inline", (cleanup, 8), "fusion", "sibling-fusion", "fusion-merger",
-                                     "output-fusion", "codegen", "dce"])
+    expand = ["operand-upcaster", "result-caster", "zero-sized-elim", "dynamic-index-splitter", "map-inliner",
+              "inline", "dot-decomposer", "batchnorm-expander", "logistic-expander"]
+    simplification = ["simplify", "sort-simplifier", "dce", "gather-simplifier", "zero-sized-elim",
+                      "while-loop-invariant-code-motion", "tuple-simplify", "while-loop-constant-sinking",
+                      "while-loop-simplifier", "dce", "reshape-mover", "constant-fold", "conditional-simplifier",
+                      "cse"]
+    before_fusion = ["transpose-folding", "cse", "opt-barrier-expander", "tuple-simplify", "flatten-call-graph",
+                     "broadcast-canonicalizer"]
+    fusion = ["fusion", "sibling-fusion", "fusion-merger", "output-fusion", "codegen", "dce"]
+    default = hlox.compose_pipeline(expand + [(simplification, 8)] + before_fusion + fusion)
     for name in ("mlp_train_small", "gpt2_block_small"):
         m = hlox.load_module(os.path.join(SOURCE, "examples", name + ".hlo"))
         want, _ = decision_keys(m, lambda mod, d: hlox.next_decision_point(mod, "default", d))
