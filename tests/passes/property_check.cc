@@ -145,6 +145,7 @@ PropertyResult CheckModuleProperty(const Module& original, const PropertyOptions
   std::vector<std::string> pipelines;
   for (const std::string& label : PassLabels()) pipelines.push_back("only:" + label);
   pipelines.push_back("default");
+  pipelines.push_back("order");  // random pass sequences: every slot a random menu item or skip
   if (!options.only_pipelines.empty()) pipelines = options.only_pipelines;
   for (const std::string& pipeline : pipelines) {
     for (uint64_t seed = 1; seed <= static_cast<uint64_t>(options.seeds_per_pipeline); ++seed) {

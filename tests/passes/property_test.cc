@@ -1,6 +1,7 @@
-// Property test over corpus modules: for every pass and the default pipeline, three seeded
-// random decision vectors give modules that verify, replay deterministically, and compute the
-// same outputs as the original on seeded inputs (dtype-aware tolerances); the work is in
+// Property test over corpus modules: for every pass, the default pipeline and the order pipeline
+// (random pass sequences), three seeded random decision vectors give modules that verify, replay
+// deterministically, and compute the same outputs as the original on seeded inputs (dtype-aware
+// tolerances); the work is in
 // property_check.cc. Each module is its own test case. Samples the ten smallest modules;
 // HLOX_FULL=1 runs all of them, HLOX_PROPERTY_FILTER=a,b only modules whose name contains a or b,
 // HLOX_PROPERTY_VERIFY_ONLY=c,d verifies but does not execute modules matching c or d;
