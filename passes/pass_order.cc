@@ -40,8 +40,7 @@ absl::StatusOr<PassOrderStep> PassOrderApply(const Module& module, int action) {
   if (menu[action] == "stop") {
     step.done = true;
   } else {
-    HLOX_ASSIGN_OR_RETURN(ApplyReport report, ApplyPassOrderItem(*step.module, menu[action]));
-    step.changed = report.changed();
+    HLOX_RETURN_IF_ERROR(ApplyPassOrderItem(*step.module, menu[action]).status());
   }
   step.op_count = OpCount(*step.module);
   step.reward = static_cast<double>(before - step.op_count);

@@ -26,7 +26,6 @@ struct PassOrderStep {
   double reward = 0;               // op_count(before) - op_count(after)
   int64_t op_count = 0;            // of the new module
   bool done = false;               // true after "stop"
-  bool changed = false;            // the pass rewrote something
 };
 
 // The "seq:" pipeline (passes/pipeline.h) that runs menu items `sequence` in order ("stop"
