@@ -1,5 +1,6 @@
 // Bayesian linear regression with per-group Gaussian priors, a Huber reweighting and Thompson
-// sampling, sized for search budgets (a few hundred features, a few hundred observations).
+// sampling, sized for search budgets (a few hundred observations; features of any number: past
+// the observations the posterior is computed in observation space).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12 + Eigen AVX-512 (see runtime/gemm/gemm.cc)
 
 #include "agent/guided_surrogate.h"
@@ -65,20 +66,40 @@ void GuidedSurrogate::Add(const DecisionVector& v, double log_ratio) {
 
 void GuidedSurrogate::Fit() {
   const size_t n = ys_.size();
+  // With more features than observations (a pass-order space: a hundred slots of fifty
+  // choices, thousands of indicators) the posterior is computed in observation space: the
+  // weight-space form factors a width x width matrix, O(width^3), which took minutes per fit.
+  dual_ = width_ > static_cast<int64_t>(n);
   std::vector<double> weight(n, 1.0);
   double noise = kNoiseStd;
   Eigen::LLT<Eigen::MatrixXd> llt;
+  if (dual_) {
+    xmat_.resize(static_cast<Eigen::Index>(n), width_);
+    for (size_t i = 0; i < n; ++i) xmat_.row(static_cast<Eigen::Index>(i)) = xs_[i].transpose();
+  }
+  const Eigen::VectorXd y = Eigen::Map<const Eigen::VectorXd>(ys_.data(), static_cast<Eigen::Index>(n));
+  const Eigen::VectorXd prior_cov = prior_precision_.cwiseInverse();
   for (int pass = 0; pass < 2; ++pass) {
-    Eigen::MatrixXd a = prior_precision_.asDiagonal();
-    Eigen::VectorXd b = prior_precision_.cwiseProduct(prior_mean_);
     const double inv = 1 / (noise * noise);
-    for (size_t i = 0; i < n; ++i) {
-      a.selfadjointView<Eigen::Lower>().rankUpdate(xs_[i], weight[i] * inv);
-      b += xs_[i] * (weight[i] * inv * ys_[i]);
+    if (dual_) {
+      // Woodbury: mean = m0 + P^-1 X^T K^-1 (y - X m0), K = S + X P^-1 X^T, S = diag(noise^2 / weight).
+      obs_noise_.resize(static_cast<Eigen::Index>(n));
+      for (size_t i = 0; i < n; ++i) obs_noise_(static_cast<Eigen::Index>(i)) = 1 / (weight[i] * inv);
+      Eigen::MatrixXd k = xmat_ * prior_cov.asDiagonal() * xmat_.transpose();
+      k.diagonal() += obs_noise_;
+      kernel_llt_.compute(k);
+      mean_ = prior_mean_ + prior_cov.cwiseProduct(xmat_.transpose() * kernel_llt_.solve(y - xmat_ * prior_mean_));
+    } else {
+      Eigen::MatrixXd a = prior_precision_.asDiagonal();
+      Eigen::VectorXd b = prior_precision_.cwiseProduct(prior_mean_);
+      for (size_t i = 0; i < n; ++i) {
+        a.selfadjointView<Eigen::Lower>().rankUpdate(xs_[i], weight[i] * inv);
+        b += xs_[i] * (weight[i] * inv * ys_[i]);
+      }
+      a = a.selfadjointView<Eigen::Lower>();
+      llt.compute(a);
+      mean_ = llt.solve(b);
     }
-    a = a.selfadjointView<Eigen::Lower>();
-    llt.compute(a);
-    mean_ = llt.solve(b);
     if (n < 6 || pass == 1) break;
     // Robust noise scale from the residuals (MAD), then Huber weights for the second pass.
     std::vector<double> r(n), mag(n);
@@ -92,15 +113,27 @@ void GuidedSurrogate::Fit() {
       weight[i] = std::fabs(r[i]) <= kHuber * noise ? 1.0 : kHuber * noise / std::fabs(r[i]);
     }
   }
-  chol_upper_ = llt.matrixU();
+  if (!dual_) chol_upper_ = llt.matrixU();
 }
 
 Eigen::VectorXd GuidedSurrogate::Sample(std::mt19937_64& rng) const {
   std::normal_distribution<double> normal(0, 1);
   Eigen::VectorXd z(width_);
   for (int64_t i = 0; i < width_; ++i) z(i) = normal(rng);
-  // Precision = U^T U, so U^{-1} z has covariance U^{-1} U^{-T} = precision^{-1}.
-  return mean_ + chol_upper_.triangularView<Eigen::Upper>().solve(z);
+  if (!dual_) {
+    // Precision = U^T U, so U^{-1} z has covariance U^{-1} U^{-T} = precision^{-1}.
+    return mean_ + chol_upper_.triangularView<Eigen::Upper>().solve(z);
+  }
+  // Matheron's rule: a prior draw w0 and noise e, corrected by the data, is a posterior draw:
+  // w = w0 + P^-1 X^T K^-1 (y - X w0 - e).
+  const Eigen::VectorXd prior_cov = prior_precision_.cwiseInverse();
+  Eigen::VectorXd w0 = prior_mean_ + prior_cov.cwiseSqrt().cwiseProduct(z);
+  const Eigen::Index n = xmat_.rows();
+  if (n == 0) return w0;
+  Eigen::VectorXd e(n);
+  for (Eigen::Index i = 0; i < n; ++i) e(i) = std::sqrt(obs_noise_(i)) * normal(rng);
+  const Eigen::VectorXd y = Eigen::Map<const Eigen::VectorXd>(ys_.data(), n);
+  return w0 + prior_cov.cwiseProduct(xmat_.transpose() * kernel_llt_.solve(y - xmat_ * w0 - e));
 }
 
 double GuidedSurrogate::SiteTerm(const Eigen::VectorXd& w, int64_t site, int choice) const {

@@ -58,7 +58,14 @@ class GuidedSurrogate {
   std::vector<Eigen::VectorXd> xs_;
   std::vector<double> ys_;
   Eigen::VectorXd mean_;
+  // Weight space (features <= observations): the posterior precision's Cholesky factor.
   Eigen::MatrixXd chol_upper_;      // U with U^T U = posterior precision
+  // Observation space (more features than observations): the feature rows, the observations'
+  // noise variances and the factor of K = diag(noise) + X P^-1 X^T.
+  bool dual_ = false;
+  Eigen::MatrixXd xmat_;
+  Eigen::VectorXd obs_noise_;
+  Eigen::LLT<Eigen::MatrixXd> kernel_llt_;
 };
 
 }  // namespace hlox
