@@ -295,8 +295,8 @@ absl::StatusOr<FleetConnection> ConnectSessionFleet(const SessionOptions& o) {
 }
 
 // A search of the "order" pipeline's slots (passes/pass_order.h): the search's best vector as a
-// pass sequence (its essential items), and the op counts the pass-order agent reports, so both ways of ordering passes
-// read alike.
+// pass sequence (its essential items) and the op counts the pass-order agent reports, so both
+// ways of ordering passes read alike.
 absl::Status DescribeOrder(const Module& module, const SearchSpace& space, SessionResult& r) {
   if (r.search.best.size() != space.sites.size()) return absl::OkStatus();
   std::vector<std::string> sequence;
