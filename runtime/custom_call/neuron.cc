@@ -7,21 +7,87 @@
 //   AwsNeuronRmsNorm(x, w, eps) = x * rsqrt(mean(x^2 over dim) + eps) * w, where dim is the
 //                               backend_config integer if given, else the first dim whose size
 //                               equals w's (transformers-neuronx puts hidden first: [h, s, b]).
+// f32, bf16 and f16 GELUs compute in f32 with the runtime's vector math (erf 7 ulp, tanh 5, exp
+// 1: runtime/math/vmath.h) and round once on store; other types compute in double.
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numbers>
 #include <string>
 
 #include "runtime/custom_call/targets.h"
 #include "runtime/kernels/scalar_access.h"
+#include "runtime/math/half.h"
+#include "runtime/math/vmath.h"
 
 namespace hlox::rt {
+
+constexpr int64_t kGeluChunk = 1024;  // floats per vector-math call (three arrays stay in L1)
+
+namespace {
+
+// Runs of an f32/bf16/f16 buffer as floats, and back (math/half.h's vector conversions).
+fused::HalfType HalfOf(PrimitiveType t) {
+  return t == PrimitiveType::kBF16 ? fused::kHalfBf16 : t == PrimitiveType::kF16 ? fused::kHalfF16 : fused::kNotHalf;
+}
+void LoadRun(const Buffer& b, int64_t at, int64_t n, float* d) {
+  const fused::HalfType h = HalfOf(b.shape().element_type());
+  if (h == fused::kNotHalf) std::memcpy(d, b.as<float>() + at, sizeof(float) * n);
+  else fused::HalfToF32(h, b.as<uint16_t>() + at, d, n);
+}
+void StoreRun(Buffer& b, int64_t at, int64_t n, const float* s) {
+  const fused::HalfType h = HalfOf(b.shape().element_type());
+  if (h == fused::kNotHalf) std::memcpy(b.as<float>() + at, s, sizeof(float) * n);
+  else fused::F32ToHalf(h, s, b.as<uint16_t>() + at, n);
+}
+bool F32Computed(PrimitiveType t) {
+  return t == PrimitiveType::kF32 || t == PrimitiveType::kBF16 || t == PrimitiveType::kF16;
+}
+
+enum class Gelu { kExact, kTanh, kBackward };
+
+// The GELU of n floats in place (grad, when given, multiplies the backward's result), with
+// vmath's erf/tanh/exp: the formulas custom-call-expander writes out, computed in f32.
+void GeluF32(Gelu kind, float* x, const float* grad, int64_t n) {
+  constexpr float kRsqrt2 = static_cast<float>(std::numbers::sqrt2 / 2.0);
+  constexpr float kRsqrt2Pi = static_cast<float>(0.5 * std::numbers::inv_sqrtpi * std::numbers::sqrt2);
+  constexpr float kSqrt2OverPi = static_cast<float>(std::numbers::sqrt2 * std::numbers::inv_sqrtpi);
+  alignas(64) float t[kGeluChunk], e[kGeluChunk];
+  switch (kind) {
+    case Gelu::kExact:  // x/2 (1 + erf(x / sqrt 2))
+      for (int64_t i = 0; i < n; ++i) t[i] = x[i] * kRsqrt2;
+      vmath::ErfF32(t, t, n);
+      for (int64_t i = 0; i < n; ++i) x[i] = 0.5f * x[i] * (1.0f + t[i]);
+      break;
+    case Gelu::kTanh:  // x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+      for (int64_t i = 0; i < n; ++i) t[i] = kSqrt2OverPi * (x[i] + 0.044715f * x[i] * x[i] * x[i]);
+      vmath::TanhF32(t, t, n);
+      for (int64_t i = 0; i < n; ++i) x[i] = 0.5f * x[i] * (1.0f + t[i]);
+      break;
+    case Gelu::kBackward:  // Phi(x) + x phi(x)
+      for (int64_t i = 0; i < n; ++i) {
+        t[i] = x[i] * kRsqrt2;
+        e[i] = -0.5f * x[i] * x[i];
+      }
+      vmath::ErfF32(t, t, n);
+      vmath::ExpF32(e, e, n);
+      for (int64_t i = 0; i < n; ++i) x[i] = 0.5f * (1.0f + t[i]) + x[i] * kRsqrt2Pi * e[i];
+      if (grad != nullptr) {
+        for (int64_t i = 0; i < n; ++i) x[i] *= grad[i];
+      }
+      break;
+  }
+}
+
+}  // namespace
 
 absl::StatusOr<Value> CcNeuronGelu(const Instruction& instr, const std::vector<const Value*>& operands,
                                    KernelContext& ctx) {
   const std::string& t = instr.attrs().custom_call_target;
-  const bool backward = t == "AwsNeuronGeluBackward";
-  const bool tanh_approx = t == "AwsNeuronGeluApprxTanh";
-  const size_t xi = backward && operands.size() >= 2 ? 1 : 0;
+  const Gelu kind = t == "AwsNeuronGeluBackward"   ? Gelu::kBackward
+                    : t == "AwsNeuronGeluApprxTanh" ? Gelu::kTanh
+                                                    : Gelu::kExact;
+  const size_t xi = kind == Gelu::kBackward && operands.size() >= 2 ? 1 : 0;
   HLOX_ASSIGN_OR_RETURN(const Buffer* x, ArrayOperand(instr, operands, xi));
   const Buffer* grad = nullptr;
   if (xi == 1) {
@@ -33,16 +99,32 @@ absl::StatusOr<Value> CcNeuronGelu(const Instruction& instr, const std::vector<c
     return KernelError(instr, "GELU needs an array result like its operand");
   }
   Value out = NewArray(os);
+  const PrimitiveType xt = x->shape().element_type();
+  if (F32Computed(xt) && xt == os.element_type() && (grad == nullptr || grad->shape().element_type() == xt)) {
+    // f32, bf16 and f16 in f32 through the vector math, one chunk in L1 at a time.
+    KernelParallelFor(ctx, x->element_count(), 8192, [&](int64_t b, int64_t e) {
+      alignas(64) float v[kGeluChunk], g[kGeluChunk];
+      for (int64_t c = b; c < e; c += kGeluChunk) {
+        const int64_t n = std::min(kGeluChunk, e - c);
+        LoadRun(*x, c, n, v);
+        if (grad != nullptr) LoadRun(*grad, c, n, g);
+        GeluF32(kind, v, grad != nullptr ? g : nullptr, n);
+        StoreRun(*out.array, c, n, v);
+      }
+    });
+    return out;
+  }
+  // Other types (f64, mixed) in double, element by element.
   KernelParallelFor(ctx, x->element_count(), 8192, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       const double v = LoadDouble(*x, i);
       double r;
-      if (backward) {
+      if (kind == Gelu::kBackward) {
         const double cdf = 0.5 * (1.0 + std::erf(v * std::numbers::sqrt2 / 2.0));
         const double pdf = std::exp(-0.5 * v * v) / std::sqrt(2.0 * std::numbers::pi);
         r = cdf + v * pdf;
         if (grad != nullptr) r *= LoadDouble(*grad, i);
-      } else if (tanh_approx) {
+      } else if (kind == Gelu::kTanh) {
         const double c = std::sqrt(2.0 / std::numbers::pi);
         r = 0.5 * v * (1.0 + std::tanh(c * (v + 0.044715 * v * v * v)));
       } else {

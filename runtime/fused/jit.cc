@@ -60,6 +60,8 @@ enum Const : int {
   kExpHi, kExpLo, kLog2e, kLn2Hi, kLn2Lo, kP0, kP1, kP2, kP3, kP4,
   kTanhClamp, kTanhClampNeg, kTanhTiny,
   kA1, kA3, kA5, kA7, kA9, kA11, kA13, kB0, kB2, kB4, kB6,
+  kErfClamp, kErfClampNeg, kErfP0, kErfP1, kErfP2, kErfP3, kErfP4, kErfP5, kErfP6,
+  kErfQ0, kErfQ1, kErfQ2, kErfQ3, kErfQ4,
   kBf16One, kBf16Round, kBf16Hi, kBf16Quiet,
   kConstCount
 };
@@ -90,6 +92,11 @@ std::vector<uint32_t> ConstTable() {
   t[kTanhTiny] = Bits(c::kTanhTiny);
   for (int i = 0; i < 7; ++i) t[kA1 + i] = Bits(c::kTanhA[i]);
   for (int i = 0; i < 4; ++i) t[kB0 + i] = Bits(c::kTanhB[i]);
+  // ... and its Erf.
+  t[kErfClamp] = Bits(c::kErfClamp);
+  t[kErfClampNeg] = t[kErfClamp] | 0x80000000u;
+  for (int i = 0; i < 7; ++i) t[kErfP0 + i] = Bits(c::kErfP[i]);
+  for (int i = 0; i < 5; ++i) t[kErfQ0 + i] = Bits(c::kErfQ[i]);
   t[kBf16One] = 1;
   t[kBf16Round] = 0x7fff;
   t[kBf16Hi] = 0xffff0000u;
@@ -370,6 +377,7 @@ class Emitter : public Xbyak::CodeGenerator {
       case vecops::kRoundEven: each([&](Vec D, Vec A, Vec) { Round(D, A, kNear); }); break;
       case vecops::kExp: Exp(d, a); break;
       case vecops::kTanh: Tanh(d, a); break;
+      case vecops::kErf: Erf(d, a); break;
       case vecops::kLogistic: Logistic(d, a); break;
       case vecops::kRoundBf16: RoundBf16(d, a); break;
       default: throw NoRegisters{};  // not reached: Compile checks Emits()
@@ -454,6 +462,23 @@ class Emitter : public Xbyak::CodeGenerator {
     Each([&](int u) { vandps(Vec(q[u]), Vec(a[u]), K(kAbsMask)); });
     Each([&](int u) { SelectIf(Vec(d[u]), Vec(q[u]), K(kTanhTiny), kLtOq, Vec(x[u]), Vec(x2[u]), u); });
     Free(x), Free(x2), Free(q);
+  }
+
+  // isa/simd/math.h Erf: x * P(x^2) / Q(x^2) with x clamped to +-c.
+  void Erf(const Regs& d, const Regs& a) {
+    const Regs x = Group(), z = Group(), q = Group();
+    Each([&](int u) { vminps(Vec(x[u]), In(kErfClamp, Vec(x[u])), Vec(a[u])); });  // min(c, a): NaN a passes
+    Each([&](int u) { vmaxps(Vec(x[u]), In(kErfClampNeg, Vec(q[u])), Vec(x[u])); });
+    Each([&](int u) { vmulps(Vec(z[u]), Vec(x[u]), Vec(x[u])); });
+    Each([&](int u) { Set(Vec(d[u]), kErfP6); });
+    for (Const c : {kErfP5, kErfP4, kErfP3, kErfP2, kErfP1, kErfP0}) {
+      Each([&](int u) { vfmadd213ps(Vec(d[u]), Vec(z[u]), K(c)); });
+    }
+    Each([&](int u) { vmulps(Vec(d[u]), Vec(x[u]), Vec(d[u])); });
+    Each([&](int u) { Set(Vec(q[u]), kErfQ4); });
+    for (Const c : {kErfQ3, kErfQ2, kErfQ1, kErfQ0}) Each([&](int u) { vfmadd213ps(Vec(q[u]), Vec(z[u]), K(c)); });
+    Each([&](int u) { vdivps(Vec(d[u]), Vec(d[u]), Vec(q[u])); });
+    Free(x), Free(z), Free(q);
   }
 
   // isa/simd/math.h Logistic: r = 1 / (1 + e) with e = exp(-|x|), times e where x < 0.

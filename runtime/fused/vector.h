@@ -16,7 +16,7 @@
 // non-temporal stores then interleave finely enough that one core streams while it computes
 // (the 6-op chain went from 2.1x to 1.14-1.4x its floor on one thread). Inputs are
 // prefetched a fixed distance ahead and big outputs are written with non-temporal stores.
-// The math is the block loop's (vmath exp/tanh/logistic/log, IEEE add/mul/div/sqrt), so
+// The math is the block loop's (vmath exp/tanh/erf/logistic/log, IEEE add/mul/div/sqrt), so
 // results are bit-identical to it and independent of the thread count. Anything else (other types, index maps, compares) uses the block loop.
 // When the plain path's ops compile to machine code (fused/jit.h: one loop that keeps every
 // intermediate in registers), whole sub-blocks run that instead of the micro-blocks.

@@ -1,6 +1,6 @@
 // The op codes of the fused loop's register path (fused/vector.h) and the shape of a
 // register kernel: one op over a run of f32 values with the block loop's exact math (vmath
-// exp/tanh/logistic/log, IEEE arithmetic, NaN-propagating max/min, bf16/f16 rounding),
+// exp/tanh/erf/logistic/log, IEEE arithmetic, NaN-propagating max/min, bf16/f16 rounding),
 // storing to a temporary or an output. The kernels themselves exist once per instruction-set
 // level (runtime/isa/simd/kernels.h, reached through isa/isa_kernels.h).
 #pragma once
@@ -13,7 +13,7 @@ namespace hlox::rt::vecops {
 
 enum VecCode : uint8_t {
   // unary
-  kExp, kTanh, kLogistic, kLog, kSqrt, kRsqrt, kAbs, kNeg, kFloor, kCeil, kRoundEven,
+  kExp, kTanh, kLogistic, kLog, kSqrt, kRsqrt, kAbs, kNeg, kFloor, kCeil, kRoundEven, kErf,
   // binary
   kAdd, kSub, kMul, kDiv, kMax, kMin,
   // rounding to bf16 / f16 precision (nearest even, NaN kept quiet; math/half.h's
@@ -51,6 +51,7 @@ inline bool UnaryCode(Opcode op, uint8_t* code) {
     case Opcode::kFloor: *code = kFloor; return true;
     case Opcode::kCeil: *code = kCeil; return true;
     case Opcode::kRoundNearestEven: *code = kRoundEven; return true;
+    case Opcode::kErf: *code = kErf; return true;
     default: return false;
   }
 }

@@ -26,7 +26,7 @@ struct IsaKernels {
   // o[i] = f(a[i]) for i < n; a and o may be the same array. Same bits for an element
   // wherever it sits in the array (tails run the same formula).
   using ArrayFn = void (*)(const float* a, float* o, int64_t n);
-  ArrayFn exp = nullptr, tanh = nullptr, logistic = nullptr, log = nullptr;
+  ArrayFn exp = nullptr, tanh = nullptr, erf = nullptr, logistic = nullptr, log = nullptr;
   ArrayFn sqrt = nullptr;  // correctly rounded
 
   // The register path's kernel for op `code` storing with `mode` over any multiple of 16

@@ -2,7 +2,7 @@
 // types it applies to. f16/bf16 are loaded to f32, computed, and rounded back (as XLA's CPU
 // backend does). Operands have the output's dimensions, except that select's predicate and
 // clamp's bounds may be scalars. Large arrays are split across the pool. f32/bf16/f16 exp,
-// log, log1p, expm1, tanh and logistic use the fused loop's block math (math/block_ops.h), so fused
+// log, log1p, expm1, tanh, erf and logistic use the fused loop's block math (math/block_ops.h), so fused
 // and unfused results agree. f16 maps convert a chunk at a time with math/half.h's vector
 // conversions.
 // GCC 12 reports false maybe-uninitialized warnings inside the AVX-512 conversion intrinsics.
@@ -177,11 +177,11 @@ absl::Status Unary(const Instruction& instr, const Buffer& a, Buffer& o, ThreadP
   }
   if constexpr (std::is_same_v<T, float>) {
     // f32/bf16/f16 transcendental math: the fused loop's block functions (runtime/math/block_ops.h:
-    // vmath exp/tanh/logistic/log, Eigen's packet log1p/expm1), computed in f32 and rounded on
+    // vmath exp/tanh/erf/logistic/log, Eigen's packet log1p/expm1), computed in f32 and rounded on
     // store, so fused and unfused results agree bit for bit.
     const Opcode op = instr.opcode();
     if (op == Opcode::kExp || op == Opcode::kLog || op == Opcode::kLog1p || op == Opcode::kExpm1 ||
-        op == Opcode::kTanh || op == Opcode::kLogistic) {
+        op == Opcode::kTanh || op == Opcode::kLogistic || op == Opcode::kErf) {
       const auto* in = a.as<typename Tr::Storage>();
       auto* out = o.as<typename Tr::Storage>();
       Run(pool, o.element_count(), [&](int64_t lo, int64_t hi) {

@@ -1,6 +1,6 @@
 // Block math for the fused loop: elementwise operations over contiguous blocks of float,
 // double or int64 values, written as plain loops (or Eigen array expressions for the
-// transcendental functions, which Eigen vectorizes; f32 exp, tanh, logistic and log use
+// transcendental functions, which Eigen vectorizes; f32 exp, tanh, erf, logistic and log use
 // runtime/math/vmath.h) so a block stays in registers and L1.
 // Each function returns false for an opcode it does not implement; called with n == 0 it
 // touches no memory, which is how the compiler asks what is supported.
@@ -43,13 +43,14 @@ template <typename T> inline T MinNan(T a, T b) {
 
 template <typename T>
 bool UnaryFloat(Opcode op, const T* a, T* o, int64_t n) {
-  // f32 exp, tanh, logistic, log and sqrt: runtime/math/vmath.h, the active level's kernels (the
+  // f32 exp, tanh, erf, logistic, log and sqrt: runtime/math/vmath.h, the active level's kernels (the
   // register path and the generated code run the same formulas). sqrt is correctly rounded
   // everywhere.
   if constexpr (std::is_same_v<T, float>) {
     switch (op) {
       case Opcode::kExp: vmath::ExpF32(a, o, n); return true;
       case Opcode::kTanh: vmath::TanhF32(a, o, n); return true;
+      case Opcode::kErf: vmath::ErfF32(a, o, n); return true;
       case Opcode::kLogistic: vmath::LogisticF32(a, o, n); return true;
       case Opcode::kLog: vmath::LogF32(a, o, n); return true;
       case Opcode::kSqrt: vmath::SqrtF32(a, o, n); return true;

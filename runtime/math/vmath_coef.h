@@ -31,6 +31,16 @@ constexpr float kTanhB[4] = {4.89352518554385e-03f, 2.26843463243900e-03f, 1.185
 constexpr float kLogP[9] = {-0.49999988079071045f, 0.3333330750465393f,  -0.2500152289867401f,
                             0.2000301480293274f,   -0.16611148416996002f, 0.1416347324848175f,
                             -0.13208812475204468f, 0.13004808127880096f, -0.07823304831981659f};
+// erf(x) = x * P(x^2) / Q(x^2) for |x| <= kErfClamp (beyond it erf rounds to +-1 in f32). P:
+// degree 6 in x^2, Q: degree 4 with Q(0) = 1, fitted for hlox by least squares reweighted towards
+// minimax on the relative error over [0, kErfClamp] (1.1 ulp with these f32 coefficients in
+// exact arithmetic). Coefficients from the constant term up.
+constexpr float kErfClamp = 3.925f;
+constexpr float kErfP[7] = {1.128379107e+00f, 1.998632550e-01f,  5.056373030e-02f, 3.697933862e-03f,
+                            1.416772138e-04f, -1.955248990e-06f, 1.989110920e-08f};
+constexpr float kErfQ[5] = {1.000000000e+00f, 5.104559064e-01f, 1.149716005e-01f, 1.434675697e-02f,
+                            9.548699018e-04f};
+
 constexpr int32_t kSqrtHalfBits = 0x3f3504f3;  // the bits of sqrt(1/2) rounded to f32
 constexpr float kTwo23 = 8388608.0f;
 constexpr float kFltMin = 1.17549435e-38f;      // smallest normal

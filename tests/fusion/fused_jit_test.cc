@@ -189,7 +189,7 @@ ENTRY main {
 // over all of them, then a max over them in reverse order).
 std::string RandomText(std::mt19937* rng, int64_t n, int params, int ops, int outs, bool wide) {
   const char* unary[] = {"exponential", "tanh", "logistic", "sqrt", "rsqrt", "abs", "negate",
-                         "floor", "ceil", "round-nearest-even"};
+                         "floor", "ceil", "round-nearest-even", "erf"};
   const char* binary[] = {"add", "subtract", "multiply", "divide", "maximum", "minimum"};
   const std::string shape = absl::StrCat("f32[", n, "]");
   std::string body;
@@ -205,7 +205,7 @@ std::string RandomText(std::mt19937* rng, int64_t n, int params, int ops, int ou
     // Wide programs read only parameters, so the values pile up until the final sum.
     const std::string a = pick(0);
     if ((*rng)() % 3 == 0) {
-      absl::StrAppend(&body, "  ", name, " = ", shape, " ", unary[(*rng)() % 10], "(", wide ? vals[(*rng)() % params] : a,
+      absl::StrAppend(&body, "  ", name, " = ", shape, " ", unary[(*rng)() % std::size(unary)], "(", wide ? vals[(*rng)() % params] : a,
                       ")\n");
     } else if ((*rng)() % 4 == 0) {  // with a scalar constant
       absl::StrAppend(&body, "  c", i, " = f32[] constant(", cval(*rng), ")\n  b", i, " = ", shape, " broadcast(c", i,

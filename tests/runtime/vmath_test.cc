@@ -1,7 +1,7 @@
 // The f32 vector math (runtime/math/vmath.h) on every instruction-set level the CPU has, against
-// std::exp / std::tanh / std::log evaluated in double: a sweep over the whole f32 range (every
+// std::exp / std::tanh / std::erf / std::log evaluated in double: a sweep over the whole f32 range (every
 // 509th bit pattern, both signs, denormals included), dense sweeps where the formulas switch
-// (exp's overflow and underflow edges, tanh's saturation, log's mantissa split) and the special
+// (exp's overflow and underflow edges, tanh's and erf's saturation, log's mantissa split) and the special
 // values (+-0, +-inf, NaN). Errors are counted in ulps of the float nearest the exact result.
 // Every level must give the same bits (the formulas are the same IEEE operations, lane by
 // lane), and array results must not depend on the element's position (tails run as one partial
@@ -48,6 +48,10 @@ std::vector<float> SweepValues() {
   for (uint64_t u = 0; u <= 0xffffffffull; u += 509) v.push_back(FromBits(static_cast<uint32_t>(u)));
   for (float x = -12.f; x <= 12.f; x += 1.0f / 4096) v.push_back(x);
   for (float x = 7.9f; x <= 8.1f; x = std::nextafter(x, 9.f)) {  // tanh's clamp
+    v.push_back(x);
+    v.push_back(-x);
+  }
+  for (float x = 3.9f; x <= 3.95f; x = std::nextafter(x, 4.f)) {  // erf's clamp
     v.push_back(x);
     v.push_back(-x);
   }
@@ -116,6 +120,12 @@ TEST(VmathTest, TanhWithinFiveUlpsOfDouble) {
   Check("tanh", TanhF32, [](double v) { return std::tanh(v); }, 5.0);
 }
 
+TEST(VmathTest, ErfWithinSevenUlpsOfDouble) {
+  // A rational function of x^2, fitted for hlox: 1.1 ulp in exact arithmetic, up to about 6.6
+  // ulp near |x| = 3.2 where erf is close to 1 and the f32 evaluation's roundings add up.
+  Check("erf", ErfF32, [](double v) { return std::erf(v); }, 7.0);
+}
+
 TEST(VmathTest, LogisticWithinFewUlpsOfDouble) {
   Check("logistic", LogisticF32, [](double v) { return 1.0 / (1.0 + std::exp(-v)); }, 3.0);
 }
@@ -129,6 +139,7 @@ TEST(VmathTest, RuntimeBlockMathIsVmath) {
   const std::vector<float> x = SweepValues();
   const int64_t n = static_cast<int64_t>(x.size());
   for (auto [op, fn] : {std::pair<Opcode, ArrayFn>{Opcode::kExp, ExpF32}, std::pair<Opcode, ArrayFn>{Opcode::kTanh, TanhF32},
+                        std::pair<Opcode, ArrayFn>{Opcode::kErf, ErfF32},
                         std::pair<Opcode, ArrayFn>{Opcode::kLogistic, LogisticF32},
                         std::pair<Opcode, ArrayFn>{Opcode::kLog, LogF32}}) {
     std::vector<float> a(x.size()), b(x.size());
@@ -157,10 +168,18 @@ TEST(VmathTest, SpecialValues) {
   hlox::testing::ForEachIsaLevel([](IsaLevel) {
   const float inf = std::numeric_limits<float>::infinity();
   const float in[7] = {inf, -inf, 0.f, -0.f, std::numeric_limits<float>::quiet_NaN(), 1e-40f, -2.f};
-  float e[7], t[7], l[7];
+  float e[7], t[7], l[7], f[7];
   ExpF32(in, e, 7);
   TanhF32(in, t, 7);
   LogF32(in, l, 7);
+  ErfF32(in, f, 7);
+  EXPECT_EQ(f[0], 1.f);
+  EXPECT_EQ(f[1], -1.f);
+  EXPECT_EQ(f[2], 0.f);
+  EXPECT_TRUE(std::signbit(f[3]));
+  EXPECT_TRUE(std::isnan(f[4]));
+  EXPECT_NEAR(f[5], 1.1283791670955126 * 1e-40, 3e-45);  // 2 denormal ulps
+  EXPECT_NEAR(f[6], std::erf(-2.0), 5e-7);
   EXPECT_EQ(e[0], inf);
   EXPECT_EQ(e[1], 0.f);
   EXPECT_EQ(e[2], 1.f);

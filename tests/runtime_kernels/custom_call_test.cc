@@ -3,6 +3,7 @@
 // the Neuron GELU/RMSNorm formulas, and the unknown-target error.
 #include <cmath>
 #include <cstdlib>
+#include <numbers>
 
 #include "kernel_test_util.h"
 
@@ -146,6 +147,36 @@ TEST(CustomCall, NeuronGeluFamilyAndRmsNorm) {
     for (int h = 0; h < 3; ++h) want[h * 2 + c] = (1 + 2 * h + c) / std::sqrt(ms + 1e-5) * std::vector<double>{1, 2, 0.5}[h];
   }
   EXPECT_ALL_CLOSE(Doubles(*r.array), want, 1e-3, 1e-3);
+}
+
+TEST(CustomCall, NeuronGeluInF32AndBf16MatchesDouble) {
+  // f32/bf16 take the vector-math path (chunks of 1024 and a ragged tail); compared with the
+  // formulas in double. (grad, x) multiplies the backward by grad.
+  const int64_t n = 3001;
+  std::vector<double> x(n), g(n);
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = -7.0 + 14.0 * static_cast<double>(i) / static_cast<double>(n - 1);
+    g[i] = 0.25 + 0.001 * static_cast<double>(i % 97);
+  }
+  auto phi = [](double v) { return 0.5 * std::erfc(-v / std::sqrt(2.0)); };
+  for (PrimitiveType t : {PrimitiveType::kF32, PrimitiveType::kBF16}) {
+    const Shape s(t, {n});
+    BufferPtr xb = MakeBuffer(s, x), gb = MakeBuffer(s, g);
+    const std::vector<double> xr = Doubles(*xb), gr = Doubles(*gb);  // as stored (bf16 rounds)
+    std::vector<double> gelu(n), tanh_gelu(n), dgelu(n);
+    for (int64_t i = 0; i < n; ++i) {
+      const double v = xr[i];
+      gelu[i] = v * phi(v);
+      tanh_gelu[i] = 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+      dgelu[i] = (phi(v) + v * std::exp(-0.5 * v * v) / std::sqrt(2 * std::numbers::pi)) * gr[i];
+    }
+    const double tol = t == PrimitiveType::kF32 ? 2e-6 : 8e-3;
+    EXPECT_ALL_CLOSE(Doubles(*RunKernel(&CustomCallKernel, *Call("AwsNeuronGelu", s), {xb}).array), gelu, tol, tol);
+    EXPECT_ALL_CLOSE(Doubles(*RunKernel(&CustomCallKernel, *Call("AwsNeuronGeluApprxTanh", s), {xb}).array), tanh_gelu,
+                     tol, tol);
+    EXPECT_ALL_CLOSE(Doubles(*RunKernel(&CustomCallKernel, *Call("AwsNeuronGeluBackward", s), {gb, xb}).array), dgelu,
+                     tol, tol);
+  }
 }
 
 TEST(CustomCall, UnknownTargetIsAnErrorNamingIt) {

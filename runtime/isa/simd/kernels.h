@@ -30,6 +30,7 @@ inline void MapArray(const float* a, float* o, int64_t n, F f) {
 
 template <class S> void ExpArray(const float* a, float* o, int64_t n) { MapArray<S>(a, o, n, Exp<S>); }
 template <class S> void TanhArray(const float* a, float* o, int64_t n) { MapArray<S>(a, o, n, Tanh<S>); }
+template <class S> void ErfArray(const float* a, float* o, int64_t n) { MapArray<S>(a, o, n, Erf<S>); }
 template <class S> void LogisticArray(const float* a, float* o, int64_t n) { MapArray<S>(a, o, n, Logistic<S>); }
 template <class S> void LogArray(const float* a, float* o, int64_t n) { MapArray<S>(a, o, n, Log<S>); }
 template <class S> void SqrtArray(const float* a, float* o, int64_t n) { MapArray<S>(a, o, n, S::Sqrt); }
@@ -47,6 +48,7 @@ inline typename S::V OpValue(typename S::V x, typename S::V y) {
   (void)y;
   if constexpr (kCode == vecops::kExp) return Exp<S>(x);
   else if constexpr (kCode == vecops::kTanh) return Tanh<S>(x);
+  else if constexpr (kCode == vecops::kErf) return Erf<S>(x);
   else if constexpr (kCode == vecops::kLogistic) return Logistic<S>(x);
   else if constexpr (kCode == vecops::kLog) return Log<S>(x);
   else if constexpr (kCode == vecops::kSqrt) return S::Sqrt(x);

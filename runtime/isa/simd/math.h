@@ -1,10 +1,10 @@
 // The f32 elementwise formulas every level runs, written once over a vector type S
-// (isa/simd/avx512.h, isa/simd/avx2.h, isa/simd/scalar.h): exp, tanh, logistic, log, NaN-propagating
+// (isa/simd/avx512.h, isa/simd/avx2.h, isa/simd/scalar.h): exp, tanh, erf, logistic, log, NaN-propagating
 // max/min and bf16 rounding. Each is a fixed sequence of IEEE operations (fused multiply-adds
 // included), so a formula gives the same bits on every level, lane by lane; the fused loop's
 // generated code (fused/jit.cc) emits the same sequences. Accuracy against a double reference
 // over the whole f32 range (tests/runtime/vmath_test.cc): exp 0.96 ulp, tanh 4.8 ulp,
-// logistic 2.5 ulp, log 1 ulp.
+// erf 7 ulp (near +-1), logistic 2.5 ulp, log 1 ulp.
 // Included once per level's translation unit, inside its target pragma, with HLOX_SIMD_NS
 // naming the level (runtime/isa/level_*.cc), so no two levels share a symbol.
 #pragma once
@@ -52,6 +52,21 @@ typename S::V Tanh(typename S::V a) {
   V q = S::Set1(kTanhB[3]);
   for (int i = 2; i >= 0; --i) q = S::Fma(q, x2, S::Set1(kTanhB[i]));
   return S::Select(tiny, x, S::Div(p, q));
+}
+
+// erf(x) = x * P(x^2) / Q(x^2) with x clamped to +-kErfClamp (NaN passes; -0 stays -0).
+template <class S>
+typename S::V Erf(typename S::V a) {
+  using namespace vmath::coef;
+  using V = typename S::V;
+  V x = S::Min(S::Set1(kErfClamp), a);
+  x = S::Max(S::Set1(-kErfClamp), x);
+  const V z = S::Mul(x, x);
+  V p = S::Set1(kErfP[6]);
+  for (int i = 5; i >= 0; --i) p = S::Fma(p, z, S::Set1(kErfP[i]));
+  V q = S::Set1(kErfQ[4]);
+  for (int i = 3; i >= 0; --i) q = S::Fma(q, z, S::Set1(kErfQ[i]));
+  return S::Div(S::Mul(x, p), q);
 }
 
 // logistic(x) = 1 / (1 + e) with e = exp(-|x|), times e where x < 0 (no overflow).
