@@ -3,13 +3,15 @@
 // Eigen's blocked GEMM on row-major maps. Eigen
 // work is split into fixed row blocks of C (a function of the shape only), so each block runs the
 // same Eigen call whatever the thread count, which keeps results bit-identical across thread
-// counts. Few rows of C (m <= 4) take a streaming GEMV-like path for every type.
+// counts. Few rows of C (m <= 4), or few columns (n <= 4, as the transpose), take a streaming
+// GEMV-like path for every type.
 // GCC 12 reports false -Wmaybe-uninitialized inside Eigen's AVX-512 packet code.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <Eigen/Core>
 #include <algorithm>
 #include <complex>
 #include <type_traits>
+#include <vector>
 
 #include "runtime/gemm/dot_general.h"
 #include "runtime/gemm/packed.h"
@@ -58,41 +60,85 @@ T DotStrided(const T* x, const T* y, int64_t stride, int64_t k) {
   return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
 }
 
+// acc[i][j] += a[i][0] B[0][j] + ... + a[i][3] B[3][j] for i < M, j < w (B's rows ldb apart),
+// added one product at a time in row order: each element of B is loaded once for all M rows.
+template <typename T, int M>
+void FourRows(T* __restrict acc, int64_t ld_acc, const T* __restrict b0, int64_t ldb, const T (&a)[4][4], int64_t w) {
+  const T* __restrict b1 = b0 + ldb;
+  const T* __restrict b2 = b1 + ldb;
+  const T* __restrict b3 = b2 + ldb;
+  for (int64_t j = 0; j < w; ++j) {
+    const T x0 = b0[j], x1 = b1[j], x2 = b2[j], x3 = b3[j];
+    for (int i = 0; i < M; ++i) {
+      T s = acc[i * ld_acc + j];
+      s += a[i][0] * x0;
+      s += a[i][1] * x1;
+      s += a[i][2] * x2;
+      s += a[i][3] * x3;
+      acc[i * ld_acc + j] = s;
+    }
+  }
+}
+
 // Few rows of C (decode-style GEMV): stream B once. For row-major B every row of B meets all m
 // rows of A before the next, C[i,:] = sum_p A[i,p] * B[p,:] in p order; for transposed B each
-// C element is a dot product over contiguous k (DotStrided). Columns are split in fixed chunks,
-// so threads never change bits.
+// C element is a dot product over contiguous k (DotStrided). Columns are split in chunks, and
+// since no element's sum crosses a chunk, any split gives the same bits. A chunk is wide (up to
+// kCols columns: each row of B is read as one 4 KB run for f32, which the hardware prefetchers
+// follow; 256-column runs at a decode step's 44 KB row stride ran at about 1 GB/s) and takes
+// four rows of B per pass over its accumulators (FourRows), each element still summed in p
+// order.
 template <typename T>
 void SmallM(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
             T* c, int64_t ldc, bool accumulate, ThreadPool* pool, const GemmDone* done) {
-  constexpr int64_t kCols = 256;
+  constexpr int64_t kCols = 1024;
   constexpr int64_t kMaxRows = 4;  // GemmT sends m <= 4 here
-  int64_t chunks = (n + kCols - 1) / kCols;
+  // Narrower chunks when there would be fewer than two per thread.
+  int64_t cols = kCols;
+  const int64_t want = pool != nullptr ? 2 * int64_t{pool->threads()} : 1;
+  while (cols > 256 && (n + cols - 1) / cols < want) cols /= 2;
+  const int64_t chunks = (n + cols - 1) / cols;
   auto body = [&](int64_t lo, int64_t hi) {
-    T acc[kMaxRows][kCols];
+    std::vector<T> acc_store(kMaxRows * kCols);
+    T* acc = acc_store.data();
+    auto av = [&](int64_t i, int64_t p) { return ta ? a[p * lda + i] : a[i * lda + p]; };
     for (int64_t ch = lo; ch < hi; ++ch) {
-      const int64_t j0 = ch * kCols, j1 = std::min(n, j0 + kCols), w = j1 - j0;
+      const int64_t j0 = ch * cols, j1 = std::min(n, j0 + cols), w = j1 - j0;
       for (int64_t i = 0; i < m; ++i) {
-        for (int64_t j = 0; j < w; ++j) acc[i][j] = accumulate ? c[i * ldc + j0 + j] : T(0);
+        for (int64_t j = 0; j < w; ++j) acc[i * kCols + j] = accumulate ? c[i * ldc + j0 + j] : T(0);
       }
       if (!tb) {
-        for (int64_t p = 0; p < k; ++p) {
+        int64_t p = 0;
+        for (; p + 4 <= k; p += 4) {
+          T ap[kMaxRows][4];
+          for (int64_t i = 0; i < m; ++i) {
+            for (int64_t q = 0; q < 4; ++q) ap[i][q] = av(i, p + q);
+          }
+          const T* b0 = b + p * ldb + j0;
+          switch (m) {
+            case 1: FourRows<T, 1>(acc, kCols, b0, ldb, ap, w); break;
+            case 2: FourRows<T, 2>(acc, kCols, b0, ldb, ap, w); break;
+            case 3: FourRows<T, 3>(acc, kCols, b0, ldb, ap, w); break;
+            default: FourRows<T, 4>(acc, kCols, b0, ldb, ap, w); break;
+          }
+        }
+        for (; p < k; ++p) {
           const T* brow = b + p * ldb + j0;
           for (int64_t i = 0; i < m; ++i) {
-            const T av = ta ? a[p * lda + i] : a[i * lda + p];
-            T* row = acc[i];
-            for (int64_t j = 0; j < w; ++j) row[j] += av * brow[j];
+            const T a0 = av(i, p);
+            T* row = acc + i * kCols;
+            for (int64_t j = 0; j < w; ++j) row[j] += a0 * brow[j];
           }
         }
       } else {
         for (int64_t j = 0; j < w; ++j) {
           const T* bcol = b + (j0 + j) * ldb;
           for (int64_t i = 0; i < m; ++i) {
-            acc[i][j] += ta ? DotStrided(a + i, bcol, lda, k) : DotStrided(a + i * lda, bcol, 1, k);
+            acc[i * kCols + j] += ta ? DotStrided(a + i, bcol, lda, k) : DotStrided(a + i * lda, bcol, 1, k);
           }
         }
       }
-      for (int64_t i = 0; i < m; ++i) std::copy(acc[i], acc[i] + w, c + i * ldc + j0);
+      for (int64_t i = 0; i < m; ++i) std::copy(acc + i * kCols, acc + i * kCols + w, c + i * ldc + j0);
       if (done != nullptr) (*done)(0, m, j0, j1);
     }
   };
@@ -117,9 +163,22 @@ void GemmT(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_
     SmallM<T>(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate, pool, done);
     return;
   }
+  // Narrow C runs as its transpose, C^T = op(B)^T op(A)^T, whose rows are few and columns many,
+  // into scratch, then transposed back: up to 4 columns (a decode step's [vocab, batch] logits)
+  // on the few-rows path, which streams op(A) once.
+  if (n <= 4) {
+    BufferPtr scratch = ScratchBuffer(m * n * static_cast<int64_t>(sizeof(T)));
+    T* ct = reinterpret_cast<T*>(scratch->data());  // C^T, [n, m]
+    SmallM<T>(!tb, !ta, n, m, k, b, ldb, a, lda, ct, m, false, pool, nullptr);
+    for (int64_t i = 0; i < m; ++i) {
+      T* row = c + i * ldc;
+      for (int64_t j = 0; j < n; ++j) row[j] = accumulate ? row[j] + ct[j * m + i] : ct[j * m + i];
+    }
+    if (done != nullptr) (*done)(0, m, 0, n);
+    return;
+  }
   // f32 runs the active level's packed GEMM when it has one. Narrow C (fewer columns than half
-  // a micro-tile, e.g. a decode step's [vocab, batch] logits) runs as its transpose, C^T =
-  // op(B)^T op(A)^T, whose rows are few and columns many, into scratch, then transposed back.
+  // a micro-tile) runs as its transpose on the packed GEMM.
   if constexpr (std::is_same_v<T, float>) {
     const gemm::MicroKernels* mk = Kernels().gemm;
     if (mk != nullptr && n >= mk->nr / 2) {

@@ -156,6 +156,32 @@ TEST(Sgemm, SameBitsWithThreeAndFiveThreads) {
   }
 }
 
+// A decode step's shapes: up to 4 rows of C against a wide B (several column chunks, a ragged
+// last one, k not a multiple of the 4 rows taken at once), and up to 4 columns of C against a
+// tall A (run as the transpose); every transpose, accumulate on and off; the same bits with 1, 2,
+// 3 and 5 threads (chunks narrow when there are few per thread).
+TEST(Sgemm, FewRowsOrColumnsStreamTheWideOperand) {
+  ThreadPool one(1), two(2), three(3), five(5);
+  uint32_t seed = 60;
+  for (int t = 0; t < 4; ++t) {
+    const bool ta = t & 1, tb = t & 2;
+    for (int64_t few = 1; few <= 4; ++few) {
+      for (const GemmCase& g : {GemmCase{ta, tb, few, 2600, 203, 1, (few & 1) != 0},
+                                GemmCase{ta, tb, 2600, few, 203, 2, (few & 1) == 0},
+                                GemmCase{ta, tb, few, 700, 9, 0, false}}) {
+        CheckCase(g, one, two, seed);
+        std::vector<float> c1 = RunCase(g, &one, seed, false);
+        for (ThreadPool* p : {&three, &five}) {
+          std::vector<float> cn = RunCase(g, p, seed, false);
+          EXPECT_EQ(0, std::memcmp(c1.data(), cn.data(), c1.size() * sizeof(float)))
+              << Name(g) << " 1 vs " << p->threads() << " threads";
+        }
+        ++seed;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace hlox::rt
 
