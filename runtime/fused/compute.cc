@@ -3,6 +3,7 @@
 // fused/eval.cc). Scalar operands of elementwise nodes are broadcast.
 // GCC 12 reports false maybe-uninitialized warnings inside the AVX-512 conversion intrinsics.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -187,11 +188,19 @@ const void* BlockEval::ComputeIota(int node, const IndexSet& set) {
       for (int64_t j = 0; j < n; ++j) o[j] = static_cast<T>((set.idx[j] / stride) % size);
       return;
     }
-    // Contiguous set: step the coordinate (no division per element).
+    // Contiguous set: runs of one coordinate (stride > 1), or of consecutive coordinates up to
+    // the dimension's end (stride 1), each a loop the compiler vectorizes.
     int64_t c = (set.start / stride) % size, r = set.start % stride;
-    for (int64_t j = 0; j < n; ++j) {
-      o[j] = static_cast<T>(c);
-      if (++r == stride) {
+    for (int64_t j = 0; j < n;) {
+      if (stride == 1) {
+        const int64_t len = std::min(n - j, size - c);
+        for (int64_t t = 0; t < len; ++t) o[j + t] = static_cast<T>(c + t);
+        j += len;
+        c = 0;
+      } else {
+        const int64_t len = std::min(n - j, stride - r);
+        std::fill(o + j, o + j + len, static_cast<T>(c));
+        j += len;
         r = 0;
         if (++c == size) c = 0;
       }

@@ -187,6 +187,43 @@ ENTRY main {
   }
 }
 
+TEST(FusedProgram, IotaOverEveryDimensionAndBlockStart) {
+  // iota along the minor dimension (runs of consecutive values that wrap at each row) and along
+  // outer ones (runs of one value), in s64 and f32, with blocks of 1, 5, 7 and 64 elements so
+  // blocks start inside runs; the one-hot compare of a cross-entropy loss reads the s64 ones.
+  Compiled c = CompileFused(R"(HloModule m
+fused {
+  l = s64[3] parameter(0)
+  i2 = s64[3,5,7] iota(), iota_dimension=2
+  i1 = s64[3,5,7] iota(), iota_dimension=1
+  i0 = f32[3,5,7] iota(), iota_dimension=0
+  b = s64[3,5,7] broadcast(l), dimensions={0}
+  hit = pred[3,5,7] compare(b, i2), direction=EQ
+  c1 = f32[3,5,7] convert(i1)
+  one = f32[] constant(100)
+  ones = f32[3,5,7] broadcast(one), dimensions={}
+  s = f32[3,5,7] select(hit, ones, c1)
+  ROOT o = f32[3,5,7] add(s, i0)
+}
+ENTRY main {
+  p0 = s64[3] parameter(0)
+  ROOT f = f32[3,5,7] fusion(p0), kind=kLoop, calls=fused
+}
+)");
+  ASSERT_TRUE(c.program);
+  auto lb = std::make_shared<Buffer>(Shape(PrimitiveType::kS64, {3}));
+  const int64_t labels[3] = {6, 0, 3};
+  for (int t = 0; t < 3; ++t) lb->as<int64_t>()[t] = labels[t];
+  Value l = Value::Array(lb);
+  std::vector<double> ref;
+  for (int a = 0; a < 3; ++a) {
+    for (int b = 0; b < 5; ++b) {
+      for (int d = 0; d < 7; ++d) ref.push_back((d == labels[a] ? 100.0 : b) + a);
+    }
+  }
+  for (int64_t block : {1, 5, 7, 64}) ExpectNear(*RunBoth(*c.program, {&l}, block).array, ref, 0);
+}
+
 TEST(FusedProgram, LayoutBitcastIsPhysicalReinterpretation) {
   Compiled c = CompileFused(R"(HloModule m
 fused {
