@@ -154,6 +154,7 @@ absl::Status DotGeneral(const Buffer& lhs, const Buffer& rhs, const DotDimension
     const T* ap;
     const T* bp;
     BufferPtr af, bf;  // widened operands
+    bool stream_a = false, stream_b = false;  // a half operand left unwidened (f32 only)
     bool native = (t == lt && t == rt);
     if constexpr (std::is_same_v<T, float>) {
       native = native && t == PrimitiveType::kF32;
@@ -164,11 +165,16 @@ absl::Status DotGeneral(const Buffer& lhs, const Buffer& rhs, const DotDimension
       }
       ap = reinterpret_cast<const T*>(a.data);
       bp = reinterpret_cast<const T*>(b.data);
-      if (!native && lt != PrimitiveType::kF32) {
+      // A decode step's half weight (few rows of C against a half B, or few columns against a
+      // half A) streams through the few-rows GEMM, widened piece by piece; only the other,
+      // small operand is widened whole.
+      stream_b = !native && rt != PrimitiveType::kF32 && m <= 4 && k > 0;
+      stream_a = !native && !stream_b && lt != PrimitiveType::kF32 && n <= 4 && k > 0;
+      if (!native && lt != PrimitiveType::kF32 && !stream_a) {
         af = ToF32(a.data, lt, batch * m * k, pool);
         ap = reinterpret_cast<const T*>(af->data());
       }
-      if (!native && rt != PrimitiveType::kF32) {
+      if (!native && rt != PrimitiveType::kF32 && !stream_b) {
         bf = ToF32(b.data, rt, batch * k * n, pool);
         bp = reinterpret_cast<const T*>(bf->data());
       }
@@ -198,8 +204,22 @@ absl::Status DotGeneral(const Buffer& lhs, const Buffer& rhs, const DotDimension
           else (*epilogue)(base + r0 * n + c0, r1 - r0, n, c1 - c0);
         };
       }
-      GemmT<T>(a.trans, b.trans, m, n, k, ap + bi * m * k, a.trans ? m : k, bp + bi * k * n, b.trans ? k : n,
-               c + bi * mn, n, false, p, tuning, done ? &done : nullptr);
+      const int64_t lda = a.trans ? m : k, ldb = b.trans ? k : n;
+      if constexpr (std::is_same_v<T, float>) {
+        auto half_of = [](PrimitiveType h) { return h == PrimitiveType::kF16 ? fused::kHalfF16 : fused::kHalfBf16; };
+        if (stream_b && SgemmHalfStreamed(a.trans, b.trans, m, n, k, ap + bi * m * k, lda,
+                                          reinterpret_cast<const uint16_t*>(b.data) + bi * k * n, ldb, half_of(rt),
+                                          true, c + bi * mn, n, p, tuning, done ? &done : nullptr)) {
+          return;
+        }
+        if (stream_a && SgemmHalfStreamed(a.trans, b.trans, m, n, k, bp + bi * k * n, ldb,
+                                          reinterpret_cast<const uint16_t*>(a.data) + bi * m * k, lda, half_of(lt),
+                                          false, c + bi * mn, n, p, tuning, done ? &done : nullptr)) {
+          return;
+        }
+      }
+      GemmT<T>(a.trans, b.trans, m, n, k, ap + bi * m * k, lda, bp + bi * k * n, ldb, c + bi * mn, n, false, p, tuning,
+               done ? &done : nullptr);
     };
     int64_t mnk = std::max<int64_t>(1, mn * std::max<int64_t>(1, k));
     bool split_batches = batch > 1 && pool != nullptr &&

@@ -17,6 +17,7 @@
 #include "runtime/gemm/packed.h"
 #include "runtime/gemm/gemm.h"
 #include "runtime/isa/isa_kernels.h"
+#include "runtime/math/half.h"
 #include "runtime/core/value.h"
 
 namespace hlox::rt {
@@ -87,10 +88,14 @@ void FourRows(T* __restrict acc, int64_t ld_acc, const T* __restrict b0, int64_t
 // kCols columns: each row of B is read as one 4 KB run for f32, which the hardware prefetchers
 // follow; 256-column runs at a decode step's 44 KB row stride ran at about 1 GB/s) and takes
 // four rows of B per pass over its accumulators (FourRows), each element still summed in p
-// order.
-template <typename T>
-void SmallM(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
-            T* c, int64_t ldc, bool accumulate, ThreadPool* pool, const GemmDone* done) {
+// order. B may hold bf16/f16 bits (Tb = uint16_t, f32 only): each piece of B is widened into
+// L1 just before use (math/half.h), so a half weight matrix is read once, at two bytes an
+// element, and never widened whole.
+template <typename T, typename Tb = T>
+void SmallM(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const Tb* b, int64_t ldb,
+            T* c, int64_t ldc, bool accumulate, ThreadPool* pool, const GemmDone* done,
+            fused::HalfType b_half = fused::kNotHalf) {
+  constexpr bool kWiden = !std::is_same_v<T, Tb>;
   constexpr int64_t kCols = 1024;
   constexpr int64_t kMaxRows = 4;  // GemmT sends m <= 4 here
   // Narrower chunks when there would be fewer than two per thread.
@@ -101,6 +106,18 @@ void SmallM(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64
   auto body = [&](int64_t lo, int64_t hi) {
     std::vector<T> acc_store(kMaxRows * kCols);
     T* acc = acc_store.data();
+    // Widened rows of B (four of a chunk's width), or one column of transposed B (k values).
+    std::vector<T> wide(kWiden ? std::max<int64_t>(4 * kCols, tb ? k : 0) : 0);
+    auto rows = [&](int64_t p, int64_t count, int64_t j0, int64_t w, int64_t* ld) -> const T* {
+      if constexpr (kWiden) {
+        for (int64_t q = 0; q < count; ++q) fused::HalfToF32(b_half, b + (p + q) * ldb + j0, wide.data() + q * kCols, w);
+        *ld = kCols;
+        return wide.data();
+      } else {
+        *ld = ldb;
+        return b + p * ldb + j0;
+      }
+    };
     auto av = [&](int64_t i, int64_t p) { return ta ? a[p * lda + i] : a[i * lda + p]; };
     for (int64_t ch = lo; ch < hi; ++ch) {
       const int64_t j0 = ch * cols, j1 = std::min(n, j0 + cols), w = j1 - j0;
@@ -114,16 +131,18 @@ void SmallM(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64
           for (int64_t i = 0; i < m; ++i) {
             for (int64_t q = 0; q < 4; ++q) ap[i][q] = av(i, p + q);
           }
-          const T* b0 = b + p * ldb + j0;
+          int64_t ld = 0;
+          const T* b0 = rows(p, 4, j0, w, &ld);
           switch (m) {
-            case 1: FourRows<T, 1>(acc, kCols, b0, ldb, ap, w); break;
-            case 2: FourRows<T, 2>(acc, kCols, b0, ldb, ap, w); break;
-            case 3: FourRows<T, 3>(acc, kCols, b0, ldb, ap, w); break;
-            default: FourRows<T, 4>(acc, kCols, b0, ldb, ap, w); break;
+            case 1: FourRows<T, 1>(acc, kCols, b0, ld, ap, w); break;
+            case 2: FourRows<T, 2>(acc, kCols, b0, ld, ap, w); break;
+            case 3: FourRows<T, 3>(acc, kCols, b0, ld, ap, w); break;
+            default: FourRows<T, 4>(acc, kCols, b0, ld, ap, w); break;
           }
         }
         for (; p < k; ++p) {
-          const T* brow = b + p * ldb + j0;
+          int64_t ld = 0;
+          const T* brow = rows(p, 1, j0, w, &ld);
           for (int64_t i = 0; i < m; ++i) {
             const T a0 = av(i, p);
             T* row = acc + i * kCols;
@@ -132,7 +151,13 @@ void SmallM(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64
         }
       } else {
         for (int64_t j = 0; j < w; ++j) {
-          const T* bcol = b + (j0 + j) * ldb;
+          const T* bcol;
+          if constexpr (kWiden) {
+            fused::HalfToF32(b_half, b + (j0 + j) * ldb, wide.data(), k);
+            bcol = wide.data();
+          } else {
+            bcol = b + (j0 + j) * ldb;
+          }
           for (int64_t i = 0; i < m; ++i) {
             acc[i * kCols + j] += ta ? DotStrided(a + i, bcol, lda, k) : DotStrided(a + i * lda, bcol, 1, k);
           }
@@ -230,6 +255,28 @@ template void GemmT<float>(bool, bool, int64_t, int64_t, int64_t, const float*, 
 template void GemmT<double>(bool, bool, int64_t, int64_t, int64_t, const double*, int64_t, const double*, int64_t, double*, int64_t, bool, ThreadPool*, const GemmTuning&, const GemmDone*);
 template void GemmT<std::complex<float>>(bool, bool, int64_t, int64_t, int64_t, const std::complex<float>*, int64_t, const std::complex<float>*, int64_t, std::complex<float>*, int64_t, bool, ThreadPool*, const GemmTuning&, const GemmDone*);
 template void GemmT<std::complex<double>>(bool, bool, int64_t, int64_t, int64_t, const std::complex<double>*, int64_t, const std::complex<double>*, int64_t, std::complex<double>*, int64_t, bool, ThreadPool*, const GemmTuning&, const GemmDone*);
+
+bool SgemmHalfStreamed(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* small, int64_t ld_small,
+                       const uint16_t* big, int64_t ld_big, fused::HalfType half, bool big_is_b, float* c, int64_t ldc,
+                       ThreadPool* pool, const GemmTuning& tuning, const GemmDone* done) {
+  if (tuning.threads == 1) pool = nullptr;
+  if (k == 0 || n == 0 || m == 0) return false;
+  if (big_is_b && m <= 4) {
+    SmallM<float, uint16_t>(ta, tb, m, n, k, small, ld_small, big, ld_big, c, ldc, false, pool, done, half);
+    return true;
+  }
+  if (!big_is_b && n <= 4) {  // as the transpose, C^T = op(B)^T op(A)^T, whose B is op(A)^T
+    BufferPtr scratch = ScratchBuffer(m * n * static_cast<int64_t>(sizeof(float)));
+    float* ct = scratch->as<float>();  // C^T, [n, m]
+    SmallM<float, uint16_t>(!tb, !ta, n, m, k, small, ld_small, big, ld_big, ct, m, false, pool, nullptr, half);
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = ct[j * m + i];
+    }
+    if (done != nullptr) (*done)(0, m, 0, n);
+    return true;
+  }
+  return false;
+}
 
 void Sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
            const float* b, int64_t ldb, float* c, int64_t ldc, bool accumulate, ThreadPool* pool) {

@@ -5,6 +5,7 @@
 
 #include "runtime/core/thread_pool.h"
 #include "runtime/gemm/dot_general.h"
+#include "runtime/math/half.h"
 
 namespace hlox::rt {
 
@@ -22,5 +23,14 @@ template <typename T>
 void GemmT(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
            int64_t ldb, T* c, int64_t ldc, bool accumulate, ThreadPool* pool, const GemmTuning& tuning = {},
            const GemmDone* done = nullptr);
+
+// The few-rows GEMM with its big operand in bf16/f16 bits, widened piece by piece as it
+// streams (a decode step's half weights), writing C[m,n] = op(A) op(B) (no accumulate):
+// big_is_b: m <= 4, `small` is A and `big` is B; else n <= 4, `small` is B and `big` is A. The
+// flags and leading dimensions are those of the operands as given. False, with nothing done,
+// for other shapes.
+bool SgemmHalfStreamed(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* small, int64_t ld_small,
+                       const uint16_t* big, int64_t ld_big, fused::HalfType half, bool big_is_b, float* c, int64_t ldc,
+                       ThreadPool* pool, const GemmTuning& tuning, const GemmDone* done);
 
 }  // namespace hlox::rt

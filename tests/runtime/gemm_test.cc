@@ -6,6 +6,7 @@
 // default's bits; backend_config keys parse, and malformed ones are ignored.
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "runtime/core/thread_pool.h"
 #include "runtime/gemm/dot_general.h"
 #include "runtime/gemm/gemm.h"
+#include "runtime/math/half.h"
 
 namespace hlox::rt {
 namespace {
@@ -177,6 +179,55 @@ TEST(Sgemm, FewRowsOrColumnsStreamTheWideOperand) {
               << Name(g) << " 1 vs " << p->threads() << " threads";
         }
         ++seed;
+      }
+    }
+  }
+}
+
+// A decode step's half weights stream through the few-rows GEMM, widened piece by piece: the
+// same bits as the dot of their widened f32 values (which takes the same path), for bf16 and
+// f16, a half weight on either side (few rows of C, or few columns), both contracting sides,
+// two batches, f16 and f32 results, 1 and 2 threads.
+TEST(DotGeneral, HalfWeightsStreamLikeTheirF32Values) {
+  ThreadPool two(2);
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  auto make = [&](PrimitiveType t, std::vector<int64_t> dims, Buffer* wide) {
+    auto owned = std::make_unique<Buffer>(Shape(t, dims));
+    Buffer& half = *owned;
+    const int64_t n = half.element_count();
+    std::vector<float> v(n);
+    for (float& x : v) x = u(rng);
+    const fused::HalfType h = t == PrimitiveType::kF16 ? fused::kHalfF16 : fused::kHalfBf16;
+    fused::F32ToHalf(h, v.data(), half.as<uint16_t>(), n);
+    fused::HalfToF32(h, half.as<uint16_t>(), wide->as<float>(), n);  // the exact widened values
+    return owned;
+  };
+  const int64_t k = 203, big = 2600;
+  for (PrimitiveType t : {PrimitiveType::kBF16, PrimitiveType::kF16}) {
+    for (int few = 1; few <= 4; few += 3) {
+      for (int variant = 0; variant < 4; ++variant) {
+        const bool weight_is_rhs = variant & 1, contract_first = variant & 2;
+        // weight [b, k, big] or [b, big, k]; activations [b, few, k] or [b, k, few].
+        std::vector<int64_t> wdims = contract_first ? std::vector<int64_t>{2, k, big} : std::vector<int64_t>{2, big, k};
+        std::vector<int64_t> xdims = contract_first ? std::vector<int64_t>{2, k, few} : std::vector<int64_t>{2, few, k};
+        Buffer w32(Shape(PrimitiveType::kF32, wdims)), x32(Shape(PrimitiveType::kF32, xdims));
+        std::unique_ptr<Buffer> wp = make(t, wdims, &w32), xp = make(t, xdims, &x32);
+        const Buffer &w = *wp, &x = *xp;
+        const int64_t c = contract_first ? 1 : 2;
+        DotDimensionNumbers dn{{0}, {0}, {c}, {c}};
+        std::vector<int64_t> out = weight_is_rhs ? std::vector<int64_t>{2, few, big} : std::vector<int64_t>{2, big, few};
+        for (PrimitiveType ot : {PrimitiveType::kF32, t}) {
+          for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &two}) {
+            Buffer got(Shape(ot, out)), want(Shape(ot, out));
+            const Buffer &l = weight_is_rhs ? x : w, &r = weight_is_rhs ? w : x;
+            const Buffer &l32 = weight_is_rhs ? x32 : w32, &r32 = weight_is_rhs ? w32 : x32;
+            ASSERT_TRUE(DotGeneral(l, r, dn, got, pool).ok());
+            ASSERT_TRUE(DotGeneral(l32, r32, dn, want, pool).ok());
+            EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.byte_size()))
+                << PrimitiveTypeName(t) << " few=" << few << " variant=" << variant << " out " << PrimitiveTypeName(ot);
+          }
+        }
       }
     }
   }
