@@ -83,20 +83,21 @@ void FourRows(T* __restrict acc, int64_t ld_acc, const T* __restrict b0, int64_t
 
 // Few rows of C (decode-style GEMV): stream B once. For row-major B every row of B meets all m
 // rows of A before the next, C[i,:] = sum_p A[i,p] * B[p,:] in p order; for transposed B each
-// C element is a dot product over contiguous k (DotStrided). Columns are split in chunks, and
-// since no element's sum crosses a chunk, any split gives the same bits. A chunk is wide (up to
-// kCols columns: each row of B is read as one 4 KB run for f32, which the hardware prefetchers
-// follow; 256-column runs at a decode step's 44 KB row stride ran at about 1 GB/s) and takes
-// four rows of B per pass over its accumulators (FourRows), each element still summed in p
-// order. B may hold bf16/f16 bits (Tb = uint16_t, f32 only): each piece of B is widened into
-// L1 just before use (math/half.h), so a half weight matrix is read once, at two bytes an
-// element, and never widened whole.
+// C element is a dot product over contiguous k (DotStrided). Columns are split in chunks,
+// and since no element's sum crosses a chunk, any split gives the same bits. A chunk is wide
+// (up to kCols columns: each row of B is read as one 32 KB run for f32, 16 KB for half, which
+// the hardware prefetchers follow, while the chunk's accumulators stay in L2; 256-column runs
+// at a decode step's 44 KB row stride ran at about 1 GB/s) and takes four rows of B per pass
+// over its accumulators (FourRows), each element still summed in p order. B may hold bf16/f16
+// bits (Tb = uint16_t, f32 only): each piece of B is widened into cache just before use
+// (math/half.h), so a half weight matrix is read once, at two bytes an element, and never
+// widened whole.
 template <typename T, typename Tb = T>
 void SmallM(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const Tb* b, int64_t ldb,
             T* c, int64_t ldc, bool accumulate, ThreadPool* pool, const GemmDone* done,
             fused::HalfType b_half = fused::kNotHalf) {
   constexpr bool kWiden = !std::is_same_v<T, Tb>;
-  constexpr int64_t kCols = 1024;
+  constexpr int64_t kCols = 8192;
   constexpr int64_t kMaxRows = 4;  // GemmT sends m <= 4 here
   // Narrower chunks when there would be fewer than two per thread.
   int64_t cols = kCols;
