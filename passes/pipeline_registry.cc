@@ -75,8 +75,10 @@ std::vector<PassInfo> PassInfos() {
       {"fusion", "producer-consumer fusion into loop and input fusions", {"fuse_producer"}, true},
       {"sibling-fusion", "multi-output fusion of consumers of a shared operand", {"sibling_fusion"}, true},
       {"fusion-merger", "merge a producer fusion into its consumer fusions", {"merge_fusion"}, true},
-      {"output-fusion", "fuse a dot into its elementwise consumer (bias, activation, residual): one kOutput kernel",
-       {"dot_epilogue"}},
+      {"output-fusion",
+       "fuse a dot or convolution into its elementwise consumer (bias, batch norm, activation, residual): one kOutput "
+       "kernel",
+       {"dot_epilogue", "conv_epilogue"}},
       {"codegen", "how the runtime runs each fused loop, dot and convolution",
        {"codegen_params", "gemm_params", "conv_params"}},
       {"zero-sized-elim", "replace computations of zero-element arrays by empty constants", {"zero_sized"}},

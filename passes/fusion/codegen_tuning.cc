@@ -10,8 +10,9 @@
 //   thread, the row or column schedule, fewer or more A panels per unit (mc), fewer or more B
 //   panels per A panel (nc), the tile order (b_in_l1: each B panel meets a block of A panels,
 //   BLIS's order), and for batched dots whether threads split the batches or each GEMM. Only knobs that can change this dot's run are offered (e.g. no thread choices for a
-//   dot too small to split). None changes a bit of the result. An output fusion (a dot with
-//   its epilogue, passes/fusion/output_fusion.cc) gets its dot's "gemm:" site, not a "tune:" one.
+//   dot too small to split). None changes a bit of the result. An output fusion (a dot or
+//   convolution with its epilogue, passes/fusion/output_fusion.cc) gets its dot's "gemm:" or its
+//   convolution's "conv:" site, not a "tune:" one.
 // - "conv:<convolution>" (convolutions of at least kMinDotMnk multiply-adds): the algorithm
 //   (runtime/conv/tuning.h: tiles, wide_k, planes, plane_filter, where the convolution has that form)
 //   and a single thread: hlox_conv_algo / hlox_threads, read by the convolution kernel.
@@ -134,16 +135,17 @@ std::vector<Knob> ConvChoicesFor(const Instruction& conv) {
   return out;
 }
 
-// The dot of an output fusion (a kOutput fusion holding one dot; the runtime reads its GEMM
-// keys from the fusion's backend_config, runtime/kernels/output_fusion.h), else null.
-const Instruction* OutputFusionDot(const Instruction& i) {
+// The dot or convolution of an output fusion (a kOutput fusion holding one; the runtime reads
+// its GEMM or convolution keys from the fusion's backend_config,
+// runtime/kernels/output_fusion.h), else null.
+const Instruction* OutputFusionOp(const Instruction& i) {
   if (i.opcode() != Opcode::kFusion || i.attrs().fusion_kind != FusionKind::kOutput ||
       i.called_computations().size() != 1) {
     return nullptr;
   }
   const Instruction* dot = nullptr;
   for (const auto& f : i.called_computations()[0]->instructions()) {
-    if (f->opcode() != Opcode::kDot) continue;
+    if (f->opcode() != Opcode::kDot && f->opcode() != Opcode::kConvolution) continue;
     if (dot != nullptr) return nullptr;
     dot = f.get();
   }
@@ -153,7 +155,7 @@ const Instruction* OutputFusionDot(const Instruction& i) {
 // The knobs of a dot or convolution site (empty for other instructions and small ones), with
 // the site's rule and features.
 std::vector<Knob> KnobsFor(const Instruction& instr, std::string* rule, std::vector<float>* features) {
-  const Instruction* dot = OutputFusionDot(instr);
+  const Instruction* dot = OutputFusionOp(instr);
   const Instruction& i = dot != nullptr ? *dot : instr;
   if (i.opcode() == Opcode::kConvolution) {
     *rule = "conv_params";
@@ -248,7 +250,7 @@ class CodegenTuning : public Pass {
     for (Computation* comp : fusion::FusibleComputations(module)) {
       for (Instruction* i : comp->PostOrder()) {
         if (i->opcode() == Opcode::kFusion && i->called_computations().size() == 1 &&
-            OutputFusionDot(*i) == nullptr) {
+            OutputFusionOp(*i) == nullptr) {
           std::vector<std::string> choices = {"keep"};
           for (const Knob& k : FusionKnobs(*i)) choices.push_back(k.name);
           add("tune:", "codegen_params", *i, std::move(choices),

@@ -1,15 +1,17 @@
-// OutputFusion: fuses a dot into the elementwise consumer of its result (bias, activation,
-// residual add, scale, a weight update), one site per dot ("epilogue:<dot>"), choices {keep,
-// fuse}. The consumer (a kLoop fusion, or an elementwise instruction wrapped into one) takes the
-// dot into its body and becomes a kOutput fusion, which the runtime runs as the GEMM with the
-// consumer's work applied to each tile of the result as it is finished
-// (runtime/kernels/output_fusion.h): the dot's result is never written out and read back, and
-// one kernel dispatch and one buffer go away.
+// OutputFusion: fuses a dot or a convolution into the elementwise consumer of its result (bias,
+// batch norm, activation, residual add, scale, a weight update), one site per dot or
+// convolution ("epilogue:<op>", rules dot_epilogue and conv_epilogue), choices {keep, fuse}.
+// The consumer (a kLoop fusion, or an elementwise instruction wrapped into one) takes the op
+// into its body and becomes a kOutput fusion, which the runtime runs as the GEMM or
+// convolution with the consumer's work applied to each tile of the result as it is finished
+// (runtime/kernels/output_fusion.h): the result is never written out and read back, and one
+// kernel dispatch and one buffer go away.
 //
-// A site needs: a dot whose only user is that consumer, the consumer of the dot's dims and
-// element type, and the dot's result reaching the consumer's root through elementwise ops only
-// (each output element reads the dot's element at its own index). Runs after the other fusion
-// passes (which never fuse a dot); sites in computation post order, never overlapping.
+// A site needs: an op whose only user is that consumer, the consumer of the op's dims and
+// element type, and the op's result reaching the consumer's root through elementwise ops only
+// (each output element reads the op's element at its own index). Runs after the other fusion
+// passes (which never fuse a dot or convolution); sites in computation post order, never
+// overlapping.
 #include "absl/strings/str_cat.h"
 #include "passes/fusion/fusion_util.h"
 #include "passes/passes.h"
@@ -19,9 +21,12 @@
 namespace hlox {
 namespace {
 
-// The consumer a dot can be fused into, or null.
+// The consumer a dot or convolution can be fused into, or null.
 const Instruction* EpilogueConsumer(const Instruction& dot) {
-  if (dot.opcode() != Opcode::kDot || dot.operand_count() != 2 || !dot.shape().IsArray()) return nullptr;
+  if ((dot.opcode() != Opcode::kDot && dot.opcode() != Opcode::kConvolution) || dot.operand_count() != 2 ||
+      !dot.shape().IsArray()) {
+    return nullptr;
+  }
   if (dot.IsRoot() || dot.user_count() != 1 || HasControlDeps(dot)) return nullptr;
   const Instruction* u = dot.users()[0];
   if (u->parent() != dot.parent() || !fusion::IsFusibleConsumer(*u) || !u->shape().IsArray()) return nullptr;
@@ -61,7 +66,7 @@ class OutputFusionPass : public Pass {
         if (u == nullptr) continue;
         DecisionSite s;
         s.id = absl::StrCat("epilogue:", dot->name());
-        s.rule = "dot_epilogue";
+        s.rule = dot->opcode() == Opcode::kDot ? "dot_epilogue" : "conv_epilogue";
         s.instructions = {dot->name(), u->name()};
         s.computation = comp->name();
         s.choices = {"keep", "fuse"};

@@ -33,7 +33,7 @@ inline void MulAddMult(T* __restrict o, const T* __restrict x, const T* __restri
 }  // namespace
 
 template <typename T>
-void DepthwiseConv(const ConvIndex& ix, const T* in, const T* k, T* out, ThreadPool* pool) {
+void DepthwiseConv(const ConvIndex& ix, const T* in, const T* k, T* out, ThreadPool* pool, const DotEpilogue* done) {
   const ConvGeometry& g = *ix.g;
   const int64_t S = g.spatial, C = g.c, O = g.o;
   const int64_t mult = C == 0 ? 1 : O / C;
@@ -83,6 +83,7 @@ void DepthwiseConv(const ConvIndex& ix, const T* in, const T* k, T* out, ThreadP
       if constexpr (std::is_same_v<T, float>) {
         if (mult == 1 && row_f32 != nullptr) {
           row_f32(pl, wl, kl, C, in_b, bases.data(), wrows.data(), static_cast<int64_t>(bases.size()), orow);
+          if (done != nullptr) (*done)(t * wl * O, 1, 0, wl * O);
           continue;
         }
       }
@@ -99,6 +100,7 @@ void DepthwiseConv(const ConvIndex& ix, const T* in, const T* k, T* out, ThreadP
           }
         }
       }
+      if (done != nullptr) (*done)(t * wl * O, 1, 0, wl * O);
     }
   };
   const int64_t work = std::max<int64_t>(1, wl * ix.KK * O);
@@ -107,7 +109,9 @@ void DepthwiseConv(const ConvIndex& ix, const T* in, const T* k, T* out, ThreadP
   else body(0, tasks);
 }
 
-template void DepthwiseConv<float>(const ConvIndex&, const float*, const float*, float*, ThreadPool*);
-template void DepthwiseConv<double>(const ConvIndex&, const double*, const double*, double*, ThreadPool*);
+template void DepthwiseConv<float>(const ConvIndex&, const float*, const float*, float*, ThreadPool*,
+                                   const DotEpilogue*);
+template void DepthwiseConv<double>(const ConvIndex&, const double*, const double*, double*, ThreadPool*,
+                                    const DotEpilogue*);
 
 }  // namespace hlox::rt

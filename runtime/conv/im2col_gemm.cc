@@ -11,9 +11,11 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "runtime/conv/paths.h"
 #include "runtime/gemm/dot_general.h"
+#include "runtime/gemm/gemm.h"
 
 namespace hlox::rt {
 namespace {
@@ -135,7 +137,8 @@ bool IsPointwise(const ConvGeometry& g) {
 }
 
 template <typename T>
-void GemmConv(const ConvIndex& ix, const T* in, const T* k, T* out, ThreadPool* pool, ConvAlgorithm algorithm) {
+void GemmConv(const ConvIndex& ix, const T* in, const T* k, T* out, ThreadPool* pool, ConvAlgorithm algorithm,
+              const DotEpilogue* done) {
   const ConvGeometry& g = *ix.g;
   const int64_t S = g.spatial, P = ix.P, nout = ix.nout;
   const int64_t total_groups = g.groups * g.batch_groups;
@@ -144,16 +147,29 @@ void GemmConv(const ConvIndex& ix, const T* in, const T* k, T* out, ThreadPool* 
   if (nout * P == 0 || og == 0) return;
   if (KC == 0) {
     std::fill_n(out, nout * P * g.o, T(0));
+    if (done != nullptr) (*done)(0, 1, 0, nout * P * g.o);
     return;
   }
   if (algorithm == ConvAlgorithm::kAuto && IsPointwise(g)) {
     for (int64_t grp = 0; grp < g.groups; ++grp) {
-      Gemm(nout * P, og, g.ck, in + grp * g.ck, g.c, k + grp * og, g.o, out + grp * og, g.o, pool);
+      T* c = out + grp * og;
+      if constexpr (std::is_same_v<T, float>) {
+        if (done != nullptr && g.groups == 1) {  // each part of C as the GEMM finishes it
+          const GemmDone part = [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+            (*done)(r0 * g.o + c0, r1 - r0, g.o, c1 - c0);
+          };
+          GemmT<float>(false, false, nout * P, og, g.ck, in, g.c, k, g.o, c, g.o, false, pool, {}, &part);
+          continue;
+        }
+      }
+      Gemm(nout * P, og, g.ck, in + grp * g.ck, g.c, k + grp * og, g.o, c, g.o, pool);
+      if (done != nullptr) (*done)(grp * og, nout * P, g.o, og);
     }
     return;
   }
   if (algorithm == ConvAlgorithm::kWideK || (algorithm == ConvAlgorithm::kAuto && PreferWideK(ix))) {
     WideKConv(ix, in, k, out, pool);
+    if (done != nullptr) (*done)(0, 1, 0, nout * P * g.o);
     return;
   }
   // Rows per tile: a patch of about 64K elements (256 KB in f32) stays in L2.
@@ -185,6 +201,10 @@ void GemmConv(const ConvIndex& ix, const T* in, const T* k, T* out, ThreadPool* 
       }
       Gemm(rows, og, KC, patch.data(), KC, k + grp * og, g.o, out + (ob * P + p0) * g.o + grp * og,
            g.o, nullptr);
+      if (done != nullptr) {
+        if (og == g.o) (*done)((ob * P + p0) * g.o, 1, 0, rows * g.o);
+        else (*done)((ob * P + p0) * g.o + grp * og, rows, g.o, og);
+      }
     }
   };
   const int64_t work = tile * KC * og;
@@ -193,7 +213,9 @@ void GemmConv(const ConvIndex& ix, const T* in, const T* k, T* out, ThreadPool* 
   else body(0, tasks);
 }
 
-template void GemmConv<float>(const ConvIndex&, const float*, const float*, float*, ThreadPool*, ConvAlgorithm);
-template void GemmConv<double>(const ConvIndex&, const double*, const double*, double*, ThreadPool*, ConvAlgorithm);
+template void GemmConv<float>(const ConvIndex&, const float*, const float*, float*, ThreadPool*, ConvAlgorithm,
+                              const DotEpilogue*);
+template void GemmConv<double>(const ConvIndex&, const double*, const double*, double*, ThreadPool*, ConvAlgorithm,
+                               const DotEpilogue*);
 
 }  // namespace hlox::rt

@@ -14,6 +14,7 @@
 #include "ir/attributes.h"
 #include "runtime/conv/tuning.h"
 #include "runtime/core/thread_pool.h"
+#include "runtime/gemm/dot_general.h"
 
 namespace hlox::rt {
 
@@ -48,18 +49,26 @@ ConvIndex MakeConvIndex(const ConvGeometry& g);
 // padding, stride 1, no base dilation, output extents equal to input extents, no batch groups.
 bool IsPointwise(const ConvGeometry& g);
 
+// `done` (may be null), on the paths below, is told as each part of the output holds its final
+// values (runs of canonical output elements, the contract of gemm/dot_general.h's DotEpilogue),
+// from the thread that computed it: an output fusion applies its epilogue there, while the part
+// is still in cache.
+
 // Depthwise (ck == 1, feature_group_count == c, any channel multiplier o / c, no batch
-// groups): direct loop, channels innermost. Writes every output element.
+// groups): direct loop, channels innermost. Writes every output element; `done` per output row.
 template <typename T>
-void DepthwiseConv(const ConvIndex& ix, const T* in, const T* k, T* out, ThreadPool* pool);
+void DepthwiseConv(const ConvIndex& ix, const T* in, const T* k, T* out, ThreadPool* pool,
+                   const DotEpilogue* done = nullptr);
 
 // Everything else: per (group, image, tile of output positions) an im2col patch (contiguous
 // row copies) times the group's kernel columns; pointwise convolutions skip the patch and run
 // one GEMM per group over all images. Writes every output element.
 // `algorithm` kTiles or kWideK forces that path (conv/tuning.h); kAuto picks as above.
+// `done` per tile, per part of C as the GEMM finishes it for ungrouped f32 pointwise
+// convolutions (per group's columns otherwise), once for all of the output for wide-k ones.
 template <typename T>
 void GemmConv(const ConvIndex& ix, const T* in, const T* k, T* out, ThreadPool* pool,
-              ConvAlgorithm algorithm = ConvAlgorithm::kAuto);
+              ConvAlgorithm algorithm = ConvAlgorithm::kAuto, const DotEpilogue* done = nullptr);
 
 // True when the output has few rows (images x positions) and the reduction (taps x features)
 // is long, e.g. a weight gradient: then WideKConv beats the tile path.

@@ -11,7 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "ir/instruction.h"
+#include "runtime/core/thread_pool.h"
+#include "runtime/core/value.h"
+#include "runtime/gemm/dot_general.h"
 
 namespace hlox::rt {
 
@@ -31,5 +35,15 @@ ConvTuning ParseConvTuning(const std::string& backend_config);
 // same on every machine. Empty for a convolution the kernel would refuse, for depthwise ones
 // (a single direct path) and for pointwise ones without a plane form (one GEMM is best).
 std::vector<ConvAlgorithm> ConvAlgorithmsFor(const Instruction& conv);
+
+// Runs `conv` (real element types) on lhs and rhs into `out`, a buffer of the instruction's
+// shape, as its kernel would (same path, same bits). Where the convolution writes the result's
+// layout directly (NHWC-style dim_labels) in runs of whole output rows (depthwise rows, the
+// tiles of ungrouped im2col convolutions), it tells `done` (may be null) as each run of `out`
+// is final, from the thread that computed it, and returns true; an output fusion
+// (kernels/output_fusion.h) applies its epilogue there. Otherwise it returns false, having
+// told `done` nothing: the caller takes the whole result.
+absl::StatusOr<bool> ConvolutionInto(const Instruction& conv, const Buffer& lhs, const Buffer& rhs, BufferPtr out,
+                                     ThreadPool* pool, const ConvTuning& tuning, const DotEpilogue* done);
 
 }  // namespace hlox::rt

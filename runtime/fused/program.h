@@ -62,14 +62,24 @@ class FusedProgram {
   absl::StatusOr<Value> Run(const std::vector<const Value*>& operands, ThreadPool* pool,
                             const FusedRunOptions& options) const;
 
-  // Whether RunRows can evaluate this program: one output (not a tuple), not a reduce.
+  // Whether BindRows can evaluate this program: one output (not a tuple), not a reduce.
   bool has_range_eval() const;
-  // Evaluates `rows` runs of `len` elements of the single output, starting at row-major linear
-  // index `first` and `stride` apart, into `out` on the calling thread with the block loop,
-  // `params` one per parameter. Safe to call from several threads at once on disjoint runs.
-  // For programs with has_range_eval().
-  void RunRows(const std::vector<const Buffer*>& params, Buffer& out, int64_t first, int64_t rows,
-               int64_t stride, int64_t len) const;
+  // Parts of the single output of a program with has_range_eval(), evaluated into `out` on the
+  // calling thread, `params` one per parameter. `out` may also be a parameter read at the
+  // output's own indices (each element is read before it is written: an output fusion's
+  // epilogue updates its dot's or convolution's result in place). Bound once: the register
+  // path when the operands fit it (its computed inputs and scalars evaluated here), else the
+  // block loop. The same bits as Run. Run is safe from several threads on disjoint runs.
+  class Rows {
+   public:
+    virtual ~Rows() = default;
+    // `rows` runs of `len` elements, starting at row-major linear index `first`, `stride` apart.
+    virtual void Run(int64_t first, int64_t rows, int64_t stride, int64_t len) const = 0;
+    // Whether runs take the register path (short runs are cheap there; the block loop pays a
+    // block's setup per run).
+    virtual bool registers() const = 0;
+  };
+  std::unique_ptr<Rows> BindRows(const std::vector<const Buffer*>& params, Buffer& out) const;
 
   int64_t node_count() const;
   // Whether Run can take the register path (fused/vector.h) for this program.

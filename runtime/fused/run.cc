@@ -149,27 +149,75 @@ bool FusedProgram::has_range_eval() const {
   return !im.tuple_root && im.outputs.size() == 1 && im.nodes[im.outputs[0]].op != NodeOp::kReduce;
 }
 
-void FusedProgram::RunRows(const std::vector<const Buffer*>& params, Buffer& out, int64_t first, int64_t rows,
-                           int64_t stride, int64_t len) const {
-  const Impl& im = *impl_;
-  const int node = im.outputs[0];
-  const VKind kind = im.nodes[node].kind;
-  const bool f32 = kind == VKind::kF32 && out.shape().element_type() == PrimitiveType::kF32;
-  const int64_t block = ElementwiseBlock(im.block_bytes_per_elem, FusedRunOptions{});
-  BlockEval ev(im.nodes, params, t_arena);
-  for (int64_t r = 0; r < rows; ++r) {
-    const int64_t end = first + r * stride + len;
-    for (int64_t start = first + r * stride; start < end; start += block) {
-      ev.NewBlock();
-      const int64_t n = std::min(block, end - start);
-      IndexSet set{n, start, nullptr, ev.NewSetId()};
-      float* dst = f32 ? out.as<float>() + start : nullptr;
-      if (f32) ev.set_destination(node, set.id, dst);
-      const void* v = ev.Eval(node, set);
-      ev.set_destination(-1, 0, nullptr);
-      if (v != dst) StoreBlock(out, start, v, kind, n);
+namespace {
+
+// BindRows on the block loop.
+class BlockRows : public FusedProgram::Rows {
+ public:
+  BlockRows(const std::vector<FusedNode>& nodes, int node, int64_t block_bytes_per_elem,
+            const std::vector<const Buffer*>& params, Buffer& out)
+      : nodes_(nodes), node_(node), block_bytes_per_elem_(block_bytes_per_elem), params_(params), out_(out) {}
+  void Run(int64_t first, int64_t rows, int64_t stride, int64_t len) const override {
+    const int node = node_;
+    const VKind kind = nodes_[node].kind;
+    const bool f32 = kind == VKind::kF32 && out_.shape().element_type() == PrimitiveType::kF32;
+    const int64_t block = ElementwiseBlock(block_bytes_per_elem_, FusedRunOptions{});
+    BlockEval ev(nodes_, params_, t_arena);
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t end = first + r * stride + len;
+      for (int64_t start = first + r * stride; start < end; start += block) {
+        ev.NewBlock();
+        const int64_t n = std::min(block, end - start);
+        IndexSet set{n, start, nullptr, ev.NewSetId()};
+        float* dst = f32 ? out_.as<float>() + start : nullptr;
+        if (f32) ev.set_destination(node, set.id, dst);
+        const void* v = ev.Eval(node, set);
+        ev.set_destination(-1, 0, nullptr);
+        if (v != dst) StoreBlock(out_, start, v, kind, n);
+      }
     }
   }
+  bool registers() const override { return false; }
+
+ private:
+  const std::vector<FusedNode>& nodes_;
+  const int node_;
+  const int64_t block_bytes_per_elem_;
+  const std::vector<const Buffer*> params_;
+  Buffer& out_;
+};
+
+// BindRows on the register path.
+class VectorRows : public FusedProgram::Rows {
+ public:
+  VectorRows(const std::vector<FusedNode>& nodes, const VectorProgram& vec) : nodes_(nodes), vec_(vec) {}
+  VectorProgram::Bound bound;
+  void Run(int64_t first, int64_t rows, int64_t stride, int64_t len) const override {
+    if (stride == len || rows == 1) {
+      vec_.RunRange(nodes_, bound, first, 1, 0, (rows - 1) * stride + len);
+      return;
+    }
+    vec_.RunRange(nodes_, bound, first, rows, stride, len);
+  }
+  bool registers() const override { return true; }
+
+ private:
+  const std::vector<FusedNode>& nodes_;
+  const VectorProgram& vec_;
+};
+
+}  // namespace
+
+std::unique_ptr<FusedProgram::Rows> FusedProgram::BindRows(const std::vector<const Buffer*>& params,
+                                                           Buffer& out) const {
+  const Impl& im = *impl_;
+  bool tiled = false;
+  for (int64_t d : im.tile_dim) tiled |= d >= 0;
+  if (im.vec != nullptr && !tiled) {
+    auto v = std::make_unique<VectorRows>(im.nodes, *im.vec);
+    if (im.vec->BindRange(im.nodes, params, out, &v->bound)) return v;
+  }
+  return std::make_unique<BlockRows>(im.nodes, im.outputs[0], im.block_bytes_per_elem, params, out);
 }
 
 absl::StatusOr<Value> FusedProgram::Run(const std::vector<const Value*>& operands, ThreadPool* pool,

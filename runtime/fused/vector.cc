@@ -172,7 +172,7 @@ struct MicroPlan {
 MicroPlan BuildMicroPlan(const std::vector<VectorProgram::Op>& ops,
                          const std::vector<VectorProgram::Slot>& output_slots,
                          const std::vector<char>& direct, const IsaKernels& kernels,
-                         const std::vector<const float*>& base, std::vector<BufferPtr>& out,
+                         const std::vector<const float*>& base, const std::vector<Buffer*>& out,
                          bool big, float* temps) {
   MicroPlan plan;
   const int64_t ninputs = static_cast<int64_t>(base.size());
@@ -312,116 +312,33 @@ bool VectorProgram::Run(const std::vector<FusedNode>& nodes, const std::vector<c
                         const FusedRunOptions& options) const {
   const IsaKernels& kernels = Kernels();
   if (out.size() != output_slots_.size() || out.empty()) return false;
-  const int64_t total = out[0]->element_count();
+  Bound bd;
+  bd.total = out[0]->element_count();
   for (size_t k = 0; k < out.size(); ++k) {
     const PrimitiveType t = HalfType(out_half_[k]);
-    if (out[k]->shape().element_type() != t || out[k]->element_count() != total) return false;
+    if (out[k]->shape().element_type() != t || out[k]->element_count() != bd.total) return false;
+    bd.out.push_back(out[k].get());
   }
-  std::vector<const float*> base;
-  int64_t streamed = 0;  // inputs read at the output's own indices
-  std::vector<std::vector<float>> computed;
-  if (!BindInputs(nodes, params, total, &computed, &base, &streamed)) return false;
-  const std::vector<float> scalars = EvalScalars(nodes, params);
+  if (!BindInputs(nodes, params, bd.total, &bd.computed, &bd.base, &bd.streamed)) return false;
+  bd.scalars = EvalScalars(nodes, params);
   // The plain path: every input read in place at the output's indices, f32 outputs.
-  const bool plain = options.micro_blocks && plain_;
-  const int64_t streams = streamed + static_cast<int64_t>(out.size());
-  const bool big = streams * total * 4 >= kStreamStoreBytes;
-  constexpr int64_t S = kSubBlock;
-  const int64_t nsub = (total + S - 1) / S;
-  const int64_t ninputs = static_cast<int64_t>(base.size());
+  bd.plain = options.micro_blocks && plain_;
+  const int64_t streams = bd.streamed + static_cast<int64_t>(out.size());
+  bd.big = streams * bd.total * 4 >= kStreamStoreBytes;
   // Generated code for whole sub-blocks of the plain path: its pointers and memory variant.
   // (The code was generated for the level active at Build: only that level runs it.)
-  const bool jit = plain && jit_ != nullptr && options.jit && jit_->level() == kernels.level;
-  std::vector<float*> out_ptrs;
-  FusedJit::Variant variant = FusedJit::kCached;
-  if (jit) {
+  bd.jit = bd.plain && jit_ != nullptr && options.jit && jit_->level() == kernels.level;
+  if (bd.jit) {
     bool aligned = true;
     for (const BufferPtr& o : out) {
-      out_ptrs.push_back(o->as<float>());
-      aligned = aligned && (reinterpret_cast<uintptr_t>(out_ptrs.back()) & 63) == 0;
+      bd.out_ptrs.push_back(o->as<float>());
+      aligned = aligned && (reinterpret_cast<uintptr_t>(bd.out_ptrs.back()) & 63) == 0;
     }
-    variant = !big ? FusedJit::kCached : aligned ? FusedJit::kPrefetchStream : FusedJit::kPrefetch;
+    bd.variant = !bd.big ? FusedJit::kCached : aligned ? FusedJit::kPrefetchStream : FusedJit::kPrefetch;
   }
-  auto body = [&](int64_t s0, int64_t s1) {
-    if (jit) {  // whole sub-blocks as machine code; a partial last one below
-      FusedJit::Args args;
-      args.in = base.data();
-      args.out = out_ptrs.data();
-      args.scalars = scalars.data();
-      args.begin = s0 * S;
-      args.end = std::min(s1, total / S) * S;
-      if (args.end > args.begin) {
-        jit_->Run(args, variant);
-        s0 = args.end / S;
-      }
-    }
-    Arena& arena = t_arena;
-    arena.Reset();
-    // Temporaries, then one staging copy per input for a partial last sub-block.
-    float* temps = static_cast<float*>(arena.Alloc((temps_ + ninputs) * kTempStride * 4));
-    float* staging = temps + temps_ * kTempStride;
-    for (size_t k = 0; k < scalars.size(); ++k) {
-      std::fill_n(temps + scalar_temps_[k] * kTempStride, S, scalars[k]);
-    }
-    std::vector<const float*> in(ninputs);
-    std::vector<GatherState> gather(ninputs);
-    auto ptr = [&](const Slot& sl) -> const float* {
-      return sl.input ? in[sl.index] : temps + sl.index * kTempStride;
-    };
-    MicroPlan micro;
-    if (plain && !jit) {
-      micro = BuildMicroPlan(ops_, output_slots_, direct_, kernels, base, out, big, temps);
-    }
-    for (int64_t s = s0; s < s1; ++s) {
-      const int64_t start = s * S, n = std::min(S, total - start);
-      if (plain && n == S) {
-        RunMicroBlocks(micro.steps, micro.pf, micro.copies, start, S, total, big, big);
-        continue;
-      }
-      // Prefetch lines of this sub-block's share, spread over its ops (a burst of prefetches
-      // would wait for fill buffers and hold up the math behind it).
-      int64_t pf_lines = 0, pf_next = 0;
-      if (big && start + kPrefetchAhead < total) {
-        pf_lines = (std::min(S, total - start - kPrefetchAhead) * 4 + 63) / 64;
-      }
-      auto prefetch = [&](int64_t upto) {  // issues lines [pf_next, upto) of every input
-        for (; pf_next < upto && pf_next < pf_lines; ++pf_next) {
-          for (int64_t i = 0; i < ninputs; ++i) {
-            if (inputs_[i].affine >= 0) continue;
-            const int64_t esize = inputs_[i].half ? 2 : 4;
-            if (esize == 2 && 2 * pf_next >= pf_lines) continue;  // a half input has half the lines
-            _mm_prefetch(reinterpret_cast<const char*>(base[i]) + (start + kPrefetchAhead) * esize + 64 * pf_next,
-                         _MM_HINT_T0);
-          }
-        }
-      };
-      StageInputs(inputs_, nodes, base, start, n, staging, gather.data(), in.data());
-      const int64_t padded = (n + 15) / 16 * 16;  // values an op runs over (zero-padded)
-      const bool whole = n == S;
-      const int64_t nops = static_cast<int64_t>(ops_.size());
-      int64_t opi = 0;
-      for (const Op& op : ops_) {
-        prefetch((++opi * pf_lines + nops - 1) / std::max<int64_t>(1, nops));
-        if (whole && op.out >= 0) {  // straight into the output
-          float* dst = out[op.out]->as<float>() + start;
-          const bool aligned = (reinterpret_cast<uintptr_t>(dst) & 63) == 0;
-          kernels.op(op.code, big && aligned ? kStream : kOut, false)(ptr(op.a), ptr(op.b), dst, padded);
-          continue;
-        }
-        kernels.op(op.code, kTemp, false)(ptr(op.a), ptr(op.b), temps + op.dst * kTempStride, padded);
-      }
-      for (size_t k = 0; k < out.size(); ++k) {
-        if (whole && direct_[k]) continue;
-        if (out_half_[k]) {
-          fused::F32ToHalf(static_cast<fused::HalfType>(out_half_[k]), ptr(output_slots_[k]),
-                           out[k]->as<uint16_t>() + start, n);
-          continue;
-        }
-        StoreOut(out[k]->as<float>() + start, ptr(output_slots_[k]), n, big);
-      }
-    }
-    if (big) StreamFence();
-  };
+  constexpr int64_t S = kSubBlock;
+  const int64_t nsub = (bd.total + S - 1) / S;
+  auto body = [&](int64_t s0, int64_t s1) { RunSpan(nodes, bd, s0 * S, 1, 0, std::min(s1 * S, bd.total) - s0 * S); };
   if (pool == nullptr || options.threads == 1 || pool->threads() == 1) {
     body(0, nsub);
   } else {
@@ -430,6 +347,123 @@ bool VectorProgram::Run(const std::vector<FusedNode>& nodes, const std::vector<c
     ParallelPieces(pool, nsub, kParallelGrain, body);
   }
   return true;
+}
+
+bool VectorProgram::BindRange(const std::vector<FusedNode>& nodes, const std::vector<const Buffer*>& params,
+                              Buffer& out, Bound* bd) const {
+  if (output_slots_.size() != 1 || out.shape().element_type() != HalfType(out_half_[0])) return false;
+  bd->total = out.element_count();
+  bd->out = {&out};
+  if (!BindInputs(nodes, params, bd->total, &bd->computed, &bd->base, &bd->streamed)) return false;
+  bd->scalars = EvalScalars(nodes, params);
+  bd->plain = plain_;
+  bd->big = false;
+  bd->jit = plain_ && jit_ != nullptr && jit_->level() == Kernels().level;
+  if (bd->jit) bd->out_ptrs = {out.as<float>()};
+  bd->variant = FusedJit::kCached;
+  return true;
+}
+
+void VectorProgram::RunRange(const std::vector<FusedNode>& nodes, const Bound& bound, int64_t first, int64_t rows,
+                             int64_t stride, int64_t len) const {
+  RunSpan(nodes, bound, first, rows, stride, len);
+}
+
+void VectorProgram::RunSpan(const std::vector<FusedNode>& nodes, const Bound& bd, int64_t first, int64_t rows,
+                            int64_t stride, int64_t len) const {
+  const IsaKernels& kernels = Kernels();
+  constexpr int64_t S = kSubBlock;
+  const std::vector<const float*>& base = bd.base;
+  const std::vector<Buffer*>& out = bd.out;
+  const int64_t ninputs = static_cast<int64_t>(base.size());
+  const bool big = bd.big;
+  // Whole sub-blocks of a run as machine code; returns where the rest of the run starts.
+  auto jit_run = [&](int64_t begin, int64_t end) {
+    if (!bd.jit) return begin;
+    FusedJit::Args args;
+    args.in = base.data();
+    args.out = bd.out_ptrs.data();
+    args.scalars = bd.scalars.data();
+    args.begin = begin;
+    args.end = begin + (end - begin) / S * S;
+    if (args.end > args.begin) jit_->Run(args, static_cast<FusedJit::Variant>(bd.variant));
+    return std::max(begin, args.end);
+  };
+  if (rows == 1) {  // one run: all of it as machine code when it is whole sub-blocks
+    const int64_t rest = jit_run(first, first + len);
+    len -= rest - first;
+    first = rest;
+    if (len <= 0) return;
+  }
+  Arena& arena = t_arena;
+  arena.Reset();
+  // Temporaries, then one staging copy per input for a partial last sub-block.
+  float* temps = static_cast<float*>(arena.Alloc((temps_ + ninputs) * kTempStride * 4));
+  float* staging = temps + temps_ * kTempStride;
+  for (size_t k = 0; k < bd.scalars.size(); ++k) {
+    std::fill_n(temps + scalar_temps_[k] * kTempStride, S, bd.scalars[k]);
+  }
+  std::vector<const float*> in(ninputs);
+  std::vector<GatherState> gather(ninputs);
+  auto ptr = [&](const Slot& sl) -> const float* {
+    return sl.input ? in[sl.index] : temps + sl.index * kTempStride;
+  };
+  MicroPlan micro;
+  if (bd.plain && !bd.jit) micro = BuildMicroPlan(ops_, output_slots_, direct_, kernels, base, out, big, temps);
+  // One sub-block [start, start + n), n <= S.
+  auto sub_block = [&](int64_t start, int64_t n) {
+    if (bd.plain && n == S) {
+      RunMicroBlocks(micro.steps, micro.pf, micro.copies, start, S, bd.total, big, big);
+      return;
+    }
+    // Prefetch lines of this sub-block's share, spread over its ops (a burst of prefetches
+    // would wait for fill buffers and hold up the math behind it).
+    int64_t pf_lines = 0, pf_next = 0;
+    if (big && start + kPrefetchAhead < bd.total) {
+      pf_lines = (std::min(S, bd.total - start - kPrefetchAhead) * 4 + 63) / 64;
+    }
+    auto prefetch = [&](int64_t upto) {  // issues lines [pf_next, upto) of every input
+      for (; pf_next < upto && pf_next < pf_lines; ++pf_next) {
+        for (int64_t i = 0; i < ninputs; ++i) {
+          if (inputs_[i].affine >= 0) continue;
+          const int64_t esize = inputs_[i].half ? 2 : 4;
+          if (esize == 2 && 2 * pf_next >= pf_lines) continue;  // a half input has half the lines
+          _mm_prefetch(reinterpret_cast<const char*>(base[i]) + (start + kPrefetchAhead) * esize + 64 * pf_next,
+                       _MM_HINT_T0);
+        }
+      }
+    };
+    StageInputs(inputs_, nodes, base, start, n, staging, gather.data(), in.data());
+    const int64_t padded = (n + 15) / 16 * 16;  // values an op runs over (zero-padded)
+    const bool whole = n == S;
+    const int64_t nops = static_cast<int64_t>(ops_.size());
+    int64_t opi = 0;
+    for (const Op& op : ops_) {
+      prefetch((++opi * pf_lines + nops - 1) / std::max<int64_t>(1, nops));
+      if (whole && op.out >= 0) {  // straight into the output
+        float* dst = out[op.out]->as<float>() + start;
+        const bool aligned = (reinterpret_cast<uintptr_t>(dst) & 63) == 0;
+        kernels.op(op.code, big && aligned ? kStream : kOut, false)(ptr(op.a), ptr(op.b), dst, padded);
+        continue;
+      }
+      kernels.op(op.code, kTemp, false)(ptr(op.a), ptr(op.b), temps + op.dst * kTempStride, padded);
+    }
+    for (size_t k = 0; k < out.size(); ++k) {
+      if (whole && direct_[k]) continue;
+      if (out_half_[k]) {
+        fused::F32ToHalf(static_cast<fused::HalfType>(out_half_[k]), ptr(output_slots_[k]),
+                         out[k]->as<uint16_t>() + start, n);
+        continue;
+      }
+      StoreOut(out[k]->as<float>() + start, ptr(output_slots_[k]), n, big);
+    }
+  };
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t row_end = first + r * stride + len;
+    const int64_t row_begin = rows == 1 ? first : jit_run(first + r * stride, row_end);
+    for (int64_t start = row_begin; start < row_end; start += S) sub_block(start, std::min(S, row_end - start));
+  }
+  if (big) StreamFence();
 }
 
 }  // namespace hlox::rt

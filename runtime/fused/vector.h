@@ -54,6 +54,30 @@ class VectorProgram {
   bool Run(const std::vector<FusedNode>& nodes, const std::vector<const Buffer*>& params,
            std::vector<BufferPtr>& out, ThreadPool* pool, const FusedRunOptions& options) const;
 
+  // The program bound to its operands and output buffers: where each input's values are (and
+  // the computed inputs and scalars, evaluated once), for runs over parts of the output.
+  struct Bound {
+    std::vector<const float*> base;
+    std::vector<std::vector<float>> computed;
+    std::vector<float> scalars;
+    std::vector<Buffer*> out;
+    std::vector<float*> out_ptrs;  // f32 outputs, for the generated code
+    int64_t total = 0;             // output elements
+    int64_t streamed = 0;          // inputs read at the output's own indices
+    bool plain = false, jit = false, big = false;
+    uint8_t variant = 0;           // FusedJit::Variant
+  };
+  // Binds a program with one output for RunRange on parts of `out`, which may also be an
+  // operand read at the output's own indices (each element is read before it is written: an
+  // output fusion's epilogue updates the dot's or convolution's result in place). False when
+  // the operands do not fit. Parts run in cache: no streaming stores.
+  bool BindRange(const std::vector<FusedNode>& nodes, const std::vector<const Buffer*>& params, Buffer& out,
+                 Bound* bound) const;
+  // `rows` runs of `len` output elements, starting at linear index `first` and `stride` apart,
+  // on the calling thread, the same bits as Run; safe on disjoint parts from several threads.
+  void RunRange(const std::vector<FusedNode>& nodes, const Bound& bound, int64_t first, int64_t rows,
+                int64_t stride, int64_t len) const;
+
   // Ops in the program (for tests).
   int64_t op_count() const { return static_cast<int64_t>(ops_.size()); }
   // Whether whole sub-blocks of the plain path run as generated machine code (fused/jit.h).
@@ -89,6 +113,10 @@ class VectorProgram {
   bool BindInputs(const std::vector<FusedNode>& nodes, const std::vector<const Buffer*>& params,
                   int64_t total, std::vector<std::vector<float>>* computed,
                   std::vector<const float*>* base, int64_t* streamed) const;
+  // RunRange's work, and Run's for a piece (one run): each run in sub-blocks from its start
+  // (whole ones as generated code when bound.jit), the temporaries set up once.
+  void RunSpan(const std::vector<FusedNode>& nodes, const Bound& bound, int64_t first, int64_t rows, int64_t stride,
+               int64_t len) const;
   // The scalar nodes' values, evaluated once per run by the block evaluator.
   std::vector<float> EvalScalars(const std::vector<FusedNode>& nodes,
                                  const std::vector<const Buffer*>& params) const;

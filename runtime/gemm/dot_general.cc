@@ -169,7 +169,7 @@ absl::Status DotGeneral(const Buffer& lhs, const Buffer& rhs, const DotDimension
       // half A) streams through the few-rows GEMM, widened piece by piece; only the other,
       // small operand is widened whole.
       stream_b = !native && rt != PrimitiveType::kF32 && m <= 4 && k > 0;
-      stream_a = !native && !stream_b && lt != PrimitiveType::kF32 && n <= 4 && k > 0;
+      stream_a = !native && !stream_b && lt != PrimitiveType::kF32 && n <= 4 && a.trans && k > 0;
       if (!native && lt != PrimitiveType::kF32 && !stream_a) {
         af = ToF32(a.data, lt, batch * m * k, pool);
         ap = reinterpret_cast<const T*>(af->data());

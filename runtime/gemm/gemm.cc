@@ -190,9 +190,10 @@ void GemmT(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_
     return;
   }
   // Narrow C runs as its transpose, C^T = op(B)^T op(A)^T, whose rows are few and columns many,
-  // into scratch, then transposed back: up to 4 columns (a decode step's [vocab, batch] logits)
-  // on the few-rows path, which streams op(A) once.
-  if (n <= 4) {
+  // into scratch, then transposed back: up to 4 columns with A stored [k, m] (a decode step's
+  // [vocab, batch] logits from hidden-first weights) on the few-rows path, which streams A's
+  // rows once. (With A stored [m, k] that path would read B at a stride for every element.)
+  if (n <= 4 && ta) {
     BufferPtr scratch = ScratchBuffer(m * n * static_cast<int64_t>(sizeof(T)));
     T* ct = reinterpret_cast<T*>(scratch->data());  // C^T, [n, m]
     SmallM<T>(!tb, !ta, n, m, k, b, ldb, a, lda, ct, m, false, pool, nullptr);
@@ -266,7 +267,7 @@ bool SgemmHalfStreamed(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const 
     SmallM<float, uint16_t>(ta, tb, m, n, k, small, ld_small, big, ld_big, c, ldc, false, pool, done, half);
     return true;
   }
-  if (!big_is_b && n <= 4) {  // as the transpose, C^T = op(B)^T op(A)^T, whose B is op(A)^T
+  if (!big_is_b && n <= 4 && ta) {  // as the transpose, C^T = op(B)^T op(A)^T, whose B is op(A)^T
     BufferPtr scratch = ScratchBuffer(m * n * static_cast<int64_t>(sizeof(float)));
     float* ct = scratch->as<float>();  // C^T, [n, m]
     SmallM<float, uint16_t>(!tb, !ta, n, m, k, small, ld_small, big, ld_big, ct, m, false, pool, nullptr, half);

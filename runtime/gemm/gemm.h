@@ -26,7 +26,8 @@ void GemmT(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_
 
 // The few-rows GEMM with its big operand in bf16/f16 bits, widened piece by piece as it
 // streams (a decode step's half weights), writing C[m,n] = op(A) op(B) (no accumulate):
-// big_is_b: m <= 4, `small` is A and `big` is B; else n <= 4, `small` is B and `big` is A. The
+// big_is_b: m <= 4, `small` is A and `big` is B; else n <= 4 with A stored [k, m] (ta),
+// `small` is B and `big` is A. The
 // flags and leading dimensions are those of the operands as given. False, with nothing done,
 // for other shapes.
 bool SgemmHalfStreamed(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* small, int64_t ld_small,

@@ -66,9 +66,16 @@ const T* Canonical(const Buffer& b, const std::vector<int64_t>& perm, BufferPtr&
 
 // The convolution of `instr` over real operands into a result of shape `os` (the
 // instruction's own shape, or a real part of it for complex convolutions).
+// `into`, when set, is the result buffer (of shape os); `done`, when set, is told as parts of
+// the result are final on the direct NHWC-style paths (conv/paths.h) where the parts are wide
+// enough to be worth it, and *reported says whether it was (else the caller takes the whole
+// result).
 template <typename T>
 absl::StatusOr<Value> Convolve(const Instruction& instr, const Buffer& lhs, const Buffer& rhs, const Shape& os,
-                               const ConvGeometry& g, KernelContext& ctx, const ConvTuning& tuning) {
+                               const ConvGeometry& g, KernelContext& ctx, const ConvTuning& tuning,
+                               const DotEpilogue* done = nullptr, BufferPtr into = nullptr,
+                               bool* reported = nullptr) {
+  auto result = [&]() { return into != nullptr ? Value::Array(into) : NewArray(os); };
   const ConvDimensionNumbers& dn = *instr.attrs().conv;
   const int64_t S = g.spatial;
   ThreadPool* pool = tuning.threads == 1 ? nullptr : ctx.pool;
@@ -82,7 +89,7 @@ absl::StatusOr<Value> Convolve(const Instruction& instr, const Buffer& lhs, cons
       if (algo == ConvAlgorithm::kAuto ? PlaneConvApplies(dn, g, os.rank())
                                        : algo == ConvAlgorithm::kPlanes && has_gemm &&
                                              PlaneConvPossible(dn, g, os.rank())) {
-        Value out = NewArray(os);
+        Value out = result();
         PlaneConv(dn, g, lhs.template as<float>(), lhs.shape().dims(), rhs.template as<float>(), rhs.shape().dims(),
                   out.array->template as<float>(), os.dims(), pool);
         return out;
@@ -90,7 +97,7 @@ absl::StatusOr<Value> Convolve(const Instruction& instr, const Buffer& lhs, cons
       if (algo == ConvAlgorithm::kAuto ? PlaneFilterConvApplies(dn, g, os.rank())
                                        : algo == ConvAlgorithm::kPlaneFilter && has_gemm &&
                                              PlaneFilterConvPossible(dn, g, os.rank())) {
-        Value out = NewArray(os);
+        Value out = result();
         PlaneFilterConv(dn, g, lhs.template as<float>(), lhs.shape().dims(), rhs.template as<float>(),
                         rhs.shape().dims(), out.array->template as<float>(), os.dims(), pool);
         return out;
@@ -114,16 +121,26 @@ absl::StatusOr<Value> Convolve(const Instruction& instr, const Buffer& lhs, cons
   for (int64_t d = 0; d < S; ++d) operm[dn.output_spatial[d]] = 1 + d;
   operm[dn.output_feature] = S + 1;
   const bool out_direct = IsIdentity(operm) && os.element_type() == StorageType<T>();
-  Value out = NewArray(os);
+  Value out = result();
   // Every path writes every output element, so pooled scratch needs no clearing.
   BufferPtr out_scratch;
   if (!out_direct) out_scratch = ScratchBuffer(static_cast<int64_t>(sizeof(T)) * ix.nout * ix.P * g.o);
   T* out_data = out_direct ? out.array->template as<T>() : out_scratch->template as<T>();
+  // Parts are reported where they are wide: depthwise output rows, the tiles of ungrouped
+  // im2col convolutions (runs of whole output rows), and the GEMM's parts of an ungrouped
+  // pointwise convolution with 64 or more output features (a part holds rows of at least a
+  // few B panels). Wide-k and grouped convolutions report nothing.
+  const bool ungrouped = g.groups == 1 && g.batch_groups == 1;
+  const bool pointwise = algo == ConvAlgorithm::kAuto && IsPointwise(g);
+  const bool wide_k = algo == ConvAlgorithm::kWideK || (algo == ConvAlgorithm::kAuto && !pointwise && PreferWideK(ix));
+  const bool report = out_direct && (IsDepthwise(g) || (ungrouped && !wide_k && (!pointwise || g.o >= 64)));
+  const DotEpilogue* direct_done = report ? done : nullptr;
+  if (reported != nullptr) *reported = direct_done != nullptr;
   if (IsDepthwise(g)) {
-    DepthwiseConv(ix, in_data, k_data, out_data, pool);
+    DepthwiseConv(ix, in_data, k_data, out_data, pool, direct_done);
   } else {
     const bool forced = algo == ConvAlgorithm::kTiles || algo == ConvAlgorithm::kWideK;
-    GemmConv(ix, in_data, k_data, out_data, pool, forced ? algo : ConvAlgorithm::kAuto);
+    GemmConv(ix, in_data, k_data, out_data, pool, forced ? algo : ConvAlgorithm::kAuto, direct_done);
   }
   if (out_direct) return out;
   std::vector<int64_t> cdims{ix.nout};
@@ -274,6 +291,27 @@ std::vector<ConvAlgorithm> ConvAlgorithmsFor(const Instruction& conv) {
   if (f32 && PlaneConvPossible(*conv.attrs().conv, *g, rank)) out.push_back(ConvAlgorithm::kPlanes);
   if (f32 && PlaneFilterConvPossible(*conv.attrs().conv, *g, rank)) out.push_back(ConvAlgorithm::kPlaneFilter);
   return out;
+}
+
+absl::StatusOr<bool> ConvolutionInto(const Instruction& conv, const Buffer& lhs, const Buffer& rhs, BufferPtr out,
+                                     ThreadPool* pool, const ConvTuning& tuning, const DotEpilogue* done) {
+  const Shape& os = conv.shape();
+  HLOX_ASSIGN_OR_RETURN(ConvGeometry g, MakeConvGeometry(conv, lhs.shape(), rhs.shape()));
+  const PrimitiveType lt = lhs.shape().element_type(), ot = os.element_type();
+  if (out == nullptr || out->shape().dims() != os.dims() || out->shape().element_type() != ot ||
+      !IsRealType(lt) || !IsRealType(rhs.shape().element_type()) || !IsRealType(ot)) {
+    return absl::InvalidArgumentError(absl::StrCat("convolution ", conv.name(),
+                                                   ": needs real operands and a result buffer of its shape"));
+  }
+  KernelContext ctx;
+  ctx.pool = pool;
+  const bool use_float =
+      (lt == PrimitiveType::kF32 || lt == PrimitiveType::kF16 || lt == PrimitiveType::kBF16) && ot != PrimitiveType::kF64;
+  bool reported = false;
+  absl::StatusOr<Value> r = use_float ? Convolve<float>(conv, lhs, rhs, os, g, ctx, tuning, done, out, &reported)
+                                      : Convolve<double>(conv, lhs, rhs, os, g, ctx, tuning, done, out, &reported);
+  if (!r.ok()) return r.status();
+  return reported;
 }
 
 absl::StatusOr<Value> ConvolutionKernel(const Instruction& instr,

@@ -128,6 +128,7 @@ struct Prepared {
   std::shared_ptr<CacheEntry> entry;
   FusedRunOptions options;
   GemmTuning gemm;  // an output fusion's dot
+  ConvTuning conv;  // ... or convolution
 };
 
 }  // namespace
@@ -156,6 +157,7 @@ absl::StatusOr<Value> FusionKernel(const Instruction& instr, const std::vector<c
     if (instr.attrs().has_backend_config) {
       ParseFusedRunOptions(instr.attrs().backend_config, &p->options);
       p->gemm = ParseGemmTuning(instr.attrs().backend_config);
+      p->conv = ParseConvTuning(instr.attrs().backend_config);
     }
     return p;
   };
@@ -168,7 +170,7 @@ absl::StatusOr<Value> FusionKernel(const Instruction& instr, const std::vector<c
   }
   if (entry.output) {
     g_output_runs.fetch_add(1, std::memory_order_relaxed);
-    auto r = entry.output->Run(operands, ctx.pool, prepared->gemm);
+    auto r = entry.output->Run(operands, ctx.pool, prepared->gemm, prepared->conv);
     if (!r.ok()) return KernelError(instr, std::string(r.status().message()));
     return r;
   }

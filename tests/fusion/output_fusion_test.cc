@@ -1,7 +1,9 @@
-// Output fusion (passes/fusion/output_fusion.cc, runtime/kernels/output_fusion.h): which dots get
-// a site, the kOutput fusion the pass builds, and the runtime's dot-with-epilogue kernel giving
-// the same bits as the dot followed by the unfused epilogue, over the GEMM's schedules (row and
-// column mode, few rows, batched, narrow C), thread counts and element types.
+// Output fusion (passes/fusion/output_fusion.cc, runtime/kernels/output_fusion.h): which dots and
+// convolutions get a site, the kOutput fusion the pass builds, and the runtime's kernel giving
+// the same bits as the dot or convolution followed by the unfused epilogue, over the GEMM's
+// schedules (row and column mode, few rows, batched, narrow C), the convolution's paths
+// (pointwise, im2col tiles, depthwise rows, wide-k, grouped, NCHW), thread counts and element
+// types.
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -234,6 +236,100 @@ TEST(OutputFusionKernel, SameBitsAsTheDotThenTheEpilogue) {
   ExpectSameBitsAsUnfused(DenseLayer(4, 33, 65, 47));    // batched
   ExpectSameBitsAsUnfused(DenseLayer(0, 40, 24, 16, "f64"));  // Eigen's GEMM
   ExpectSameBitsAsUnfused(DenseLayer(0, 40, 24, 16, "bf16"));  // widened operands, copied C
+}
+
+// conv + per-feature scale and shift + relu6 (a batch-norm'd convolution block), `extra` more
+// attributes on the convolution.
+std::string ConvBlock(const std::string& in, const std::string& kernel, const std::string& out, int64_t features,
+                      const std::string& conv_attrs, int64_t feature_dim, const std::string& type = "f32") {
+  std::string text = R"(
+HloModule conv
+ENTRY main {
+  x = $T[$IN] parameter(0)
+  w = $T[$K] parameter(1)
+  s = $T[$F] parameter(2)
+  t = $T[$F] parameter(3)
+  c = $T[$OUT] convolution(x, w), $ATTRS
+  bs = $T[$OUT] broadcast(s), dimensions={$FD}
+  bt = $T[$OUT] broadcast(t), dimensions={$FD}
+  m = $T[$OUT] multiply(c, bs)
+  a = $T[$OUT] add(m, bt)
+  z = $T[] constant(0)
+  bz = $T[$OUT] broadcast(z), dimensions={}
+  six = $T[] constant(6)
+  b6 = $T[$OUT] broadcast(six), dimensions={}
+  mx = $T[$OUT] maximum(a, bz)
+  ROOT r = $T[$OUT] minimum(mx, b6)
+}
+)";
+  return absl::StrReplaceAll(text, {{"$IN", in}, {"$K", kernel}, {"$OUT", out}, {"$F", absl::StrCat(features)},
+                                    {"$ATTRS", conv_attrs}, {"$FD", absl::StrCat(feature_dim)}, {"$T", type}});
+}
+
+TEST(OutputFusionPass, FusesAConvolutionIntoItsElementwiseConsumer) {
+  auto m = Parse(ConvBlock("2,9,9,8", "3,3,8,16", "2,9,9,16", 16,
+                           "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f", 3));
+  ASSERT_NE(m, nullptr);
+  std::vector<DecisionSite> sites = FuseWithEpilogues(*m);
+  ASSERT_EQ(sites.size(), 1u);
+  EXPECT_EQ(sites[0].id, "epilogue:c");
+  EXPECT_EQ(sites[0].rule, "conv_epilogue");
+  EXPECT_EQ(CountOutputFusions(*m), 1);
+  // The round trip keeps the kOutput fusion.
+  auto again = Parse(PrintModule(*m));
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(CountOutputFusions(*again), 1);
+}
+
+TEST(OutputFusionKernel, SameBitsAsTheConvolutionThenTheEpilogue) {
+  const std::string nhwc = "dim_labels=b01f_01io->b01f";
+  // Pointwise, 64+ features: the GEMM's parts go to the epilogue as they finish.
+  ExpectSameBitsAsUnfused(ConvBlock("2,12,12,24", "1,1,24,96", "2,12,12,96", 96, "window={size=1x1}, " + nhwc, 3));
+  // Pointwise with few features: the epilogue after the convolution.
+  ExpectSameBitsAsUnfused(ConvBlock("2,12,12,24", "1,1,24,16", "2,12,12,16", 16, "window={size=1x1}, " + nhwc, 3));
+  // im2col tiles (stride 2, padding): runs of whole output rows per tile.
+  ExpectSameBitsAsUnfused(ConvBlock("3,17,15,8", "3,3,8,20", "3,9,8,20", 20,
+                                    "window={size=3x3 stride=2x2 pad=1_1x1_1}, " + nhwc, 3));
+  // Depthwise: per output row.
+  ExpectSameBitsAsUnfused(ConvBlock("2,11,13,32", "3,3,1,32", "2,11,13,32", 32,
+                                    "window={size=3x3 pad=1_1x1_1}, " + nhwc + ", feature_group_count=32", 3));
+  // Grouped (not depthwise): the epilogue after the convolution.
+  ExpectSameBitsAsUnfused(ConvBlock("2,9,9,16", "3,3,4,32", "2,9,9,32", 32,
+                                    "window={size=3x3 pad=1_1x1_1}, " + nhwc + ", feature_group_count=4", 3));
+  // Few output rows, long reduction: wide-k.
+  ExpectSameBitsAsUnfused(ConvBlock("1,4,4,256", "3,3,256,8", "1,2,2,8", 8, "window={size=3x3}, " + nhwc, 3));
+  // NCHW: the result is transposed into place, then the epilogue.
+  ExpectSameBitsAsUnfused(ConvBlock("2,8,10,10", "16,8,3,3", "2,16,10,10", 16,
+                                    "window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01", 1));
+  // f64 (Eigen's GEMM per tile).
+  ExpectSameBitsAsUnfused(ConvBlock("2,9,9,8", "3,3,8,16", "2,9,9,16", 16, "window={size=3x3 pad=1_1x1_1}, " + nhwc,
+                                    3, "f64"));
+}
+
+TEST(OutputFusionKernel, ConvolutionAlgorithmsOnTheFusionKeepTheirBits) {
+  // A tuned algorithm on the fusion gives the bits of the same algorithm on the bare convolution.
+  const std::string text = ConvBlock("2,10,10,8", "3,3,8,24", "2,10,10,24", 24,
+                                     "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f", 3);
+  for (const char* keys : {R"({"hlox_conv_algo":1})", R"({"hlox_conv_algo":2})", R"({"hlox_threads":1})"}) {
+    auto unfused = Parse(text);
+    ASSERT_NE(unfused, nullptr);
+    for (const auto& i : unfused->entry()->instructions()) {
+      if (i->opcode() != Opcode::kConvolution) continue;
+      i->attrs().backend_config = keys;
+      i->attrs().has_backend_config = true;
+    }
+    auto want = testing::RunSeeded(*unfused, 7, 2);
+    ASSERT_TRUE(want.ok()) << want.status();
+    auto fused = Parse(text);
+    FuseWithEpilogues(*fused);
+    Instruction* root = fused->entry()->root();
+    ASSERT_EQ(root->attrs().fusion_kind, FusionKind::kOutput);
+    root->attrs().backend_config = keys;
+    root->attrs().has_backend_config = true;
+    auto got = testing::RunSeeded(*fused, 7, 2);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(SameBits(*want, *got), "") << keys;
+  }
 }
 
 TEST(OutputFusionKernel, GemmKnobsOnTheFusionKeepTheBits) {
