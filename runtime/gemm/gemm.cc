@@ -10,6 +10,7 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <complex>
+#include <memory>
 #include <type_traits>
 #include <vector>
 
@@ -103,16 +104,19 @@ void SmallM(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64
   int64_t cols = kCols;
   const int64_t want = pool != nullptr ? 2 * int64_t{pool->threads()} : 1;
   while (cols > 256 && (n + cols - 1) / cols < want) cols /= 2;
+  cols = std::min(cols, std::max<int64_t>(n, 1));  // a narrow C's accumulators stay small
   const int64_t chunks = (n + cols - 1) / cols;
   auto body = [&](int64_t lo, int64_t hi) {
-    std::vector<T> acc_store(kMaxRows * kCols);
-    T* acc = acc_store.data();
+    // Accumulators (rows `cols` apart; every element is set before it is read, so no zeroing:
+    // a tiny dot must not pay for a wide chunk's buffer).
+    const std::unique_ptr<T[]> acc_store(new T[kMaxRows * cols]);
+    T* acc = acc_store.get();
     // Widened rows of B (four of a chunk's width), or one column of transposed B (k values).
-    std::vector<T> wide(kWiden ? std::max<int64_t>(4 * kCols, tb ? k : 0) : 0);
+    std::vector<T> wide(kWiden ? std::max<int64_t>(4 * cols, tb ? k : 0) : 0);
     auto rows = [&](int64_t p, int64_t count, int64_t j0, int64_t w, int64_t* ld) -> const T* {
       if constexpr (kWiden) {
-        for (int64_t q = 0; q < count; ++q) fused::HalfToF32(b_half, b + (p + q) * ldb + j0, wide.data() + q * kCols, w);
-        *ld = kCols;
+        for (int64_t q = 0; q < count; ++q) fused::HalfToF32(b_half, b + (p + q) * ldb + j0, wide.data() + q * cols, w);
+        *ld = cols;
         return wide.data();
       } else {
         *ld = ldb;
@@ -123,7 +127,7 @@ void SmallM(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64
     for (int64_t ch = lo; ch < hi; ++ch) {
       const int64_t j0 = ch * cols, j1 = std::min(n, j0 + cols), w = j1 - j0;
       for (int64_t i = 0; i < m; ++i) {
-        for (int64_t j = 0; j < w; ++j) acc[i * kCols + j] = accumulate ? c[i * ldc + j0 + j] : T(0);
+        for (int64_t j = 0; j < w; ++j) acc[i * cols + j] = accumulate ? c[i * ldc + j0 + j] : T(0);
       }
       if (!tb) {
         int64_t p = 0;
@@ -135,10 +139,10 @@ void SmallM(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64
           int64_t ld = 0;
           const T* b0 = rows(p, 4, j0, w, &ld);
           switch (m) {
-            case 1: FourRows<T, 1>(acc, kCols, b0, ld, ap, w); break;
-            case 2: FourRows<T, 2>(acc, kCols, b0, ld, ap, w); break;
-            case 3: FourRows<T, 3>(acc, kCols, b0, ld, ap, w); break;
-            default: FourRows<T, 4>(acc, kCols, b0, ld, ap, w); break;
+            case 1: FourRows<T, 1>(acc, cols, b0, ld, ap, w); break;
+            case 2: FourRows<T, 2>(acc, cols, b0, ld, ap, w); break;
+            case 3: FourRows<T, 3>(acc, cols, b0, ld, ap, w); break;
+            default: FourRows<T, 4>(acc, cols, b0, ld, ap, w); break;
           }
         }
         for (; p < k; ++p) {
@@ -146,7 +150,7 @@ void SmallM(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64
           const T* brow = rows(p, 1, j0, w, &ld);
           for (int64_t i = 0; i < m; ++i) {
             const T a0 = av(i, p);
-            T* row = acc + i * kCols;
+            T* row = acc + i * cols;
             for (int64_t j = 0; j < w; ++j) row[j] += a0 * brow[j];
           }
         }
@@ -160,11 +164,11 @@ void SmallM(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64
             bcol = b + (j0 + j) * ldb;
           }
           for (int64_t i = 0; i < m; ++i) {
-            acc[i * kCols + j] += ta ? DotStrided(a + i, bcol, lda, k) : DotStrided(a + i * lda, bcol, 1, k);
+            acc[i * cols + j] += ta ? DotStrided(a + i, bcol, lda, k) : DotStrided(a + i * lda, bcol, 1, k);
           }
         }
       }
-      for (int64_t i = 0; i < m; ++i) std::copy(acc + i * kCols, acc + i * kCols + w, c + i * ldc + j0);
+      for (int64_t i = 0; i < m; ++i) std::copy(acc + i * cols, acc + i * cols + w, c + i * ldc + j0);
       if (done != nullptr) (*done)(0, m, j0, j1);
     }
   };
