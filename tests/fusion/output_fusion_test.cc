@@ -227,6 +227,20 @@ void ExpectSameBitsAsUnfused(const std::string& text) {
   }
 }
 
+// The module's dot or convolution fused with its epilogue, `keys` on the kOutput fusion's
+// backend_config, run at 2 threads.
+rt::Value FusedWithKeys(const std::string& text, const char* keys) {
+  auto fused = Parse(text);
+  FuseWithEpilogues(*fused);
+  Instruction* root = fused->entry()->root();
+  EXPECT_EQ(root->attrs().fusion_kind, FusionKind::kOutput);
+  root->attrs().backend_config = keys;
+  root->attrs().has_backend_config = true;
+  auto got = testing::RunSeeded(*fused, 7, 2);
+  EXPECT_TRUE(got.ok()) << got.status();
+  return got.ok() ? std::move(*got) : rt::Value{};
+}
+
 TEST(OutputFusionKernel, SameBitsAsTheDotThenTheEpilogue) {
   ExpectSameBitsAsUnfused(DenseLayer(0, 16, 64, 32));    // few rows: column mode
   ExpectSameBitsAsUnfused(DenseLayer(0, 64, 512, 256));  // column mode, wide C
@@ -320,15 +334,7 @@ TEST(OutputFusionKernel, ConvolutionAlgorithmsOnTheFusionKeepTheirBits) {
     }
     auto want = testing::RunSeeded(*unfused, 7, 2);
     ASSERT_TRUE(want.ok()) << want.status();
-    auto fused = Parse(text);
-    FuseWithEpilogues(*fused);
-    Instruction* root = fused->entry()->root();
-    ASSERT_EQ(root->attrs().fusion_kind, FusionKind::kOutput);
-    root->attrs().backend_config = keys;
-    root->attrs().has_backend_config = true;
-    auto got = testing::RunSeeded(*fused, 7, 2);
-    ASSERT_TRUE(got.ok()) << got.status();
-    EXPECT_EQ(SameBits(*want, *got), "") << keys;
+    EXPECT_EQ(SameBits(*want, FusedWithKeys(text, keys)), "") << keys;
   }
 }
 
@@ -340,15 +346,7 @@ TEST(OutputFusionKernel, GemmKnobsOnTheFusionKeepTheBits) {
   ASSERT_TRUE(want.ok());
   for (const char* keys : {R"({"hlox_gemm_schedule":2})", R"({"hlox_gemm_schedule":1,"hlox_gemm_mc":8})",
                            R"({"hlox_gemm_order":1})", R"({"hlox_threads":1})"}) {
-    auto fused = Parse(text);
-    FuseWithEpilogues(*fused);
-    Instruction* root = fused->entry()->root();
-    ASSERT_EQ(root->attrs().fusion_kind, FusionKind::kOutput);
-    root->attrs().backend_config = keys;
-    root->attrs().has_backend_config = true;
-    auto got = testing::RunSeeded(*fused, 7, 2);
-    ASSERT_TRUE(got.ok()) << got.status();
-    EXPECT_EQ(SameBits(*want, *got), "") << keys;
+    EXPECT_EQ(SameBits(*want, FusedWithKeys(text, keys)), "") << keys;
   }
 }
 
