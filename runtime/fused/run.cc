@@ -213,7 +213,9 @@ std::unique_ptr<FusedProgram::Rows> FusedProgram::BindRows(const std::vector<con
   const Impl& im = *impl_;
   bool tiled = false;
   for (int64_t d : im.tile_dim) tiled |= d >= 0;
-  if (im.vec != nullptr && !tiled) {
+  // The register path evaluates its scalars when bound; an output of one element could be a
+  // scalar read from `out` itself before anything is written there, so it takes the block loop.
+  if (im.vec != nullptr && !tiled && out.element_count() > 1) {
     auto v = std::make_unique<VectorRows>(im.nodes, *im.vec);
     if (im.vec->BindRange(im.nodes, params, out, &v->bound)) return v;
   }

@@ -176,6 +176,23 @@ void SmallM(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64
   else body(0, chunks);
 }
 
+// C[m, n] for n <= 4 with A stored [k, m] (ta), as its transpose C^T = op(B)^T op(A)^T on the
+// few-rows path, which streams A's rows once; into scratch, then transposed back. `a` may hold
+// bf16/f16 bits (Ta = uint16_t, `a_half`).
+template <typename T, typename Ta>
+void NarrowAsTranspose(bool tb, int64_t m, int64_t n, int64_t k, const Ta* a, int64_t lda, const T* b, int64_t ldb,
+                       T* c, int64_t ldc, bool accumulate, ThreadPool* pool, const GemmDone* done,
+                       fused::HalfType a_half = fused::kNotHalf) {
+  BufferPtr scratch = ScratchBuffer(m * n * static_cast<int64_t>(sizeof(T)));
+  T* ct = reinterpret_cast<T*>(scratch->data());  // C^T, [n, m]
+  SmallM<T, Ta>(!tb, false, n, m, k, b, ldb, a, lda, ct, m, false, pool, nullptr, a_half);
+  for (int64_t i = 0; i < m; ++i) {
+    T* row = c + i * ldc;
+    for (int64_t j = 0; j < n; ++j) row[j] = accumulate ? row[j] + ct[j * m + i] : ct[j * m + i];
+  }
+  if (done != nullptr) (*done)(0, m, 0, n);
+}
+
 }  // namespace
 
 template <typename T>
@@ -193,19 +210,11 @@ void GemmT(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_
     SmallM<T>(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate, pool, done);
     return;
   }
-  // Narrow C runs as its transpose, C^T = op(B)^T op(A)^T, whose rows are few and columns many,
-  // into scratch, then transposed back: up to 4 columns with A stored [k, m] (a decode step's
-  // [vocab, batch] logits from hidden-first weights) on the few-rows path, which streams A's
-  // rows once. (With A stored [m, k] that path would read B at a stride for every element.)
+  // Up to 4 columns with A stored [k, m] (a decode step's [vocab, batch] logits from
+  // hidden-first weights): the transpose on the few-rows path. (With A stored [m, k] that path
+  // would read B at a stride for every element.)
   if (n <= 4 && ta) {
-    BufferPtr scratch = ScratchBuffer(m * n * static_cast<int64_t>(sizeof(T)));
-    T* ct = reinterpret_cast<T*>(scratch->data());  // C^T, [n, m]
-    SmallM<T>(!tb, !ta, n, m, k, b, ldb, a, lda, ct, m, false, pool, nullptr);
-    for (int64_t i = 0; i < m; ++i) {
-      T* row = c + i * ldc;
-      for (int64_t j = 0; j < n; ++j) row[j] = accumulate ? row[j] + ct[j * m + i] : ct[j * m + i];
-    }
-    if (done != nullptr) (*done)(0, m, 0, n);
+    NarrowAsTranspose<T, T>(tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate, pool, done);
     return;
   }
   // f32 runs the active level's packed GEMM when it has one. Narrow C (fewer columns than half
@@ -271,14 +280,8 @@ bool SgemmHalfStreamed(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const 
     SmallM<float, uint16_t>(ta, tb, m, n, k, small, ld_small, big, ld_big, c, ldc, false, pool, done, half);
     return true;
   }
-  if (!big_is_b && n <= 4 && ta) {  // as the transpose, C^T = op(B)^T op(A)^T, whose B is op(A)^T
-    BufferPtr scratch = ScratchBuffer(m * n * static_cast<int64_t>(sizeof(float)));
-    float* ct = scratch->as<float>();  // C^T, [n, m]
-    SmallM<float, uint16_t>(!tb, !ta, n, m, k, small, ld_small, big, ld_big, ct, m, false, pool, nullptr, half);
-    for (int64_t i = 0; i < m; ++i) {
-      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = ct[j * m + i];
-    }
-    if (done != nullptr) (*done)(0, m, 0, n);
+  if (!big_is_b && n <= 4 && ta) {
+    NarrowAsTranspose<float, uint16_t>(tb, m, n, k, big, ld_big, small, ld_small, c, ldc, false, pool, done, half);
     return true;
   }
   return false;

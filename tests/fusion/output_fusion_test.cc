@@ -250,6 +250,18 @@ TEST(OutputFusionKernel, SameBitsAsTheDotThenTheEpilogue) {
   ExpectSameBitsAsUnfused(DenseLayer(4, 33, 65, 47));    // batched
   ExpectSameBitsAsUnfused(DenseLayer(0, 40, 24, 16, "f64"));  // Eigen's GEMM
   ExpectSameBitsAsUnfused(DenseLayer(0, 40, 24, 16, "bf16"));  // widened operands, copied C
+  // A rank-0 dot: the epilogue reads the result as a scalar, after the dot wrote it.
+  ExpectSameBitsAsUnfused(R"(
+HloModule scalar_dot
+ENTRY main {
+  x = f32[300] parameter(0)
+  y = f32[300] parameter(1)
+  b = f32[] parameter(2)
+  d = f32[] dot(x, y), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  s = f32[] add(d, b)
+  ROOT t = f32[] tanh(s)
+}
+)");
 }
 
 // conv + per-feature scale and shift + relu6 (a batch-norm'd convolution block), `extra` more
