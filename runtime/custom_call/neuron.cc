@@ -27,16 +27,13 @@ constexpr int64_t kGeluChunk = 1024;  // floats per vector-math call (three arra
 namespace {
 
 // Runs of an f32/bf16/f16 buffer as floats, and back (math/half.h's vector conversions).
-fused::HalfType HalfOf(PrimitiveType t) {
-  return t == PrimitiveType::kBF16 ? fused::kHalfBf16 : t == PrimitiveType::kF16 ? fused::kHalfF16 : fused::kNotHalf;
-}
 void LoadRun(const Buffer& b, int64_t at, int64_t n, float* d) {
-  const fused::HalfType h = HalfOf(b.shape().element_type());
+  const fused::HalfType h = fused::HalfTypeOf(b.shape().element_type());
   if (h == fused::kNotHalf) std::memcpy(d, b.as<float>() + at, sizeof(float) * n);
   else fused::HalfToF32(h, b.as<uint16_t>() + at, d, n);
 }
 void StoreRun(Buffer& b, int64_t at, int64_t n, const float* s) {
-  const fused::HalfType h = HalfOf(b.shape().element_type());
+  const fused::HalfType h = fused::HalfTypeOf(b.shape().element_type());
   if (h == fused::kNotHalf) std::memcpy(b.as<float>() + at, s, sizeof(float) * n);
   else fused::F32ToHalf(h, s, b.as<uint16_t>() + at, n);
 }

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <initializer_list>
 
 #if defined(HLOX_HAVE_XBYAK)
 #define HLOX_JIT 1
@@ -447,38 +448,42 @@ class Emitter : public Xbyak::CodeGenerator {
     Free(t), Free(n), Free(r2);
   }
 
-  // isa/simd/math.h Tanh: a rational function of x clamped to +-c, x itself where |a| is tiny.
+  // isa/simd/math.h ClampedOddRational: d = x * P(x^2) / Q(x^2) with x = a clamped to
+  // [c_neg, c]; P's and Q's coefficients from the highest degree down. Leaves x in `x`, x^2 in
+  // `x2`; `q` is scratch.
+  void ClampedOddRational(const Regs& d, const Regs& a, const Regs& x, const Regs& x2, const Regs& q, Const c,
+                          Const c_neg, std::initializer_list<Const> p, std::initializer_list<Const> qc) {
+    Each([&](int u) { vminps(Vec(x[u]), In(c, Vec(x[u])), Vec(a[u])); });  // min(c, a): NaN a passes
+    Each([&](int u) { vmaxps(Vec(x[u]), In(c_neg, Vec(q[u])), Vec(x[u])); });
+    Each([&](int u) { vmulps(Vec(x2[u]), Vec(x[u]), Vec(x[u])); });
+    Each([&](int u) { Set(Vec(d[u]), *p.begin()); });
+    for (auto it = p.begin() + 1; it != p.end(); ++it) {
+      Each([&](int u) { vfmadd213ps(Vec(d[u]), Vec(x2[u]), K(*it)); });
+    }
+    Each([&](int u) { vmulps(Vec(d[u]), Vec(x[u]), Vec(d[u])); });
+    Each([&](int u) { Set(Vec(q[u]), *qc.begin()); });
+    for (auto it = qc.begin() + 1; it != qc.end(); ++it) {
+      Each([&](int u) { vfmadd213ps(Vec(q[u]), Vec(x2[u]), K(*it)); });
+    }
+    Each([&](int u) { vdivps(Vec(d[u]), Vec(d[u]), Vec(q[u])); });
+  }
+
+  // isa/simd/math.h Tanh: the rational function, and x itself where |a| is tiny.
   void Tanh(const Regs& d, const Regs& a) {
     const Regs x = Group(), x2 = Group(), q = Group();
-    Each([&](int u) { vminps(Vec(x[u]), In(kTanhClamp, Vec(x[u])), Vec(a[u])); });  // min(c, a): NaN a passes
-    Each([&](int u) { vmaxps(Vec(x[u]), In(kTanhClampNeg, Vec(q[u])), Vec(x[u])); });
-    Each([&](int u) { vmulps(Vec(x2[u]), Vec(x[u]), Vec(x[u])); });
-    Each([&](int u) { Set(Vec(d[u]), kA13); });
-    for (Const c : {kA11, kA9, kA7, kA5, kA3, kA1}) Each([&](int u) { vfmadd213ps(Vec(d[u]), Vec(x2[u]), K(c)); });
-    Each([&](int u) { vmulps(Vec(d[u]), Vec(x[u]), Vec(d[u])); });
-    Each([&](int u) { Set(Vec(q[u]), kB6); });
-    for (Const c : {kB4, kB2, kB0}) Each([&](int u) { vfmadd213ps(Vec(q[u]), Vec(x2[u]), K(c)); });
-    Each([&](int u) { vdivps(Vec(d[u]), Vec(d[u]), Vec(q[u])); });
+    ClampedOddRational(d, a, x, x2, q, kTanhClamp, kTanhClampNeg, {kA13, kA11, kA9, kA7, kA5, kA3, kA1},
+                       {kB6, kB4, kB2, kB0});
     Each([&](int u) { vandps(Vec(q[u]), Vec(a[u]), K(kAbsMask)); });
     Each([&](int u) { SelectIf(Vec(d[u]), Vec(q[u]), K(kTanhTiny), kLtOq, Vec(x[u]), Vec(x2[u]), u); });
     Free(x), Free(x2), Free(q);
   }
 
-  // isa/simd/math.h Erf: x * P(x^2) / Q(x^2) with x clamped to +-c.
+  // isa/simd/math.h Erf.
   void Erf(const Regs& d, const Regs& a) {
-    const Regs x = Group(), z = Group(), q = Group();
-    Each([&](int u) { vminps(Vec(x[u]), In(kErfClamp, Vec(x[u])), Vec(a[u])); });  // min(c, a): NaN a passes
-    Each([&](int u) { vmaxps(Vec(x[u]), In(kErfClampNeg, Vec(q[u])), Vec(x[u])); });
-    Each([&](int u) { vmulps(Vec(z[u]), Vec(x[u]), Vec(x[u])); });
-    Each([&](int u) { Set(Vec(d[u]), kErfP6); });
-    for (Const c : {kErfP5, kErfP4, kErfP3, kErfP2, kErfP1, kErfP0}) {
-      Each([&](int u) { vfmadd213ps(Vec(d[u]), Vec(z[u]), K(c)); });
-    }
-    Each([&](int u) { vmulps(Vec(d[u]), Vec(x[u]), Vec(d[u])); });
-    Each([&](int u) { Set(Vec(q[u]), kErfQ4); });
-    for (Const c : {kErfQ3, kErfQ2, kErfQ1, kErfQ0}) Each([&](int u) { vfmadd213ps(Vec(q[u]), Vec(z[u]), K(c)); });
-    Each([&](int u) { vdivps(Vec(d[u]), Vec(d[u]), Vec(q[u])); });
-    Free(x), Free(z), Free(q);
+    const Regs x = Group(), x2 = Group(), q = Group();
+    ClampedOddRational(d, a, x, x2, q, kErfClamp, kErfClampNeg,
+                       {kErfP6, kErfP5, kErfP4, kErfP3, kErfP2, kErfP1, kErfP0}, {kErfQ4, kErfQ3, kErfQ2, kErfQ1, kErfQ0});
+    Free(x), Free(x2), Free(q);
   }
 
   // isa/simd/math.h Logistic: r = 1 / (1 + e) with e = exp(-|x|), times e where x < 0.

@@ -43,10 +43,6 @@ bool RegisterType(PrimitiveType t) {
   return t == PrimitiveType::kF32 || t == PrimitiveType::kBF16 || t == PrimitiveType::kF16;
 }
 
-uint8_t HalfOf(PrimitiveType t) {
-  return t == PrimitiveType::kBF16 ? fused::kHalfBf16 : t == PrimitiveType::kF16 ? fused::kHalfF16 : fused::kNotHalf;
-}
-
 // The op rounding to half type h (a code no op has for kNotHalf).
 uint8_t RoundCode(uint8_t h) {
   return h == fused::kHalfBf16 ? vecops::kRoundBf16 : h == fused::kHalfF16 ? vecops::kRoundF16 : 0xff;
@@ -64,7 +60,7 @@ void DropOutputRounds(const std::vector<FusedNode>& nodes, const std::vector<int
   }
   for (size_t k = 0; k < outputs.size(); ++k) {
     const Ref& r = out_ref[k];
-    if (r.kind == Ref::kValue && pending[r.index].code != RoundCode(HalfOf(nodes[outputs[k]].type))) {
+    if (r.kind == Ref::kValue && pending[r.index].code != RoundCode(fused::HalfTypeOf(nodes[outputs[k]].type))) {
       read[r.index] = 1;
     }
   }
@@ -212,7 +208,7 @@ std::unique_ptr<VectorProgram> VectorProgram::Build(const std::vector<FusedNode>
   // Appends a rounding of node `id`'s value to its half type (none for f32), which becomes the
   // node's value.
   auto round_half = [&](int64_t id) {
-    const uint8_t h = HalfOf(nodes[id].type);
+    const uint8_t h = fused::HalfTypeOf(nodes[id].type);
     if (h == fused::kNotHalf) return;
     const Ref v = ref[id];
     ref[id] = Ref{Ref::kValue, static_cast<int64_t>(pending.size())};
@@ -232,7 +228,7 @@ std::unique_ptr<VectorProgram> VectorProgram::Build(const std::vector<FusedNode>
       case NodeOp::kParam:
         ref[id] = Ref{Ref::kInput, static_cast<int64_t>(prog->inputs_.size())};
         prog->inputs_.push_back(Input{nd.param, -1});
-        prog->inputs_.back().half = HalfOf(nd.type);
+        prog->inputs_.back().half = fused::HalfTypeOf(nd.type);
         break;
       case NodeOp::kConstant:
         if (static_cast<int64_t>(nd.cf.size()) != total) return nullptr;
@@ -255,7 +251,7 @@ std::unique_ptr<VectorProgram> VectorProgram::Build(const std::vector<FusedNode>
         if (sn.kind != VKind::kF32 || !RegisterType(sn.type)) return nullptr;
         if (sn.op == NodeOp::kParam) {
           prog->inputs_.push_back(Input{sn.param, -1, static_cast<int>(id)});
-          prog->inputs_.back().half = HalfOf(sn.type);
+          prog->inputs_.back().half = fused::HalfTypeOf(sn.type);
         } else if (sn.op == NodeOp::kConstant && static_cast<int64_t>(sn.cf.size()) == Elements(sn.dims)) {
           prog->inputs_.push_back(Input{-1, src, static_cast<int>(id)});
         } else if (Elements(sn.dims) <= kMaxComputedSource) {
@@ -309,7 +305,7 @@ std::unique_ptr<VectorProgram> VectorProgram::Build(const std::vector<FusedNode>
   prog->scalar_temps_ = std::move(plan.scalar_temps);
   const std::vector<int64_t>& direct = plan.direct;
   const int64_t nvals = static_cast<int64_t>(pending.size());
-  for (size_t k = 0; k < outputs.size(); ++k) prog->out_half_.push_back(HalfOf(nodes[outputs[k]].type));
+  for (size_t k = 0; k < outputs.size(); ++k) prog->out_half_.push_back(fused::HalfTypeOf(nodes[outputs[k]].type));
   prog->direct_.assign(outputs.size(), 0);
   for (int64_t i = 0; i < nvals; ++i) {
     if (direct[i] < 0 || prog->out_half_[direct[i]] != fused::kNotHalf) continue;

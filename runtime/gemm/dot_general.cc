@@ -206,14 +206,13 @@ absl::Status DotGeneral(const Buffer& lhs, const Buffer& rhs, const DotDimension
       }
       const int64_t lda = a.trans ? m : k, ldb = b.trans ? k : n;
       if constexpr (std::is_same_v<T, float>) {
-        auto half_of = [](PrimitiveType h) { return h == PrimitiveType::kF16 ? fused::kHalfF16 : fused::kHalfBf16; };
         if (stream_b && SgemmHalfStreamed(a.trans, b.trans, m, n, k, ap + bi * m * k, lda,
-                                          reinterpret_cast<const uint16_t*>(b.data) + bi * k * n, ldb, half_of(rt),
+                                          reinterpret_cast<const uint16_t*>(b.data) + bi * k * n, ldb, fused::HalfTypeOf(rt),
                                           true, c + bi * mn, n, p, tuning, done ? &done : nullptr)) {
           return;
         }
         if (stream_a && SgemmHalfStreamed(a.trans, b.trans, m, n, k, bp + bi * k * n, ldb,
-                                          reinterpret_cast<const uint16_t*>(a.data) + bi * m * k, lda, half_of(lt),
+                                          reinterpret_cast<const uint16_t*>(a.data) + bi * m * k, lda, fused::HalfTypeOf(lt),
                                           false, c + bi * mn, n, p, tuning, done ? &done : nullptr)) {
           return;
         }

@@ -36,6 +36,12 @@ std::vector<T> Load(const Buffer& b) {
   }
 }
 
+// f16/bf16/f32 inputs compute in f32 (unless the result is f64); everything else in f64.
+bool ComputesInF32(PrimitiveType input, PrimitiveType result) {
+  return (input == PrimitiveType::kF32 || input == PrimitiveType::kF16 || input == PrimitiveType::kBF16) &&
+         result != PrimitiveType::kF64;
+}
+
 bool IsDepthwise(const ConvGeometry& g) { return g.ck == 1 && g.groups == g.c && g.groups > 1 && g.batch_groups == 1; }
 
 bool IsIdentity(const std::vector<int64_t>& p) {
@@ -305,11 +311,10 @@ absl::StatusOr<bool> ConvolutionInto(const Instruction& conv, const Buffer& lhs,
   }
   KernelContext ctx;
   ctx.pool = pool;
-  const bool use_float =
-      (lt == PrimitiveType::kF32 || lt == PrimitiveType::kF16 || lt == PrimitiveType::kBF16) && ot != PrimitiveType::kF64;
   bool reported = false;
-  absl::StatusOr<Value> r = use_float ? Convolve<float>(conv, lhs, rhs, os, g, ctx, tuning, done, out, &reported)
-                                      : Convolve<double>(conv, lhs, rhs, os, g, ctx, tuning, done, out, &reported);
+  absl::StatusOr<Value> r = ComputesInF32(lt, ot)
+                                ? Convolve<float>(conv, lhs, rhs, os, g, ctx, tuning, done, out, &reported)
+                                : Convolve<double>(conv, lhs, rhs, os, g, ctx, tuning, done, out, &reported);
   if (!r.ok()) return r.status();
   return reported;
 }
@@ -337,10 +342,7 @@ absl::StatusOr<Value> ConvolutionKernel(const Instruction& instr,
     return absl::UnimplementedError(absl::StrCat("convolution ", instr.name(),
                                                  ": sub-byte, f8 or mixed complex/real element types"));
   }
-  const bool use_float = (lt == PrimitiveType::kF32 || lt == PrimitiveType::kF16 ||
-                          lt == PrimitiveType::kBF16) &&
-                         ot != PrimitiveType::kF64;
-  if (use_float) return Convolve<float>(instr, *lhs, *rhs, os, g, ctx, tuning);
+  if (ComputesInF32(lt, ot)) return Convolve<float>(instr, *lhs, *rhs, os, g, ctx, tuning);
   return Convolve<double>(instr, *lhs, *rhs, os, g, ctx, tuning);
 }
 

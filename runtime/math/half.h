@@ -39,6 +39,11 @@ inline void RoundBf16InPlace(float* x, int64_t n) {
 // The half-precision types the fused register path keeps in f32 registers.
 enum HalfType : uint8_t { kNotHalf = 0, kHalfBf16 = 1, kHalfF16 = 2 };
 
+// The half type of element type t (kNotHalf for anything but bf16 and f16).
+inline HalfType HalfTypeOf(PrimitiveType t) {
+  return t == PrimitiveType::kBF16 ? kHalfBf16 : t == PrimitiveType::kF16 ? kHalfF16 : kNotHalf;
+}
+
 // d[i] = the float of half value s[i] (bf16 or f16 bits, per `type`), i < n: the active
 // level's vector conversion (isa/isa_kernels.h), bit-identical to the scalar ones.
 inline void HalfToF32(HalfType type, const uint16_t* s, float* d, int64_t n) { Kernels().half_to_f32(type, s, d, n); }

@@ -36,37 +36,38 @@ typename S::V Exp(typename S::V x) {
   return S::Scale2(S::Add(p, S::Set1(1.0f)), n);
 }
 
+// x * P(x^2) / Q(x^2) with x = a clamped to +-c (NaN passes: min/max return their second
+// operand), P's and Q's coefficients from the constant term up; *clamped (may be null) gets x.
+template <class S, int kP, int kQ>
+typename S::V ClampedOddRational(typename S::V a, float c, const float (&pc)[kP], const float (&qc)[kQ],
+                                 typename S::V* clamped = nullptr) {
+  using V = typename S::V;
+  V x = S::Min(S::Set1(c), a);
+  x = S::Max(S::Set1(-c), x);
+  const V x2 = S::Mul(x, x);
+  V p = S::Set1(pc[kP - 1]);
+  for (int i = kP - 2; i >= 0; --i) p = S::Fma(p, x2, S::Set1(pc[i]));
+  V q = S::Set1(qc[kQ - 1]);
+  for (int i = kQ - 2; i >= 0; --i) q = S::Fma(q, x2, S::Set1(qc[i]));
+  if (clamped != nullptr) *clamped = x;
+  return S::Div(S::Mul(x, p), q);
+}
+
 // tanh(x) as a rational function: x clamped to +-kTanhClamp, x * A(x^2) / B(x^2) (odd degree
 // 13 over even degree 6), and x itself where |x| < kTanhTiny (exact there; keeps -0).
 template <class S>
 typename S::V Tanh(typename S::V a) {
   using namespace vmath::coef;
-  using V = typename S::V;
-  V x = S::Min(S::Set1(kTanhClamp), a);
-  x = S::Max(S::Set1(-kTanhClamp), x);
+  typename S::V x;
+  const typename S::V r = ClampedOddRational<S>(a, kTanhClamp, kTanhA, kTanhB, &x);
   const typename S::M tiny = S::Lt(S::AndNot(S::Set1(-0.0f), a), S::Set1(kTanhTiny));
-  const V x2 = S::Mul(x, x);
-  V p = S::Set1(kTanhA[6]);
-  for (int i = 5; i >= 0; --i) p = S::Fma(p, x2, S::Set1(kTanhA[i]));
-  p = S::Mul(x, p);
-  V q = S::Set1(kTanhB[3]);
-  for (int i = 2; i >= 0; --i) q = S::Fma(q, x2, S::Set1(kTanhB[i]));
-  return S::Select(tiny, x, S::Div(p, q));
+  return S::Select(tiny, x, r);
 }
 
 // erf(x) = x * P(x^2) / Q(x^2) with x clamped to +-kErfClamp (NaN passes; -0 stays -0).
 template <class S>
 typename S::V Erf(typename S::V a) {
-  using namespace vmath::coef;
-  using V = typename S::V;
-  V x = S::Min(S::Set1(kErfClamp), a);
-  x = S::Max(S::Set1(-kErfClamp), x);
-  const V z = S::Mul(x, x);
-  V p = S::Set1(kErfP[6]);
-  for (int i = 5; i >= 0; --i) p = S::Fma(p, z, S::Set1(kErfP[i]));
-  V q = S::Set1(kErfQ[4]);
-  for (int i = 3; i >= 0; --i) q = S::Fma(q, z, S::Set1(kErfQ[i]));
-  return S::Div(S::Mul(x, p), q);
+  return ClampedOddRational<S>(a, vmath::coef::kErfClamp, vmath::coef::kErfP, vmath::coef::kErfQ);
 }
 
 // logistic(x) = 1 / (1 + e) with e = exp(-|x|), times e where x < 0 (no overflow).
