@@ -80,17 +80,20 @@ template <typename T>
 void WideKConv(const ConvIndex& ix, const T* in, const T* k, T* out, ThreadPool* pool);
 
 // True when PlaneConv can run the convolution: 2 spatial dims that are the last two dims of
-// input and output, output extents equal to the input's, stride 1, no base dilation, no groups
-// (any dilation, padding and reversal of the window). Independent of the instruction-set level.
+// input and output, no base dilation, no groups (any stride, padding, window dilation and
+// reversal). Independent of the instruction-set level.
 bool PlaneConvPossible(const ConvDimensionNumbers& dn, const ConvGeometry& g, int64_t rank);
 // PlaneConvPossible, the level has the packed GEMM, and the shapes make it the default choice.
 bool PlaneConvApplies(const ConvDimensionNumbers& dn, const ConvGeometry& g, int64_t rank);
 
 // f32 convolution straight on the operands' layouts (conv/planes.cc): one GEMM per image with
-// B packed from shifted input planes. Requires PlaneConvApplies. Writes every output element.
+// B packed from (shifted, or gathered when strided) input planes. Requires PlaneConvPossible and
+// a level with the packed GEMM. Writes every output element; `done` per part of each image's
+// GEMM, in the output's own layout (runs of output positions of a block of features).
 void PlaneConv(const ConvDimensionNumbers& dn, const ConvGeometry& g, const float* lhs,
                const std::vector<int64_t>& lhs_dims, const float* rhs, const std::vector<int64_t>& rhs_dims,
-               float* out, const std::vector<int64_t>& out_dims, ThreadPool* pool);
+               float* out, const std::vector<int64_t>& out_dims, ThreadPool* pool,
+               const DotEpilogue* done = nullptr);
 
 // True when PlaneFilterConv can run the convolution: the weight-gradient form of PlaneConv (2
 // spatial dims last in input and kernel, window extents equal to the input's, stride 1, no

@@ -38,9 +38,10 @@ std::vector<ConvAlgorithm> ConvAlgorithmsFor(const Instruction& conv);
 
 // Runs `conv` (real element types) on lhs and rhs into `out`, a buffer of the instruction's
 // shape, as its kernel would (same path, same bits). Where the convolution writes the result's
-// layout directly (NHWC-style dim_labels) in runs of whole output rows (depthwise rows, the
-// tiles of ungrouped im2col convolutions), it tells `done` (may be null) as each run of `out`
-// is final, from the thread that computed it, and returns true; an output fusion
+// layout directly in parts (depthwise rows and the tiles of ungrouped im2col convolutions with
+// NHWC-style dim_labels, the GEMM parts of the plane path on NCHW-style ones), it tells `done`
+// (may be null) as each part of `out` is final, from the thread that computed it, and returns
+// true; an output fusion
 // (kernels/output_fusion.h) applies its epilogue there. Otherwise it returns false, having
 // told `done` nothing: the caller takes the whole result.
 absl::StatusOr<bool> ConvolutionInto(const Instruction& conv, const Buffer& lhs, const Buffer& rhs, BufferPtr out,

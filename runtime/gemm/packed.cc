@@ -275,12 +275,13 @@ void SgemmPacked(const MicroKernels& level, bool ta, bool tb, int64_t m, int64_t
 }
 
 void SgemmPanels(const MicroKernels& mk, int64_t m, int64_t n, int64_t k, const PanelSource& src, float* c,
-                 int64_t ldc, bool accumulate, ThreadPool* pool) {
+                 int64_t ldc, bool accumulate, ThreadPool* pool, const GemmDone* done) {
   int64_t kblocks = (k + mk.kc - 1) / mk.kc;
   int64_t mp = (m + mk.mr - 1) / mk.mr, np = (n + mk.nr - 1) / mk.nr;
   Problem pr{mk, false, false, accumulate, true, m, n, k, nullptr, 0, nullptr, 0, c, ldc, (k + kblocks - 1) / kblocks, mp, np};
   pr.src = &src;
   pr.a_pmajor = src.a_pmajor();
+  pr.done = done;
   Run(pr, pool, GemmTuning::kAutoSchedule);
 }
 

@@ -78,8 +78,8 @@ void SgemmPacked(const MicroKernels& mk, bool ta, bool tb, int64_t m, int64_t n,
                  const GemmTuning& tuning = {}, const GemmDone* done = nullptr);
 
 // Row-major C[m,n] (=|+=) A[m,k] * B[k,n] with both operands packed by `src` (m, n, k > 0).
-// Same schedule, k-blocking and bit-determinism as SgemmPacked.
+// Same schedule, k-blocking and bit-determinism as SgemmPacked; `done` as there.
 void SgemmPanels(const MicroKernels& mk, int64_t m, int64_t n, int64_t k, const PanelSource& src, float* c,
-                 int64_t ldc, bool accumulate, ThreadPool* pool);
+                 int64_t ldc, bool accumulate, ThreadPool* pool, const GemmDone* done = nullptr);
 
 }  // namespace hlox::rt::gemm

@@ -5,9 +5,9 @@
 // This file validates the instruction and brings operands to the canonical dense layouts of
 // conv/paths.h (NHWC input used in place when it already is; others transposed by the
 // strided copy engine), then runs the depthwise direct loop (conv/depthwise.cc) or the
-// im2col/pointwise GEMM path (conv/im2col_gemm.cc); NCHW-style stride-1 convolutions skip all of that
-// and run on their own layouts (conv/planes.cc, and conv/plane_filter.cc for their weight
-// gradients). f16/bf16/f32 compute in f32, f64 and integers in
+// im2col/pointwise GEMM path (conv/im2col_gemm.cc); NCHW-style convolutions (spatial dims
+// innermost) skip all of that and run on their own layouts (conv/planes.cc, and
+// conv/plane_filter.cc for the weight gradients of stride-1 ones). f16/bf16/f32 compute in f32, f64 and integers in
 // f64. Work splits depend only on the shapes, so results are identical for any thread count.
 #include <algorithm>
 #include <complex>
@@ -92,20 +92,21 @@ absl::StatusOr<Value> Convolve(const Instruction& instr, const Buffer& lhs, cons
       // A tuned plane algorithm runs when it can (the level has the packed GEMM); the default
       // path otherwise. A tuned tiles/wide-k choice skips the plane paths.
       const bool has_gemm = Kernels().gemm != nullptr;
-      if (algo == ConvAlgorithm::kAuto ? PlaneConvApplies(dn, g, os.rank())
-                                       : algo == ConvAlgorithm::kPlanes && has_gemm &&
-                                             PlaneConvPossible(dn, g, os.rank())) {
-        Value out = result();
-        PlaneConv(dn, g, lhs.template as<float>(), lhs.shape().dims(), rhs.template as<float>(), rhs.shape().dims(),
-                  out.array->template as<float>(), os.dims(), pool);
-        return out;
-      }
       if (algo == ConvAlgorithm::kAuto ? PlaneFilterConvApplies(dn, g, os.rank())
                                        : algo == ConvAlgorithm::kPlaneFilter && has_gemm &&
                                              PlaneFilterConvPossible(dn, g, os.rank())) {
         Value out = result();
         PlaneFilterConv(dn, g, lhs.template as<float>(), lhs.shape().dims(), rhs.template as<float>(),
                         rhs.shape().dims(), out.array->template as<float>(), os.dims(), pool);
+        return out;
+      }
+      if (algo == ConvAlgorithm::kAuto ? PlaneConvApplies(dn, g, os.rank())
+                                       : algo == ConvAlgorithm::kPlanes && has_gemm &&
+                                             PlaneConvPossible(dn, g, os.rank())) {
+        Value out = result();
+        PlaneConv(dn, g, lhs.template as<float>(), lhs.shape().dims(), rhs.template as<float>(), rhs.shape().dims(),
+                  out.array->template as<float>(), os.dims(), pool, done);
+        if (reported != nullptr) *reported = done != nullptr;
         return out;
       }
     }

@@ -123,21 +123,89 @@ absl::StatusOr<Value> FastReduceWindow(const Buffer& in, const Buffer& init, Sca
     St* dst = ob.as<St>();
     const C init_v = Tr::Load(init.as<St>()[0]);
     const int64_t rank = static_cast<int64_t>(t.size.size());
-    KernelParallelFor(ctx, ob.element_count(), std::max<int64_t>(1, 16384 / std::max<int64_t>(t.window_count, 1)),
-                      [&](int64_t b, int64_t e) {
+    const int64_t count = ob.element_count();
+    // `op` as a compile-time constant in the hot loop (tag = std::integral_constant).
+    auto fold_as = [](auto tag, C acc, C v) -> C {
+      if constexpr (std::is_same_v<C, bool>) {
+        return Apply<int>(decltype(tag)::value, acc, v) != 0;
+      } else {
+        return Apply<C>(decltype(tag)::value, acc, v);
+      }
+    };
+    auto fold = [&](C acc, C v) -> C {
+      if constexpr (std::is_same_v<C, bool>) {
+        return Apply<int>(op, acc, v) != 0;
+      } else {
+        return Apply<C>(op, acc, v);
+      }
+    };
+    if (rank == 0 || t.window_count == 0) {
       std::vector<int64_t> oi(rank), wi(rank);
-      for (int64_t o = b; o < e; ++o) {
+      for (int64_t o = 0; o < count; ++o) {
         C acc = init_v;
-        ForEachInWindow(t, o, oi, wi, [&](int64_t off) {
-          if constexpr (std::is_same_v<C, bool>) {
-            acc = Apply<int>(op, acc, Tr::Load(src[off])) != 0;
-          } else {
-            acc = Apply<C>(op, acc, Tr::Load(src[off]));
-          }
-        });
+        ForEachInWindow(t, o, oi, wi, [&](int64_t off) { acc = fold(acc, Tr::Load(src[off])); });
         dst[o] = Tr::Store(acc);
       }
-    });
+      return absl::OkStatus();
+    }
+    // Output rows (every dim but the last fixed): for each window position of the leading dims,
+    // in row-major order, the whole row folds in its taps along the last dim. Each output still
+    // folds its window in row-major window order, so the bits are those of one output at a time.
+    const int64_t last = rank - 1, row_len = t.out_dims[last], taps = t.size[last];
+    if (row_len == 0) return absl::OkStatus();
+    const int64_t rows = count / row_len, lead_window = t.window_count / taps;
+    const int64_t* last_pos = t.pos[last].data();
+    const int64_t last_stride = t.in_strides[last];
+    const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(row_len * t.window_count, 1));
+    auto walk_rows = [&](auto fold_op) {
+      KernelParallelFor(ctx, rows, grain, [&](int64_t b, int64_t e) {
+        std::vector<int64_t> oi(rank), wi(rank);
+        std::vector<C> acc(row_len);
+        for (int64_t r = b; r < e; ++r) {
+          int64_t rest = r;
+          for (int64_t d = last - 1; d >= 0; --d) {
+            oi[d] = rest % t.out_dims[d];
+            rest /= t.out_dims[d];
+          }
+          std::fill(acc.begin(), acc.end(), init_v);
+          std::fill(wi.begin(), wi.end(), 0);
+          for (int64_t n = 0; n < lead_window; ++n) {
+            int64_t off = 0;
+            bool valid = true;
+            for (int64_t d = 0; d < last && valid; ++d) {
+              const int64_t p = t.pos[d][oi[d] * t.size[d] + wi[d]];
+              valid = p >= 0;
+              off += p * t.in_strides[d];
+            }
+            if (valid) {
+              const St* row = src + off;
+              for (int64_t o = 0; o < row_len; ++o) {
+                const int64_t* tp = last_pos + o * taps;
+                C a = acc[o];
+                for (int64_t w = 0; w < taps; ++w) {
+                  if (tp[w] >= 0) a = fold_op(a, Tr::Load(row[tp[w] * last_stride]));
+                }
+                acc[o] = a;
+              }
+            }
+            for (int64_t d = last - 1; d >= 0; --d) {
+              if (++wi[d] < t.size[d]) break;
+              wi[d] = 0;
+            }
+          }
+          St* out_row = dst + r * row_len;
+          for (int64_t o = 0; o < row_len; ++o) out_row[o] = Tr::Store(acc[o]);
+        }
+      });
+    };
+    using Op = ScalarOp;
+    switch (op) {
+      case Op::kAdd: walk_rows([&](C a, C v) { return fold_as(std::integral_constant<Op, Op::kAdd>{}, a, v); }); break;
+      case Op::kMul: walk_rows([&](C a, C v) { return fold_as(std::integral_constant<Op, Op::kMul>{}, a, v); }); break;
+      case Op::kMax: walk_rows([&](C a, C v) { return fold_as(std::integral_constant<Op, Op::kMax>{}, a, v); }); break;
+      case Op::kMin: walk_rows([&](C a, C v) { return fold_as(std::integral_constant<Op, Op::kMin>{}, a, v); }); break;
+      default: walk_rows(fold); break;
+    }
     return absl::OkStatus();
     }
   });

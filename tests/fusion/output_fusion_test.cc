@@ -324,9 +324,15 @@ TEST(OutputFusionKernel, SameBitsAsTheConvolutionThenTheEpilogue) {
                                     "window={size=3x3 pad=1_1x1_1}, " + nhwc + ", feature_group_count=4", 3));
   // Few output rows, long reduction: wide-k.
   ExpectSameBitsAsUnfused(ConvBlock("1,4,4,256", "3,3,256,8", "1,2,2,8", 8, "window={size=3x3}, " + nhwc, 3));
-  // NCHW: the result is transposed into place, then the epilogue.
+  // NCHW: the plane path's GEMM parts in the result's own layout (stride 1; stride 2 with
+  // gathered panels and enough features for several row panels), and a form with no plane path
+  // (base dilation): the result transposed into place, then the epilogue.
   ExpectSameBitsAsUnfused(ConvBlock("2,8,10,10", "16,8,3,3", "2,16,10,10", 16,
                                     "window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01", 1));
+  ExpectSameBitsAsUnfused(ConvBlock("2,16,21,20", "56,16,3,3", "2,56,11,10", 56,
+                                    "window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01", 1));
+  ExpectSameBitsAsUnfused(ConvBlock("2,8,6,6", "16,8,3,3", "2,16,11,11", 16,
+                                    "window={size=3x3 pad=1_1x1_1 lhs_dilate=2x2}, dim_labels=bf01_oi01->bf01", 1));
   // f64 (Eigen's GEMM per tile).
   ExpectSameBitsAsUnfused(ConvBlock("2,9,9,8", "3,3,8,16", "2,9,9,16", 16, "window={size=3x3 pad=1_1x1_1}, " + nhwc,
                                     3, "f64"));

@@ -364,6 +364,22 @@ TEST(ConvolutionPlanePaths, ForwardSamePaddingLayoutsAndOddSizes) {
   CheckFastPath(Planes2D(1, 48, 24, {14, 14}, {Win(3, 1, 1, 1), Win(3, 1, 1, 1)}, false, false, false), 67);
 }
 
+TEST(ConvolutionPlanePaths, StridedAndShrinkingForwardForms) {
+  // The gathering form of the plane path (output positions are not the input's), forced
+  // through backend_config so the cases do not depend on the default heuristic: ResNet's stem
+  // (7x7 stride 2, 3 features), 3x3 stride 2, 1x1 stride 2 (downsample), unequal strides with
+  // window dilation and reversal, no padding (output smaller than the input), fewer output
+  // positions than one column panel, and OIHW (read in place) and IOHW (copied) kernels.
+  const std::string planes = "{\"hlox_conv_algo\":3}";
+  CheckFastPath(Planes2D(2, 3, 16, {23, 22}, {Win(7, 2, 3, 3), Win(7, 2, 3, 3)}, false, false, false), 75, planes);
+  CheckFastPath(Planes2D(2, 12, 24, {15, 14}, {Win(3, 2, 1, 1), Win(3, 2, 1, 1)}, false, false, false), 76, planes);
+  CheckFastPath(Planes2D(3, 16, 20, {14, 13}, {Win(1, 2, 0, 0), Win(1, 2, 0, 0)}, false, true, true), 77, planes);
+  CheckFastPath(Planes2D(2, 5, 9, {17, 12},
+                         {Win(3, 3, 2, 1, 1, 2, true), Win(5, 1, 0, 2, 1, 1, true)}, true, true, false), 78, planes);
+  CheckFastPath(Planes2D(1, 6, 33, {10, 11}, {Win(3, 1, 0, 0), Win(4, 1, 0, 0)}, false, false, true), 79, planes);
+  CheckFastPath(Planes2D(2, 40, 12, {5, 6}, {Win(3, 2, 1, 1), Win(3, 2, 1, 1)}, false, false, false), 80, planes);
+}
+
 TEST(ConvolutionPlanePaths, WeightGradientForm) {
   // lhs fb01 (features = images), kernel io01 = the output gradient, window = whole plane.
   CheckFastPath(Planes2D(6, 3, 20, {17, 19}, {Win(17, 1, 1, 1), Win(19, 1, 1, 1)}, true, true, true), 71);
@@ -418,7 +434,12 @@ TEST(ConvolutionAlgorithms, OfferedByForm) {
   const ConvCase fwd = Planes2D(2, 5, 17, {13, 11}, {Win(3, 1, 1, 1), Win(3, 1, 1, 1)}, false, false, false);
   EXPECT_EQ(Algorithms(fwd), (std::vector<A>{A::kTiles, A::kWideK, A::kPlanes}));
   const ConvCase wgrad = Planes2D(6, 3, 20, {17, 19}, {Win(17, 1, 1, 1), Win(19, 1, 1, 1)}, true, true, true);
-  EXPECT_EQ(Algorithms(wgrad), (std::vector<A>{A::kTiles, A::kWideK, A::kPlaneFilter}));
+  EXPECT_EQ(Algorithms(wgrad), (std::vector<A>{A::kTiles, A::kWideK, A::kPlanes, A::kPlaneFilter}));
+  // Strided NCHW: the plane algorithm gathers its B panels. Base dilation has no plane form.
+  EXPECT_EQ(Algorithms(Planes2D(2, 5, 17, {13, 11}, {Win(3, 2, 1, 1), Win(3, 2, 1, 1)}, false, false, false)),
+            (std::vector<A>{A::kTiles, A::kWideK, A::kPlanes}));
+  EXPECT_EQ(Algorithms(Planes2D(2, 5, 17, {13, 11}, {Win(3, 1, 1, 1, 2), Win(3, 1, 1, 1)}, false, false, false)),
+            (std::vector<A>{A::kTiles, A::kWideK}));
   // NHWC strided: only the canonical-layout paths. Pointwise NHWC: one GEMM, nothing to choose.
   EXPECT_EQ(Algorithms(Canonical2D(2, 24, 40, 1, 1, {9, 10}, {Win(3, 2, 1, 1), Win(3, 2, 1, 1)})),
             (std::vector<A>{A::kTiles, A::kWideK}));

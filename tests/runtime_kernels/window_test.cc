@@ -46,10 +46,12 @@ std::vector<double> RefReduceWindow(const std::vector<int64_t>& dims, const std:
 TEST(ReduceWindowKernel, AddAndMaxWithPaddingAndDilation) {
   std::mt19937_64 rng(1);
   Module m("m");
-  for (int iter = 0; iter < 60; ++iter) {
+  // Ranks 1-4: the kernel walks output rows (the last dim) once per window position of the
+  // leading dims, so windows over several leading dims and 1-wide rows are both covered.
+  for (int iter = 0; iter < 80; ++iter) {
     const bool is_max = iter % 2;
     const PrimitiveType t = iter % 3 == 0 ? PrimitiveType::kS32 : (iter % 3 == 1 ? PrimitiveType::kF32 : PrimitiveType::kF64);
-    const int64_t rank = 1 + iter % 3;
+    const int64_t rank = 1 + iter % 4;
     std::vector<int64_t> dims, out_dims;
     Window w;
     for (int64_t d = 0; d < rank; ++d) {
