@@ -49,5 +49,6 @@ std::unique_ptr<Pass> CreateTreeReductionRewriter();  // tree-reduction-rewriter
 std::unique_ptr<Pass> CreateResultCaster();           // result-caster
 std::unique_ptr<Pass> CreateDynamicIndexSplitter();   // dynamic-index-splitter
 std::unique_ptr<Pass> CreateCustomCallExpander();     // custom-call-expander
+std::unique_ptr<Pass> CreateLayoutAssignment();       // layout-assignment
 
 }  // namespace hlox

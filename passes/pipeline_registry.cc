@@ -26,13 +26,15 @@ PipelineStage FusionStage(bool fuse_all) {
 // The default pipeline: XLA's CPU pipeline (cpu_compiler.cc: the passes through layout
 // assignment, then fusion) with the hlox pass of each XLA pass that has one, in XLA's order:
 // expanders and canonicalizers once, the simplification group to a fixpoint, transpose folding
-// and clean-ups, then the fusion stage. Left out, measured: tree-reduction-rewriter (XLA runs it
+// and clean-ups, then the fusion stage. layout-assignment (XLA runs it after simplification)
+// comes before the fixpoint here, which then removes the transposes its choices make cancel. Left out, measured: tree-reduction-rewriter (XLA runs it
 // in the fixpoint; splitting long reductions made gh_bert_fwd_bwd_tp1 3x slower on hlox's
 // reduce kernels, docs/MEASUREMENTS.md "The default pipeline in XLA's order").
 std::vector<PipelineStage> DefaultStages(bool fuse_all, bool fusion = true) {
   std::vector<PipelineStage> stages = {
       Seq({{"operand-upcaster"}, {"result-caster"}, {"zero-sized-elim"}, {"dynamic-index-splitter"},
-           {"map-inliner"}, {"inline"}, {"dot-decomposer"}, {"batchnorm-expander"}, {"logistic-expander"}}),
+           {"map-inliner"}, {"inline"}, {"dot-decomposer"}, {"batchnorm-expander"}, {"logistic-expander"},
+           {"layout-assignment"}}),
       PipelineStage{{{"simplify"}, {"sort-simplifier"}, {"dce"}, {"gather-simplifier"}, {"zero-sized-elim"},
                      {"while-loop-invariant-code-motion"}, {"tuple-simplify"}, {"while-loop-constant-sinking"},
                      {"while-loop-simplifier"}, {"dce"}, {"reshape-mover"}, {"constant-fold"},
@@ -60,7 +62,7 @@ std::vector<std::string> PassLabels() {
           "while-loop-constant-sinking", "simplify-fp-conversions",
           "while-loop-invariant-code-motion", "flatten-call-graph", "dot-decomposer", "gather-simplifier",
           "tree-reduction-rewriter", "result-caster", "dynamic-index-splitter",
-          "custom-call-expander"};
+          "custom-call-expander", "layout-assignment"};
 }
 
 std::vector<PassInfo> PassInfos() {
@@ -129,6 +131,10 @@ std::vector<PassInfo> PassInfos() {
        {"vector_index"}},
       {"custom-call-expander", "AWS Neuron custom calls (transfer, GELUs, RMS norm) -> plain HLO (default: keep)",
        {"transfer", "gelu", "gelu_tanh", "gelu_backward", "rms_norm"}, true},
+      {"layout-assignment",
+       "the dimension order each convolution runs in: channels-last or channels-first, with explicit transposes "
+       "(default: keep)",
+       {"conv_layout"}, true},
   };
 }
 
@@ -170,6 +176,7 @@ absl::StatusOr<std::unique_ptr<Pass>> CreatePassByLabel(const std::string& label
   if (label == "result-caster") return CreateResultCaster();
   if (label == "dynamic-index-splitter") return CreateDynamicIndexSplitter();
   if (label == "custom-call-expander") return CreateCustomCallExpander();
+  if (label == "layout-assignment") return CreateLayoutAssignment();
   if (label == "pass-order") return CreatePassOrderSlots();  // the "order" pipeline's, not a menu item
   return absl::InvalidArgumentError(
       absl::StrCat("unknown pass '", label, "'; known: ", absl::StrJoin(PassLabels(), ", ")));

@@ -1,6 +1,6 @@
 // Reduce simplifications. Recognised reducers are `p0 OP p1` for add, multiply, max, min,
 // and, or (simp_util's ReducerOpcode); a reduce's init must be OP's identity for rules that drop
-// it. reduce_reshape only changes the order in which the same elements are combined, as XLA
+// it. reduce_reshape and reduce_transpose only change the order in which the same elements are combined, as XLA
 // assumes reducers are associative; the other rules are exact (integer add wraps like the
 // multiply that replaces it). Float add of a broadcast is not rewritten: n roundings of
 // repeated addition differ from the single rounding of x*n.
@@ -104,6 +104,33 @@ Instruction* ApplyReduceReshape(Instruction& i) {
   return i.parent()->AddInstruction(NewReduce(i, i.operand(0)->operand(0), dims));
 }
 
+// reduce(transpose(x, p), D) -> reduce(x, p[D]) when the dimensions kept keep their order (the
+// result lists them in operand order). Only the order in which elements combine changes.
+bool MatchReduceTranspose(const Instruction& i, std::vector<const Instruction*>* inv) {
+  if (!IsSimpleReduce(i)) return false;
+  const Instruction& t = *i.operand(0);
+  if (t.opcode() != Opcode::kTranspose || t.operand_count() != 1 ||
+      !IsPermutation(t.dimensions(), t.shape().rank())) {
+    return false;
+  }
+  const std::vector<int64_t>& dims = i.dimensions();
+  int64_t last = -1;
+  for (int64_t d = 0; d < t.shape().rank(); ++d) {
+    if (std::find(dims.begin(), dims.end(), d) != dims.end()) continue;
+    if (t.dimensions()[d] < last) return false;
+    last = t.dimensions()[d];
+  }
+  if (inv) inv->push_back(&t);
+  return true;
+}
+Instruction* ApplyReduceTranspose(Instruction& i) {
+  const Instruction& t = *i.operand(0);
+  std::vector<int64_t> dims;
+  for (int64_t d : i.dimensions()) dims.push_back(t.dimensions()[d]);
+  std::sort(dims.begin(), dims.end());
+  return i.parent()->AddInstruction(NewReduce(i, t.operand(0), dims));
+}
+
 // reduce(broadcast(x), the broadcast's new dims) -> x for max/min/and/or with identity init;
 // -> x * n for integer add with init 0 (n = number of elements combined)
 bool MatchReduceBroadcast(const Instruction& i, std::vector<const Instruction*>* inv) {
@@ -152,6 +179,7 @@ Instruction* ApplyReduceBroadcast(Instruction& i) {
 void AddReduceRules(std::vector<SimpRule>* rules) {
   rules->push_back({"reduce_no_dims", MatchReduceNoDims, ApplyReduceNoDims});
   rules->push_back({"reduce_reshape", MatchReduceReshape, ApplyReduceReshape});
+  rules->push_back({"reduce_transpose", MatchReduceTranspose, ApplyReduceTranspose});
   rules->push_back({"reduce_broadcast", MatchReduceBroadcast, ApplyReduceBroadcast});
 }
 

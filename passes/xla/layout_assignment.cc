@@ -1,0 +1,210 @@
+// layout-assignment (after XLA's LayoutAssignment): the dimension order each convolution reads
+// and writes its operands in, as a decision per convolution.
+//
+// hlox values are logical arrays (runtime/README: only a bitcast reads a layout), so a physical
+// layout is expressed the way XLA's layout normalization expresses it: as a logical dimension
+// order, with every change of order an explicit transpose that the runtime executes. A choice
+// rewrites
+//   convolution(x, k), dim_labels=L
+// into
+//   transpose(convolution(transpose(x, p_in), transpose(k, p_k)), dim_labels=L'), p_out^-1)
+// where the new labels put each operand's dimensions in the chosen order:
+//   channels_last:  input and output [non-spatial, spatial..., non-spatial], kernel
+//                   [spatial..., in, out] (a forward convolution becomes b01f_01io->b01f: the
+//                   runtime's im2col and depthwise forms read these in place);
+//   channels_first: input and output [non-spatial, non-spatial, spatial...], kernel
+//                   [out, in, spatial...] (bf01_oi01->bf01: the plane forms).
+// Input and output keep the order of their two non-spatial dimensions (batch and feature, or
+// the other way round in a weight gradient), so every convolution over the same activations
+// asks for the same order of them.
+// The simplification fixpoint that follows in the default pipeline then removes what cancels:
+// transpose(transpose(x)) pairs between consecutive convolutions, transposes that reshape-mover
+// sinks through elementwise ops, and reduces of transposes (simplify's reduce_transpose), so a
+// chain of convolutions that all take one choice keeps its activations in that order and pays
+// transposes only where the chain ends. Every choice computes the same function (the
+// convolution sums the same products; only the order of its inner loops changes).
+//
+// Sites: `conv_layout` at each convolution with at least one spatial dimension and static
+// shapes, outside fusions; choices keep plus each form the convolution is not already in.
+// Default keep: the runtime reads both forms without hidden copies, and which is faster
+// depends on the shapes and on what the transposes cost around it (docs/DECISIONS.md).
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "passes/passes.h"
+#include "passes/simplify/simp_util.h"
+#include "passes/site_util.h"
+
+namespace hlox {
+namespace {
+
+constexpr const char* kChannelsLast = "channels_last";
+constexpr const char* kChannelsFirst = "channels_first";
+
+bool IsLayoutConv(const Instruction& i) {
+  if (i.opcode() != Opcode::kConvolution || i.operand_count() != 2 || !i.attrs().conv.has_value()) return false;
+  const ConvDimensionNumbers& dn = *i.attrs().conv;
+  const int64_t s = static_cast<int64_t>(dn.input_spatial.size());
+  if (s == 0 || !IsStaticArray(i.shape()) || !IsStaticArray(i.operand(0)->shape()) ||
+      !IsStaticArray(i.operand(1)->shape())) {
+    return false;
+  }
+  return i.shape().rank() == s + 2 && i.operand(0)->shape().rank() == s + 2 && i.operand(1)->shape().rank() == s + 2;
+}
+
+// The three dimension orders of a form: order[j] = the current dimension that goes to
+// position j (what a transpose's `dimensions` list says).
+struct Orders {
+  std::vector<int64_t> input, kernel, output;
+};
+
+// Input and output keep their two non-spatial dimensions in the order they have (so a
+// weight-gradient convolution, whose input "batch" is the activations' feature dimension,
+// orders the activations as the forward convolution does and the transposes between them
+// cancel); the spatial dimensions go between them (channels-last) or after them
+// (channels-first). The kernel takes the runtime's order for the form by role.
+std::vector<int64_t> ActivationOrder(int64_t a, int64_t b, const std::vector<int64_t>& spatial, bool channels_last) {
+  std::vector<int64_t> order = {std::min(a, b)};
+  if (!channels_last) order.push_back(std::max(a, b));
+  order.insert(order.end(), spatial.begin(), spatial.end());
+  if (channels_last) order.push_back(std::max(a, b));
+  return order;
+}
+
+Orders FormOrders(const ConvDimensionNumbers& dn, bool channels_last) {
+  Orders o;
+  o.input = ActivationOrder(dn.input_batch, dn.input_feature, dn.input_spatial, channels_last);
+  o.output = ActivationOrder(dn.output_batch, dn.output_feature, dn.output_spatial, channels_last);
+  if (channels_last) {
+    o.kernel = dn.kernel_spatial;
+    o.kernel.push_back(dn.kernel_input_feature);
+    o.kernel.push_back(dn.kernel_output_feature);
+  } else {
+    o.kernel = {dn.kernel_output_feature, dn.kernel_input_feature};
+    o.kernel.insert(o.kernel.end(), dn.kernel_spatial.begin(), dn.kernel_spatial.end());
+  }
+  return o;
+}
+
+bool InForm(const ConvDimensionNumbers& dn, bool channels_last) {
+  const Orders o = FormOrders(dn, channels_last);
+  return simp::IsIdentityPermutation(o.input) && simp::IsIdentityPermutation(o.kernel) &&
+         simp::IsIdentityPermutation(o.output);
+}
+
+// The labels once every operand is in its order: each role moves to its dimension's position.
+ConvDimensionNumbers Relabelled(const ConvDimensionNumbers& dn, const Orders& o) {
+  auto at = [](const std::vector<int64_t>& order, int64_t d) {
+    return static_cast<int64_t>(std::find(order.begin(), order.end(), d) - order.begin());
+  };
+  ConvDimensionNumbers r = dn;
+  r.input_batch = at(o.input, dn.input_batch);
+  r.input_feature = at(o.input, dn.input_feature);
+  r.kernel_input_feature = at(o.kernel, dn.kernel_input_feature);
+  r.kernel_output_feature = at(o.kernel, dn.kernel_output_feature);
+  r.output_batch = at(o.output, dn.output_batch);
+  r.output_feature = at(o.output, dn.output_feature);
+  for (size_t d = 0; d < dn.input_spatial.size(); ++d) {
+    r.input_spatial[d] = at(o.input, dn.input_spatial[d]);
+    r.kernel_spatial[d] = at(o.kernel, dn.kernel_spatial[d]);
+    r.output_spatial[d] = at(o.output, dn.output_spatial[d]);
+  }
+  return r;
+}
+
+std::vector<int64_t> Permuted(const std::vector<int64_t>& dims, const std::vector<int64_t>& order) {
+  std::vector<int64_t> out;
+  for (int64_t d : order) out.push_back(dims[d]);
+  return out;
+}
+
+std::vector<int64_t> Inverse(const std::vector<int64_t>& order) {
+  std::vector<int64_t> inv(order.size());
+  for (size_t j = 0; j < order.size(); ++j) inv[order[j]] = static_cast<int64_t>(j);
+  return inv;
+}
+
+// `x` with its dimensions in `order` (x itself when the order is the identity).
+Instruction* InOrder(const Instruction& anchor, Instruction* x, const std::vector<int64_t>& order) {
+  if (simp::IsIdentityPermutation(order)) return x;
+  const Shape& s = x->shape();
+  Instruction* t = simp::AddNew(anchor, Opcode::kTranspose,
+                                simp::ShapeLike(s, s.element_type(), Permuted(s.dims(), order)), {x});
+  t->attrs().dimensions = order;
+  return t;
+}
+
+// Rewrites `conv` into the form; returns the replacement (same shape as conv).
+Instruction* ToForm(Instruction& conv, bool channels_last) {
+  const ConvDimensionNumbers& dn = *conv.attrs().conv;
+  const Orders o = FormOrders(dn, channels_last);
+  Instruction* in = InOrder(conv, conv.operand(0), o.input);
+  Instruction* k = InOrder(conv, conv.operand(1), o.kernel);
+  const Shape& os = conv.shape();
+  std::unique_ptr<Instruction> c =
+      conv.CloneWithOperands(simp::ShapeLike(os, os.element_type(), Permuted(os.dims(), o.output)), {in, k});
+  c->set_name("");
+  c->attrs().conv = Relabelled(dn, o);
+  Instruction* nc = conv.parent()->AddInstruction(std::move(c));
+  if (simp::IsIdentityPermutation(o.output) && simp::CanReplaceWith(conv, *nc)) return nc;
+  Instruction* back = simp::AddNew(conv, Opcode::kTranspose, os, {nc});
+  back->attrs().dimensions = Inverse(o.output);
+  return back;
+}
+
+class LayoutAssignment : public Pass {
+ public:
+  std::string_view name() const override { return "layout-assignment"; }
+
+  absl::StatusOr<std::vector<DecisionSite>> FindSites(const Module& module) override {
+    std::vector<DecisionSite> sites;
+    for (Computation* comp : module.PostOrderComputations()) {
+      if (comp->is_fusion_computation()) continue;
+      const std::unordered_set<const Instruction*> ordered = ControlDepInstructions(*comp);
+      for (const Instruction* i : comp->PostOrder()) {
+        if (ordered.count(i) || !IsLayoutConv(*i)) continue;
+        std::vector<std::string> choices = {"keep"};
+        if (!InForm(*i->attrs().conv, true)) choices.push_back(kChannelsLast);
+        if (!InForm(*i->attrs().conv, false)) choices.push_back(kChannelsFirst);
+        DecisionSite site = MakeSite("conv_layout", *i, {}, std::move(choices), 0);
+        // Which form it is in now (1 channels-last, 2 channels-first, 0 neither), and the
+        // sizes that decide which form is faster: output elements, input features, output
+        // features, window elements.
+        const ConvDimensionNumbers& dn = *i->attrs().conv;
+        site.features.push_back(InForm(dn, true) ? 1.0f : InForm(dn, false) ? 2.0f : 0.0f);
+        site.features.push_back(static_cast<float>(i->operand(0)->shape().dim(dn.input_feature)));
+        site.features.push_back(static_cast<float>(i->shape().dim(dn.output_feature)));
+        int64_t window = 1;
+        for (int64_t d : dn.kernel_spatial) window *= i->operand(1)->shape().dim(d);
+        site.features.push_back(static_cast<float>(window));
+        sites.push_back(std::move(site));
+      }
+    }
+    return sites;
+  }
+
+  absl::StatusOr<ApplyReport> Apply(Module& module, const std::vector<DecisionSite>& sites,
+                                    const DecisionVector& decisions) override {
+    auto apply = [](const DecisionSite& site, int choice, const std::vector<Instruction*>& instrs,
+                    InstructionIndex& index) -> absl::StatusOr<SiteOutcome> {
+      Instruction* conv = instrs[0];
+      if (HasControlDeps(*conv) || !IsLayoutConv(*conv)) return SiteOutcome::kStale;
+      const bool channels_last = site.choices[choice] == kChannelsLast;
+      if (InForm(*conv->attrs().conv, channels_last)) return SiteOutcome::kStale;
+      Instruction* replacement = ToForm(*conv, channels_last);
+      conv->ReplaceAllUsesWith(replacement);
+      std::vector<Instruction*> operands = conv->operands();
+      index.Forget(conv);
+      if (!conv->parent()->RemoveInstruction(conv)) return absl::InternalError("replaced convolution still used");
+      for (Instruction* op : operands) RemoveDeadChain(op, &index);
+      return SiteOutcome::kApplied;
+    };
+    return ApplySitesInOrder(module, sites, decisions, apply);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> CreateLayoutAssignment() { return std::make_unique<LayoutAssignment>(); }
+
+}  // namespace hlox
