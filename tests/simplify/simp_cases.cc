@@ -230,6 +230,11 @@ std::vector<SimpCase> Build() {
     "ROOT r = f32[4] reduce(a, z), dimensions={0}, to_apply=add_f32\n", "reduce(x,const)");
   N("reduce_reshape", m3 + "a = f32[8,3] reshape(x)\nz = f32[] constant(0)\n"
     "ROOT r = f32[8] reduce(a, z), dimensions={1}, to_apply=add_f32\n");
+  // The dims a reduce of a transpose keeps must keep their order in x (negative: x's 2, then 0).
+  P("reduce_transpose", m3 + "t = f32[3,2,4] transpose(x), dimensions={1,0,2}\nz = f32[] constant(0)\n"
+    "ROOT r = f32[2,4] reduce(t, z), dimensions={0}, to_apply=add_f32\n", "reduce(x,const)");
+  N("reduce_transpose", m3 + "t = f32[4,3,2] transpose(x), dimensions={2,1,0}\nz = f32[] constant(0)\n"
+    "ROOT r = f32[4,2] reduce(t, z), dimensions={1}, to_apply=add_f32\n");
   P("reduce_broadcast", ix + "b = s32[3,4] broadcast(x), dimensions={1}\nz = s32[] constant(0)\n"
     "ROOT r = s32[4] reduce(b, z), dimensions={0}, to_apply=add_s32\n", "multiply(x,broadcast(const))");
   N("reduce_broadcast", x + "b = f32[3,4] broadcast(x), dimensions={1}\nz = f32[] constant(0)\n"
