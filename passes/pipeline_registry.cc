@@ -132,9 +132,9 @@ std::vector<PassInfo> PassInfos() {
       {"custom-call-expander", "AWS Neuron custom calls (transfer, GELUs, RMS norm) -> plain HLO (default: keep)",
        {"transfer", "gelu", "gelu_tanh", "gelu_backward", "rms_norm"}, true},
       {"layout-assignment",
-       "the dimension order each convolution runs in: channels-last or channels-first, with explicit transposes "
-       "(default: keep)",
-       {"conv_layout"}, true},
+       "the dimension order each convolution runs in (channels-last or channels-first) and each dot writes its "
+       "result in, with explicit transposes (default: keep)",
+       {"conv_layout", "dot_layout"}, true},
   };
 }
 

@@ -1,5 +1,5 @@
 // layout-assignment (after XLA's LayoutAssignment): the dimension order each convolution reads
-// and writes its operands in, as a decision per convolution.
+// and writes its operands in, and the order each dot writes its result in, as decisions.
 //
 // hlox values are logical arrays (runtime/README: only a bitcast reads a layout), so a physical
 // layout is expressed the way XLA's layout normalization expresses it: as a logical dimension
@@ -28,6 +28,15 @@
 // shapes, outside fusions; choices keep plus each form the convolution is not already in.
 // Default keep: the runtime reads both forms without hidden copies, and which is faster
 // depends on the shapes and on what the transposes cost around it (docs/DECISIONS.md).
+//
+// Sites: `dot_layout` at each dot with free dimensions on both sides; choices keep and
+// `transposed_result`: dot(a, b) -> transpose(dot(b, a)), the result written with the rhs's
+// free dimensions first (what a column-major result layout is in XLA). It pays when the dot's
+// user transposes its result anyway (the two transposes cancel in the fixpoint) or when the
+// swapped product suits the GEMM better (a narrow C computed as its wide transpose). Default
+// keep: swapping exactly the dots whose users all transpose them (XLA's choice) made two llama
+// decode steps 1.05-1.08x faster but PyTorch's MLP training step 1.25-1.41x slower
+// (docs/MEASUREMENTS.md); whether it pays is the search's to find. That condition is a feature.
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -40,6 +49,7 @@ namespace {
 
 constexpr const char* kChannelsLast = "channels_last";
 constexpr const char* kChannelsFirst = "channels_first";
+constexpr const char* kTransposedResult = "transposed_result";
 
 bool IsLayoutConv(const Instruction& i) {
   if (i.opcode() != Opcode::kConvolution || i.operand_count() != 2 || !i.attrs().conv.has_value()) return false;
@@ -152,6 +162,66 @@ Instruction* ToForm(Instruction& conv, bool channels_last) {
   return back;
 }
 
+// A dot whose result has free dimensions from both operands, so computing it with the operands'
+// roles swapped gives its result in another order: [batch..., rhs free..., lhs free...].
+bool IsLayoutDot(const Instruction& i) {
+  if (i.opcode() != Opcode::kDot || i.operand_count() != 2 || !i.attrs().dot.has_value() ||
+      !IsStaticArray(i.shape()) || !IsStaticArray(i.operand(0)->shape()) || !IsStaticArray(i.operand(1)->shape())) {
+    return false;
+  }
+  const DotDimensionNumbers& dn = *i.attrs().dot;
+  const int64_t lhs_free = i.operand(0)->shape().rank() - static_cast<int64_t>(dn.lhs_batch.size() + dn.lhs_contracting.size());
+  const int64_t rhs_free = i.operand(1)->shape().rank() - static_cast<int64_t>(dn.rhs_batch.size() + dn.rhs_contracting.size());
+  return lhs_free > 0 && rhs_free > 0 && i.shape().rank() == static_cast<int64_t>(dn.lhs_batch.size()) + lhs_free + rhs_free;
+}
+
+// order[j]: the dimension of `dot`'s result at position j of the result of dot(b, a):
+// [batch..., rhs free..., lhs free...].
+std::vector<int64_t> SwappedOrder(const Instruction& dot) {
+  const DotDimensionNumbers& dn = *dot.attrs().dot;
+  const int64_t nb = static_cast<int64_t>(dn.lhs_batch.size());
+  const int64_t fm = dot.operand(0)->shape().rank() - nb - static_cast<int64_t>(dn.lhs_contracting.size());
+  const int64_t fn = dot.shape().rank() - nb - fm;
+  std::vector<int64_t> order;
+  for (int64_t d = 0; d < nb; ++d) order.push_back(d);
+  for (int64_t d = 0; d < fn; ++d) order.push_back(nb + fm + d);
+  for (int64_t d = 0; d < fm; ++d) order.push_back(nb + d);
+  return order;
+}
+
+// True when every user of the dot transposes its result into the swapped order: computing
+// dot(b, a) then makes those transposes identities (XLA's layout assignment would give the dot
+// the layout that makes them bitcasts). A site feature.
+bool UsersWantSwapped(const Instruction& dot) {
+  const std::vector<int64_t> order = SwappedOrder(dot);
+  if (dot.users().empty() || dot.parent()->root() == &dot) return false;
+  for (const Instruction* u : dot.users()) {
+    if (u->opcode() != Opcode::kTranspose || u->dimensions() != order) return false;
+  }
+  return true;
+}
+
+// dot(a, b) -> transpose(dot(b, a)): the dot writes its result with the rhs's free dimensions
+// before the lhs's (a column-major matrix product), and a transpose puts them back.
+Instruction* TransposedDot(Instruction& dot) {
+  const DotDimensionNumbers& dn = *dot.attrs().dot;
+  DotDimensionNumbers swapped;
+  swapped.lhs_batch = dn.rhs_batch;
+  swapped.rhs_batch = dn.lhs_batch;
+  swapped.lhs_contracting = dn.rhs_contracting;
+  swapped.rhs_contracting = dn.lhs_contracting;
+  const std::vector<int64_t> order = SwappedOrder(dot);
+  const Shape& os = dot.shape();
+  std::unique_ptr<Instruction> c = dot.CloneWithOperands(simp::ShapeLike(os, os.element_type(), Permuted(os.dims(), order)),
+                                                         {dot.operand(1), dot.operand(0)});
+  c->set_name("");
+  c->attrs().dot = swapped;
+  Instruction* nd = dot.parent()->AddInstruction(std::move(c));
+  Instruction* back = simp::AddNew(dot, Opcode::kTranspose, os, {nd});
+  back->attrs().dimensions = Inverse(order);
+  return back;
+}
+
 class LayoutAssignment : public Pass {
  public:
   std::string_view name() const override { return "layout-assignment"; }
@@ -162,7 +232,22 @@ class LayoutAssignment : public Pass {
       if (comp->is_fusion_computation()) continue;
       const std::unordered_set<const Instruction*> ordered = ControlDepInstructions(*comp);
       for (const Instruction* i : comp->PostOrder()) {
-        if (ordered.count(i) || !IsLayoutConv(*i)) continue;
+        if (ordered.count(i)) continue;
+        if (IsLayoutDot(*i)) {
+          DecisionSite site = MakeSite("dot_layout", *i, {}, {"keep", kTransposedResult}, 0);
+          const DotDimensionNumbers& dn = *i->attrs().dot;
+          // The matrix product's sizes: batch, rows (lhs free), columns (rhs free), reduction.
+          int64_t batch = 1, k = 1;
+          for (int64_t d : dn.lhs_batch) batch *= i->operand(0)->shape().dim(d);
+          for (int64_t d : dn.lhs_contracting) k *= i->operand(0)->shape().dim(d);
+          const int64_t m = i->operand(0)->shape().ElementCount() / std::max<int64_t>(1, batch * k);
+          const int64_t n = i->shape().ElementCount() / std::max<int64_t>(1, batch * m);
+          for (int64_t v : {batch, m, n, k}) site.features.push_back(static_cast<float>(v));
+          site.features.push_back(UsersWantSwapped(*i) ? 1.0f : 0.0f);
+          sites.push_back(std::move(site));
+          continue;
+        }
+        if (!IsLayoutConv(*i)) continue;
         std::vector<std::string> choices = {"keep"};
         if (!InForm(*i->attrs().conv, true)) choices.push_back(kChannelsLast);
         if (!InForm(*i->attrs().conv, false)) choices.push_back(kChannelsFirst);
@@ -187,16 +272,23 @@ class LayoutAssignment : public Pass {
                                     const DecisionVector& decisions) override {
     auto apply = [](const DecisionSite& site, int choice, const std::vector<Instruction*>& instrs,
                     InstructionIndex& index) -> absl::StatusOr<SiteOutcome> {
-      Instruction* conv = instrs[0];
-      if (HasControlDeps(*conv) || !IsLayoutConv(*conv)) return SiteOutcome::kStale;
-      const bool channels_last = site.choices[choice] == kChannelsLast;
-      if (InForm(*conv->attrs().conv, channels_last)) return SiteOutcome::kStale;
-      Instruction* replacement = ToForm(*conv, channels_last);
-      conv->ReplaceAllUsesWith(replacement);
-      std::vector<Instruction*> operands = conv->operands();
-      index.Forget(conv);
-      if (!conv->parent()->RemoveInstruction(conv)) return absl::InternalError("replaced convolution still used");
-      for (Instruction* op : operands) RemoveDeadChain(op, &index);
+      Instruction* op = instrs[0];
+      if (HasControlDeps(*op)) return SiteOutcome::kStale;
+      Instruction* replacement = nullptr;
+      if (site.rule == "dot_layout") {
+        if (!IsLayoutDot(*op)) return SiteOutcome::kStale;
+        replacement = TransposedDot(*op);
+      } else {
+        if (!IsLayoutConv(*op)) return SiteOutcome::kStale;
+        const bool channels_last = site.choices[choice] == kChannelsLast;
+        if (InForm(*op->attrs().conv, channels_last)) return SiteOutcome::kStale;
+        replacement = ToForm(*op, channels_last);
+      }
+      op->ReplaceAllUsesWith(replacement);
+      std::vector<Instruction*> operands = op->operands();
+      index.Forget(op);
+      if (!op->parent()->RemoveInstruction(op)) return absl::InternalError("replaced instruction still used");
+      for (Instruction* o : operands) RemoveDeadChain(o, &index);
       return SiteOutcome::kApplied;
     };
     return ApplySitesInOrder(module, sites, decisions, apply);

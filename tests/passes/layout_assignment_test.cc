@@ -158,6 +158,50 @@ TEST(LayoutAssignment, AChainInOneFormPaysTransposesOnlyAtItsEnds) {
   EXPECT_EQ(Count(PrintModule(**kept), " transpose("), 0);
 }
 
+// Dots: a decode-step projection whose result is transposed (swapped, the transposes cancel), a batched dot with two free dimensions on each side, a dot whose user is
+// not a transpose (default keep), and a dot-product with no free dimension on one side (no site).
+constexpr char kDots[] = R"(HloModule dots
+ENTRY main {
+  x = f32[4,64] parameter(0)
+  w = f32[96,64] parameter(1)
+  d = f32[4,96] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  t = f32[96,4] transpose(d), dimensions={1,0}
+  a = f32[3,5,2,7] parameter(2)
+  b = f32[3,7,6,4] parameter(3)
+  bd = f32[3,5,2,6,4] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={3}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+  v = f32[64] parameter(4)
+  mv = f32[4] dot(x, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT r = (f32[96,4], f32[3,5,2,6,4], f32[4]) tuple(t, bd, mv)
+}
+)";
+
+TEST(LayoutAssignment, DotsOfferTheTransposedResult) {
+  std::vector<DecisionSite> sites = Sites(kDots);
+  ASSERT_EQ(sites.size(), 2u);
+  EXPECT_EQ(sites[0].rule, "dot_layout");
+  EXPECT_EQ(sites[0].choices, (std::vector<std::string>{"keep", "transposed_result"}));
+  EXPECT_EQ(sites[0].default_choice, 0);
+  EXPECT_EQ(sites[0].features.back(), 1.0f);  // its only user transposes it into the swapped order
+  EXPECT_EQ(sites[1].features.back(), 0.0f);  // a tuple reads it
+  const DecisionVector both = {1, 1};
+  const std::string out = RunChecked(kLabel, kDots, &both);
+  EXPECT_TRUE(Has(out, "dot(%w, %x)")) << out;
+  EXPECT_TRUE(Has(out, "f32[3,6,4,5,2] dot(%b, %a)")) << out;
+  // In the default pipeline the swapped dot writes what the transpose wanted: no transpose left.
+  auto m = ParseModule(kDots);
+  ASSERT_TRUE(m.ok());
+  PipelineDecisions d;
+  d["layout-assignment#0"] = {1, 0};
+  auto opt = RunPipeline(**m, "no-fuse", d);
+  ASSERT_TRUE(opt.ok()) << opt.status();
+  const std::string text = PrintModule(**opt);
+  EXPECT_EQ(Count(text, " transpose("), 0) << text;
+  auto before = testing::RunSeeded(**m, 4);
+  auto after = testing::RunSeeded(**opt, 4);
+  ASSERT_TRUE(before.ok() && after.ok());
+  EXPECT_EQ(testing::CompareValues(*before, *after), "") << text;
+}
+
 constexpr char kReduceTranspose[] = R"(HloModule rt
 add {
   a = f32[] parameter(0)

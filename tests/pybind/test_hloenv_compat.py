@@ -352,7 +352,7 @@ def composed_stages_rebuild_the_default_pipeline():
     # the same op count. (Text may differ in the names of new instructions: each composed pass
     # runs as its own native pipeline, which numbers fresh names from scratch.)
     expand = ["operand-upcaster", "result-caster", "zero-sized-elim", "dynamic-index-splitter", "map-inliner",
-              "inline", "dot-decomposer", "batchnorm-expander", "logistic-expander"]
+              "inline", "dot-decomposer", "batchnorm-expander", "logistic-expander", "layout-assignment"]
     simplification = ["simplify", "sort-simplifier", "dce", "gather-simplifier", "zero-sized-elim",
                       "while-loop-invariant-code-motion", "tuple-simplify", "while-loop-constant-sinking",
                       "while-loop-simplifier", "dce", "reshape-mover", "constant-fold", "conditional-simplifier",

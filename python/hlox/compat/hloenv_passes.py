@@ -51,6 +51,8 @@ XLA_PASS_NAMES = {
     "TreeReductionRewriter": "tree-reduction-rewriter",
     "ResultCaster": "result-caster",
     "DynamicIndexSplitter": "dynamic-index-splitter",
+    "LayoutAssignment": "layout-assignment",
+    "CpuLayoutAssignment": "layout-assignment",
 }
 
 
