@@ -107,6 +107,12 @@ bool IsIdentityPermutation(const std::vector<int64_t>& perm) {
   return true;
 }
 
+std::vector<int64_t> InversePermutation(const std::vector<int64_t>& perm) {
+  std::vector<int64_t> inv(perm.size());
+  for (size_t k = 0; k < perm.size(); ++k) inv[perm[k]] = static_cast<int64_t>(k);
+  return inv;
+}
+
 bool IsPermutation(const std::vector<int64_t>& perm, int64_t n) {
   if (static_cast<int64_t>(perm.size()) != n) return false;
   std::vector<bool> seen(n, false);

@@ -42,6 +42,8 @@ Instruction* AddFilled(const Instruction& anchor, const Shape& shape, double v);
 bool IsIdentityPermutation(const std::vector<int64_t>& perm);
 // True when `perm` is a permutation of 0..n-1.
 bool IsPermutation(const std::vector<int64_t>& perm, int64_t n);
+// The permutation that undoes `perm` (a transpose by it, then by this, is the identity).
+std::vector<int64_t> InversePermutation(const std::vector<int64_t>& perm);
 // True when the (single) computation applied by a reduce is `param0 OP param1` (either order)
 // for a commutative elementwise binary opcode; returns that opcode.
 std::optional<Opcode> ReducerOpcode(const Instruction& reduce);

@@ -39,7 +39,6 @@
 // (docs/MEASUREMENTS.md); whether it pays is the search's to find. That condition is a feature.
 #include <algorithm>
 
-#include "absl/strings/str_cat.h"
 #include "passes/passes.h"
 #include "passes/simplify/simp_util.h"
 #include "passes/site_util.h"
@@ -128,12 +127,6 @@ std::vector<int64_t> Permuted(const std::vector<int64_t>& dims, const std::vecto
   return out;
 }
 
-std::vector<int64_t> Inverse(const std::vector<int64_t>& order) {
-  std::vector<int64_t> inv(order.size());
-  for (size_t j = 0; j < order.size(); ++j) inv[order[j]] = static_cast<int64_t>(j);
-  return inv;
-}
-
 // `x` with its dimensions in `order` (x itself when the order is the identity).
 Instruction* InOrder(const Instruction& anchor, Instruction* x, const std::vector<int64_t>& order) {
   if (simp::IsIdentityPermutation(order)) return x;
@@ -158,7 +151,7 @@ Instruction* ToForm(Instruction& conv, bool channels_last) {
   Instruction* nc = conv.parent()->AddInstruction(std::move(c));
   if (simp::IsIdentityPermutation(o.output) && simp::CanReplaceWith(conv, *nc)) return nc;
   Instruction* back = simp::AddNew(conv, Opcode::kTranspose, os, {nc});
-  back->attrs().dimensions = Inverse(o.output);
+  back->attrs().dimensions = simp::InversePermutation(o.output);
   return back;
 }
 
@@ -218,7 +211,7 @@ Instruction* TransposedDot(Instruction& dot) {
   c->attrs().dot = swapped;
   Instruction* nd = dot.parent()->AddInstruction(std::move(c));
   Instruction* back = simp::AddNew(dot, Opcode::kTranspose, os, {nd});
-  back->attrs().dimensions = Inverse(order);
+  back->attrs().dimensions = simp::InversePermutation(order);
   return back;
 }
 

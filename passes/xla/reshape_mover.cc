@@ -45,12 +45,6 @@ bool Equivalent(const Instruction& a, const Instruction& b) {
                                           : a.operand(0)->shape().dims() == b.operand(0)->shape().dims();
 }
 
-std::vector<int64_t> Inverse(const std::vector<int64_t>& perm) {
-  std::vector<int64_t> inv(perm.size());
-  for (size_t k = 0; k < perm.size(); ++k) inv[perm[k]] = static_cast<int64_t>(k);
-  return inv;
-}
-
 // Where broadcast `dims` (dimensions of a transpose's result) land in the transpose's operand:
 // result dimension d is operand dimension perm[d].
 std::vector<int64_t> MovedBcastDims(const std::vector<int64_t>& dims, const std::vector<int64_t>& perm) {
@@ -114,7 +108,7 @@ Instruction* InverseRearrange(const Instruction& e, const Instruction& r, Instru
   if (IsNopRearrange(r)) return x;
   // A constant: the inverse rearrange as an instruction, for constant-fold to fold.
   Instruction* inv = simp::AddNew(e, r.opcode(), s, {x});
-  if (r.opcode() == Opcode::kTranspose) inv->attrs().dimensions = Inverse(r.dimensions());
+  if (r.opcode() == Opcode::kTranspose) inv->attrs().dimensions = simp::InversePermutation(r.dimensions());
   return inv;
 }
 

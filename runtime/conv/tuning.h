@@ -41,9 +41,8 @@ std::vector<ConvAlgorithm> ConvAlgorithmsFor(const Instruction& conv);
 // layout directly in parts (depthwise rows and the tiles of ungrouped im2col convolutions with
 // NHWC-style dim_labels, the GEMM parts of the plane path on NCHW-style ones), it tells `done`
 // (may be null) as each part of `out` is final, from the thread that computed it, and returns
-// true; an output fusion
-// (kernels/output_fusion.h) applies its epilogue there. Otherwise it returns false, having
-// told `done` nothing: the caller takes the whole result.
+// true; an output fusion (kernels/output_fusion.h) applies its epilogue there. Otherwise it
+// returns false, having told `done` nothing: the caller takes the whole result.
 absl::StatusOr<bool> ConvolutionInto(const Instruction& conv, const Buffer& lhs, const Buffer& rhs, BufferPtr out,
                                      ThreadPool* pool, const ConvTuning& tuning, const DotEpilogue* done);
 
