@@ -178,6 +178,17 @@ bool IsNondeterministicOrEffectful(const Instruction& instr) {
   return false;
 }
 
+absl::Status ReplaceAnchor(Instruction* anchor, Instruction* replacement, InstructionIndex* index) {
+  anchor->ReplaceAllUsesWith(replacement);
+  std::vector<Instruction*> operands = anchor->operands();
+  if (index) index->Forget(anchor);
+  if (!anchor->parent()->RemoveInstruction(anchor)) {
+    return absl::InternalError(absl::StrCat("replaced instruction ", anchor->name(), " still used"));
+  }
+  for (Instruction* op : operands) RemoveDeadChain(op, index);
+  return absl::OkStatus();
+}
+
 int64_t RemoveDeadChain(Instruction* instr, InstructionIndex* index) {
   int64_t removed = 0;
   // Control successors reference their predecessors; keep those rather than drop an ordering edge.

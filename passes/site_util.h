@@ -91,6 +91,12 @@ bool IsNondeterministicOrEffectful(const Instruction& instr);
 // number of instructions removed.
 int64_t RemoveDeadChain(Instruction* instr, InstructionIndex* index);
 
+// Redirects every use of `anchor` to `replacement`, removes the anchor (even when it counts as
+// having an effect: it is replaced, not dropped) and then whatever fed only it
+// (RemoveDeadChain). Internal error if the anchor is still used (the root of another
+// computation's call, say).
+absl::Status ReplaceAnchor(Instruction* anchor, Instruction* replacement, InstructionIndex* index);
+
 // Re-sorts a computation to post order (def before use) so printing stays valid after rewrites.
 void SortComputation(Computation& computation);
 

@@ -39,6 +39,7 @@
 // (docs/MEASUREMENTS.md); whether it pays is the search's to find. That condition is a feature.
 #include <algorithm>
 
+#include "common/status_macros.h"
 #include "passes/passes.h"
 #include "passes/simplify/simp_util.h"
 #include "passes/site_util.h"
@@ -277,11 +278,7 @@ class LayoutAssignment : public Pass {
         if (InForm(*op->attrs().conv, channels_last)) return SiteOutcome::kStale;
         replacement = ToForm(*op, channels_last);
       }
-      op->ReplaceAllUsesWith(replacement);
-      std::vector<Instruction*> operands = op->operands();
-      index.Forget(op);
-      if (!op->parent()->RemoveInstruction(op)) return absl::InternalError("replaced instruction still used");
-      for (Instruction* o : operands) RemoveDeadChain(o, &index);
+      HLOX_RETURN_IF_ERROR(ReplaceAnchor(op, replacement, &index));
       return SiteOutcome::kApplied;
     };
     return ApplySitesInOrder(module, sites, decisions, apply);

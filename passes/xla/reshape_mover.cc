@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <set>
 
+#include "common/status_macros.h"
 #include "passes/passes.h"
 #include "passes/simplify/simp_util.h"
 #include "passes/site_util.h"
@@ -167,11 +168,7 @@ class ReshapeMover : public Pass {
       Instruction* moved = e->parent()->AddInstruction(std::move(clone));
       Instruction* out = simp::AddNew(*e, r.opcode(), e->shape(), {moved});
       if (r.opcode() == Opcode::kTranspose) out->attrs().dimensions = r.dimensions();
-      std::vector<Instruction*> old_ops = e->operands();
-      e->ReplaceAllUsesWith(out);
-      index.Forget(e);
-      if (!e->parent()->RemoveInstruction(e)) return absl::InternalError("reshape-mover: anchor still used");
-      for (Instruction* op : old_ops) RemoveDeadChain(op, &index);
+      HLOX_RETURN_IF_ERROR(ReplaceAnchor(e, out, &index));
       return SiteOutcome::kApplied;
     };
     return ApplySitesInOrder(module, sites, decisions, apply);

@@ -1,6 +1,7 @@
 // The rule-table pass shared by the XLA passes in this folder (rule_pass.h).
 #include "passes/xla/rule_pass.h"
 
+#include "common/status_macros.h"
 #include "passes/site_util.h"
 
 namespace hlox::xla {
@@ -42,13 +43,8 @@ class RulePass : public Pass {
       if (rule == nullptr || HasControlDeps(*anchor) || !rule->match(*anchor)) return SiteOutcome::kStale;
       Instruction* replacement = rule->apply(*anchor);
       if (replacement == nullptr) return SiteOutcome::kStale;
-      anchor->ReplaceAllUsesWith(replacement);
-      // The anchor is replaced, so it goes even when it counts as having an effect (an
-      // opt-barrier); what fed only it goes the usual way.
-      std::vector<Instruction*> operands = anchor->operands();
-      index.Forget(anchor);
-      if (!anchor->parent()->RemoveInstruction(anchor)) return absl::InternalError("replaced anchor still used");
-      for (Instruction* op : operands) RemoveDeadChain(op, &index);
+      // The anchor goes even when it counts as having an effect (an opt-barrier).
+      HLOX_RETURN_IF_ERROR(ReplaceAnchor(anchor, replacement, &index));
       return SiteOutcome::kApplied;
     };
     return ApplySitesInOrder(module, sites, decisions, apply);
