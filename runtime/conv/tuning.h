@@ -2,8 +2,9 @@
 // (passes/fusion/codegen_tuning.cc) and the convolution kernel that honours them. The kernel
 // (kernels/convolution.cc) has several ways to run one convolution: an im2col patch per tile of
 // output positions times the kernel (tiles), one GEMM over all rows reducing over fixed chunks
-// of taps (wide-k), a GEMM straight on the operands' own layouts from shifted input planes
-// (planes: NCHW stride-1 convolutions), and its weight-gradient form (plane-filter). Its own
+// of taps (wide-k), a GEMM straight on the operands' own layouts from the input planes
+// (planes: NCHW convolutions, any stride), and the weight-gradient form of stride-1 ones
+// (plane-filter). Its own
 // heuristic picks one from the shapes; a tuned backend_config picks another.
 #pragma once
 
