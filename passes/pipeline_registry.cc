@@ -27,9 +27,10 @@ PipelineStage FusionStage(bool fuse_all) {
 // assignment, then fusion) with the hlox pass of each XLA pass that has one, in XLA's order:
 // expanders and canonicalizers once, the simplification group to a fixpoint, transpose folding
 // and clean-ups, then the fusion stage. layout-assignment (XLA runs it after simplification)
-// comes before the fixpoint here, which then removes the transposes its choices make cancel. Left out, measured: tree-reduction-rewriter (XLA runs it
-// in the fixpoint; splitting long reductions made gh_bert_fwd_bwd_tp1 3x slower on hlox's
-// reduce kernels, docs/MEASUREMENTS.md "The default pipeline in XLA's order").
+// comes before the fixpoint here, which then removes the transposes its choices make cancel.
+// Left out, measured: tree-reduction-rewriter (XLA runs it in the fixpoint; splitting long
+// reductions made gh_bert_fwd_bwd_tp1 3x slower on hlox's reduce kernels, docs/MEASUREMENTS.md
+// "The default pipeline in XLA's order").
 std::vector<PipelineStage> DefaultStages(bool fuse_all, bool fusion = true) {
   std::vector<PipelineStage> stages = {
       Seq({{"operand-upcaster"}, {"result-caster"}, {"zero-sized-elim"}, {"dynamic-index-splitter"},

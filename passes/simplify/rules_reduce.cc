@@ -1,8 +1,8 @@
 // Reduce simplifications. Recognised reducers are `p0 OP p1` for add, multiply, max, min,
 // and, or (simp_util's ReducerOpcode); a reduce's init must be OP's identity for rules that drop
-// it. reduce_reshape and reduce_transpose only change the order in which the same elements are combined, as XLA
-// assumes reducers are associative; the other rules are exact (integer add wraps like the
-// multiply that replaces it). Float add of a broadcast is not rewritten: n roundings of
+// it. reduce_reshape and reduce_transpose only change the order in which the same elements are
+// combined, as XLA assumes reducers are associative; the other rules are exact (integer add
+// wraps like the multiply that replaces it). Float add of a broadcast is not rewritten: n roundings of
 // repeated addition differ from the single rounding of x*n.
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 // layout-assignment (after XLA's LayoutAssignment): the dimension order each convolution reads
 // and writes its operands in, and the order each dot writes its result in, as decisions.
 //
-// hlox values are logical arrays (runtime/README: only a bitcast reads a layout), so a physical
+// hlox values are logical arrays (only a bitcast reads a layout, docs/DECISIONS.md), so a physical
 // layout is expressed the way XLA's layout normalization expresses it: as a logical dimension
 // order, with every change of order an explicit transpose that the runtime executes. A choice
 // rewrites
@@ -164,9 +164,10 @@ bool IsLayoutDot(const Instruction& i) {
     return false;
   }
   const DotDimensionNumbers& dn = *i.attrs().dot;
-  const int64_t lhs_free = i.operand(0)->shape().rank() - static_cast<int64_t>(dn.lhs_batch.size() + dn.lhs_contracting.size());
-  const int64_t rhs_free = i.operand(1)->shape().rank() - static_cast<int64_t>(dn.rhs_batch.size() + dn.rhs_contracting.size());
-  return lhs_free > 0 && rhs_free > 0 && i.shape().rank() == static_cast<int64_t>(dn.lhs_batch.size()) + lhs_free + rhs_free;
+  const int64_t batch = static_cast<int64_t>(dn.lhs_batch.size());
+  const int64_t lhs_free = i.operand(0)->shape().rank() - batch - static_cast<int64_t>(dn.lhs_contracting.size());
+  const int64_t rhs_free = i.operand(1)->shape().rank() - batch - static_cast<int64_t>(dn.rhs_contracting.size());
+  return lhs_free > 0 && rhs_free > 0 && i.shape().rank() == batch + lhs_free + rhs_free;
 }
 
 // order[j]: the dimension of `dot`'s result at position j of the result of dot(b, a):
@@ -206,8 +207,8 @@ Instruction* TransposedDot(Instruction& dot) {
   swapped.rhs_contracting = dn.lhs_contracting;
   const std::vector<int64_t> order = SwappedOrder(dot);
   const Shape& os = dot.shape();
-  std::unique_ptr<Instruction> c = dot.CloneWithOperands(simp::ShapeLike(os, os.element_type(), Permuted(os.dims(), order)),
-                                                         {dot.operand(1), dot.operand(0)});
+  const Shape swapped_shape = simp::ShapeLike(os, os.element_type(), Permuted(os.dims(), order));
+  std::unique_ptr<Instruction> c = dot.CloneWithOperands(swapped_shape, {dot.operand(1), dot.operand(0)});
   c->set_name("");
   c->attrs().dot = swapped;
   Instruction* nd = dot.parent()->AddInstruction(std::move(c));

@@ -158,8 +158,9 @@ TEST(LayoutAssignment, AChainInOneFormPaysTransposesOnlyAtItsEnds) {
   EXPECT_EQ(Count(PrintModule(**kept), " transpose("), 0);
 }
 
-// Dots: a decode-step projection whose result is transposed (swapped, the transposes cancel), a batched dot with two free dimensions on each side, a dot whose user is
-// not a transpose (default keep), and a dot-product with no free dimension on one side (no site).
+// Dots: a decode-step projection whose result is transposed (swapped, the transposes cancel),
+// a batched dot with two free dimensions on each side whose user is a tuple, and a
+// matrix-vector product (no free dimension on one side: no site).
 constexpr char kDots[] = R"(HloModule dots
 ENTRY main {
   x = f32[4,64] parameter(0)
