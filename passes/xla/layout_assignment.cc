@@ -34,9 +34,11 @@
 // free dimensions first (what a column-major result layout is in XLA). It pays when the dot's
 // user transposes its result anyway (the two transposes cancel in the fixpoint) or when the
 // swapped product suits the GEMM better (a narrow C computed as its wide transpose). Default
-// keep: swapping exactly the dots whose users all transpose them (XLA's choice) made two llama
-// decode steps 1.05-1.08x faster but PyTorch's MLP training step 1.25-1.41x slower
-// (docs/MEASUREMENTS.md); whether it pays is the search's to find. That condition is a feature.
+// (XLA's): transposed_result when every reader of the dot's result, through chains of
+// transposes, reads it in the swapped order, so the transposes cancel; else keep. The pass runs
+// before the simplifier, and PyTorch's exports transpose a weight gradient twice: without
+// looking through the chain the rule swapped those dots and made the MLP training step
+// 1.25-1.41x slower (docs/MEASUREMENTS.md). The condition is also a site feature.
 #include <algorithm>
 
 #include "common/status_macros.h"
@@ -184,16 +186,32 @@ std::vector<int64_t> SwappedOrder(const Instruction& dot) {
   return order;
 }
 
-// True when every user of the dot transposes its result into the swapped order: computing
-// dot(b, a) then makes those transposes identities (XLA's layout assignment would give the dot
-// the layout that makes them bitcasts). A site feature.
-bool UsersWantSwapped(const Instruction& dot) {
-  const std::vector<int64_t> order = SwappedOrder(dot);
-  if (dot.users().empty() || dot.parent()->root() == &dot) return false;
-  for (const Instruction* u : dot.users()) {
-    if (u->opcode() != Opcode::kTranspose || u->dimensions() != order) return false;
+// True when every value read from `v` (whose dimension j is the dot result's dimension
+// composed[j]) reaches its readers in `order`: each user is a transpose, and through chains of
+// transposes (composed as they go) every reader that is not a transpose sees `order`.
+bool ReadInOrder(const Instruction& v, const std::vector<int64_t>& composed, const std::vector<int64_t>& order) {
+  if (v.users().empty() || v.parent()->root() == &v) return false;
+  for (const Instruction* u : v.users()) {
+    if (u->opcode() != Opcode::kTranspose) {
+      if (composed != order) return false;
+      continue;
+    }
+    std::vector<int64_t> next(composed.size());
+    for (size_t j = 0; j < next.size(); ++j) next[j] = composed[u->dimensions()[j]];
+    if (!ReadInOrder(*u, next, order)) return false;
   }
   return true;
+}
+
+// True when every user of the dot transposes its result into the swapped order (looking
+// through chains of transposes, which the simplifier composes): computing dot(b, a) then makes
+// those transposes identities (XLA's layout assignment would give the dot the layout that makes
+// them bitcasts).
+bool UsersWantSwapped(const Instruction& dot) {
+  std::vector<int64_t> identity(dot.shape().rank());
+  for (size_t j = 0; j < identity.size(); ++j) identity[j] = static_cast<int64_t>(j);
+  const std::vector<int64_t> order = SwappedOrder(dot);
+  return order != identity && ReadInOrder(dot, identity, order);
 }
 
 // dot(a, b) -> transpose(dot(b, a)): the dot writes its result with the rhs's free dimensions
@@ -229,7 +247,8 @@ class LayoutAssignment : public Pass {
       for (const Instruction* i : comp->PostOrder()) {
         if (ordered.count(i)) continue;
         if (IsLayoutDot(*i)) {
-          DecisionSite site = MakeSite("dot_layout", *i, {}, {"keep", kTransposedResult}, 0);
+          DecisionSite site =
+              MakeSite("dot_layout", *i, {}, {"keep", kTransposedResult}, UsersWantSwapped(*i) ? 1 : 0);
           const DotDimensionNumbers& dn = *i->attrs().dot;
           // The matrix product's sizes: batch, rows (lhs free), columns (rhs free), reduction.
           int64_t batch = 1, k = 1;

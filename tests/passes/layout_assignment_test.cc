@@ -181,9 +181,10 @@ TEST(LayoutAssignment, DotsOfferTheTransposedResult) {
   ASSERT_EQ(sites.size(), 2u);
   EXPECT_EQ(sites[0].rule, "dot_layout");
   EXPECT_EQ(sites[0].choices, (std::vector<std::string>{"keep", "transposed_result"}));
-  EXPECT_EQ(sites[0].default_choice, 0);
-  EXPECT_EQ(sites[0].features.back(), 1.0f);  // its only user transposes it into the swapped order
-  EXPECT_EQ(sites[1].features.back(), 0.0f);  // a tuple reads it
+  EXPECT_EQ(sites[0].default_choice, 1);  // its only user transposes it into the swapped order
+  EXPECT_EQ(sites[0].features.back(), 1.0f);
+  EXPECT_EQ(sites[1].default_choice, 0);  // a tuple reads it
+  EXPECT_EQ(sites[1].features.back(), 0.0f);
   const DecisionVector both = {1, 1};
   const std::string out = RunChecked(kLabel, kDots, &both);
   EXPECT_TRUE(Has(out, "dot(%w, %x)")) << out;
@@ -191,9 +192,7 @@ TEST(LayoutAssignment, DotsOfferTheTransposedResult) {
   // In the default pipeline the swapped dot writes what the transpose wanted: no transpose left.
   auto m = ParseModule(kDots);
   ASSERT_TRUE(m.ok());
-  PipelineDecisions d;
-  d["layout-assignment#0"] = {1, 0};
-  auto opt = RunPipeline(**m, "no-fuse", d);
+  auto opt = RunPipeline(**m, "no-fuse", {});
   ASSERT_TRUE(opt.ok()) << opt.status();
   const std::string text = PrintModule(**opt);
   EXPECT_EQ(Count(text, " transpose("), 0) << text;
@@ -201,6 +200,37 @@ TEST(LayoutAssignment, DotsOfferTheTransposedResult) {
   auto after = testing::RunSeeded(**opt, 4);
   ASSERT_TRUE(before.ok() && after.ok());
   EXPECT_EQ(testing::CompareValues(*before, *after), "") << text;
+}
+
+// PyTorch transposes a weight gradient twice (the two cancel in the simplifier): the readers
+// see the dot's own order, so swapping would leave a transpose. Default keep; a chain that
+// composes to the swapped order (three transposes) is swapped.
+constexpr char kChains[] = R"(HloModule chains
+ENTRY main {
+  x = f32[8,16] parameter(0)
+  g = f32[8,12] parameter(1)
+  d = f32[16,12] dot(x, g), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  t1 = f32[12,16] transpose(d), dimensions={1,0}
+  t2 = f32[16,12] transpose(t1), dimensions={1,0}
+  e = f32[16,12] dot(x, g), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  u1 = f32[12,16] transpose(e), dimensions={1,0}
+  u2 = f32[16,12] transpose(u1), dimensions={1,0}
+  u3 = f32[12,16] transpose(u2), dimensions={1,0}
+  ROOT r = (f32[16,12], f32[12,16]) tuple(t2, u3)
+}
+)";
+
+TEST(LayoutAssignment, DotDefaultLooksThroughTransposeChains) {
+  std::vector<DecisionSite> sites = Sites(kChains);
+  ASSERT_EQ(sites.size(), 2u);
+  EXPECT_EQ(sites[0].default_choice, 0);
+  EXPECT_EQ(sites[1].default_choice, 1);
+  auto m = ParseModule(kChains);
+  ASSERT_TRUE(m.ok());
+  auto opt = RunPipeline(**m, "no-fuse", {});
+  ASSERT_TRUE(opt.ok()) << opt.status();
+  const std::string text = PrintModule(**opt);
+  EXPECT_EQ(Count(text, " transpose("), 0) << text;
 }
 
 constexpr char kReduceTranspose[] = R"(HloModule rt
