@@ -113,6 +113,20 @@ std::vector<int64_t> InversePermutation(const std::vector<int64_t>& perm) {
   return inv;
 }
 
+std::vector<int64_t> PermutedDims(const std::vector<int64_t>& dims, const std::vector<int64_t>& perm) {
+  std::vector<int64_t> out;
+  out.reserve(perm.size());
+  for (int64_t p : perm) out.push_back(dims[p]);
+  return out;
+}
+
+Instruction* AddTranspose(const Instruction& anchor, Instruction* x, const std::vector<int64_t>& perm) {
+  const Shape& s = x->shape();
+  Instruction* t = AddNew(anchor, Opcode::kTranspose, ShapeLike(s, s.element_type(), PermutedDims(s.dims(), perm)), {x});
+  t->attrs().dimensions = perm;
+  return t;
+}
+
 bool IsPermutation(const std::vector<int64_t>& perm, int64_t n) {
   if (static_cast<int64_t>(perm.size()) != n) return false;
   std::vector<bool> seen(n, false);

@@ -44,6 +44,10 @@ bool IsIdentityPermutation(const std::vector<int64_t>& perm);
 bool IsPermutation(const std::vector<int64_t>& perm, int64_t n);
 // The permutation that undoes `perm` (a transpose by it, then by this, is the identity).
 std::vector<int64_t> InversePermutation(const std::vector<int64_t>& perm);
+// The dimensions of a transpose by `perm` of an array of `dims`: dims[perm[0]], dims[perm[1]], ...
+std::vector<int64_t> PermutedDims(const std::vector<int64_t>& dims, const std::vector<int64_t>& perm);
+// Adds transpose(x, perm) to `anchor`'s computation (a new intermediate: ShapeLike's layout).
+Instruction* AddTranspose(const Instruction& anchor, Instruction* x, const std::vector<int64_t>& perm);
 // True when the (single) computation applied by a reduce is `param0 OP param1` (either order)
 // for a commutative elementwise binary opcode; returns that opcode.
 std::optional<Opcode> ReducerOpcode(const Instruction& reduce);

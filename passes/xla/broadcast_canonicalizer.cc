@@ -21,21 +21,13 @@ std::unique_ptr<Pass> CreateBroadcastCanonicalizer() {
   };
   r.apply = [](Instruction& i) {
     const std::vector<int64_t>& d = i.dimensions();
-    const Shape& in = i.operand(0)->shape();
     // perm[k]: the operand dimension that lands on the k-th smallest result dimension.
     std::vector<int64_t> perm(d.size());
     std::iota(perm.begin(), perm.end(), 0);
     std::sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) { return d[a] < d[b]; });
-    std::vector<int64_t> tdims, sorted;
-    for (int64_t k : perm) {
-      tdims.push_back(in.dim(k));
-      sorted.push_back(d[k]);
-    }
-    Instruction* t = simp::AddNew(i, Opcode::kTranspose, simp::ShapeLike(in, in.element_type(), tdims),
-                                  {i.operand(0)});
-    t->attrs().dimensions = perm;
+    Instruction* t = simp::AddTranspose(i, i.operand(0), perm);
     Instruction* b = simp::AddNew(i, Opcode::kBroadcast, i.shape(), {t});
-    b->attrs().dimensions = sorted;
+    b->attrs().dimensions = simp::PermutedDims(d, perm);
     return b;
   };
   return xla::MakeRulePass("broadcast-canonicalizer", {r});

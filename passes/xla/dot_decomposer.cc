@@ -54,13 +54,7 @@ bool Decomposable(const Instruction& i) {
 Instruction* Arrange(const Instruction& anchor, Instruction* x, const std::vector<int64_t>& perm,
                      const std::vector<int64_t>& dims) {
   const Shape& s = x->shape();
-  if (!simp::IsIdentityPermutation(perm)) {
-    std::vector<int64_t> tdims;
-    for (int64_t p : perm) tdims.push_back(s.dim(p));
-    Instruction* t = simp::AddNew(anchor, Opcode::kTranspose, simp::ShapeLike(s, s.element_type(), tdims), {x});
-    t->attrs().dimensions = perm;
-    x = t;
-  }
+  if (!simp::IsIdentityPermutation(perm)) x = simp::AddTranspose(anchor, x, perm);
   if (x->shape().dims() != dims) {
     x = simp::AddNew(anchor, Opcode::kReshape, simp::ShapeLike(s, s.element_type(), dims), {x});
   }

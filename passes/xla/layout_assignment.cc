@@ -124,20 +124,9 @@ ConvDimensionNumbers Relabelled(const ConvDimensionNumbers& dn, const Orders& o)
   return r;
 }
 
-std::vector<int64_t> Permuted(const std::vector<int64_t>& dims, const std::vector<int64_t>& order) {
-  std::vector<int64_t> out;
-  for (int64_t d : order) out.push_back(dims[d]);
-  return out;
-}
-
 // `x` with its dimensions in `order` (x itself when the order is the identity).
 Instruction* InOrder(const Instruction& anchor, Instruction* x, const std::vector<int64_t>& order) {
-  if (simp::IsIdentityPermutation(order)) return x;
-  const Shape& s = x->shape();
-  Instruction* t = simp::AddNew(anchor, Opcode::kTranspose,
-                                simp::ShapeLike(s, s.element_type(), Permuted(s.dims(), order)), {x});
-  t->attrs().dimensions = order;
-  return t;
+  return simp::IsIdentityPermutation(order) ? x : simp::AddTranspose(anchor, x, order);
 }
 
 // Rewrites `conv` into the form; returns the replacement (same shape as conv).
@@ -148,7 +137,7 @@ Instruction* ToForm(Instruction& conv, bool channels_last) {
   Instruction* k = InOrder(conv, conv.operand(1), o.kernel);
   const Shape& os = conv.shape();
   std::unique_ptr<Instruction> c =
-      conv.CloneWithOperands(simp::ShapeLike(os, os.element_type(), Permuted(os.dims(), o.output)), {in, k});
+      conv.CloneWithOperands(simp::ShapeLike(os, os.element_type(), simp::PermutedDims(os.dims(), o.output)), {in, k});
   c->set_name("");
   c->attrs().conv = Relabelled(dn, o);
   Instruction* nc = conv.parent()->AddInstruction(std::move(c));
@@ -225,7 +214,7 @@ Instruction* TransposedDot(Instruction& dot) {
   swapped.rhs_contracting = dn.lhs_contracting;
   const std::vector<int64_t> order = SwappedOrder(dot);
   const Shape& os = dot.shape();
-  const Shape swapped_shape = simp::ShapeLike(os, os.element_type(), Permuted(os.dims(), order));
+  const Shape swapped_shape = simp::ShapeLike(os, os.element_type(), simp::PermutedDims(os.dims(), order));
   std::unique_ptr<Instruction> c = dot.CloneWithOperands(swapped_shape, {dot.operand(1), dot.operand(0)});
   c->set_name("");
   c->attrs().dot = swapped;

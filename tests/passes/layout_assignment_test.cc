@@ -32,6 +32,24 @@ std::vector<DecisionSite> Sites(const std::string& text) {
   return sites.ok() ? *sites : std::vector<DecisionSite>{};
 }
 
+// `text` through the default pipeline without fusion, with `decisions`; checked to compute
+// what `text` computes on seeded inputs. The printed module, "" on failure.
+std::string NoFuseChecked(const char* text, const PipelineDecisions& decisions = {}) {
+  auto m = ParseModule(text);
+  EXPECT_TRUE(m.ok()) << m.status();
+  if (!m.ok()) return "";
+  auto out = RunPipeline(**m, "no-fuse", decisions);
+  EXPECT_TRUE(out.ok()) << out.status();
+  if (!out.ok()) return "";
+  const std::string printed = PrintModule(**out);
+  auto before = testing::RunSeeded(**m, 3);
+  auto after = testing::RunSeeded(**out, 3);
+  EXPECT_TRUE(before.ok() && after.ok()) << printed;
+  if (!before.ok() || !after.ok()) return "";
+  EXPECT_EQ(testing::CompareValues(*before, *after), "") << printed;
+  return printed;
+}
+
 // ResNet-style NCHW chain: a stride-1 convolution, ReLU, a stride-2 one, a spatial mean.
 constexpr char kChain[] = R"(HloModule chain
 add {
@@ -139,23 +157,15 @@ TEST(LayoutAssignment, TrainingGroupedOneAndThreeDimensionalForms) {
 // reduce read the channels-last values (reshape-mover sinks the transpose through the ReLU,
 // transpose pairs cancel, reduce_transpose folds the last one).
 TEST(LayoutAssignment, AChainInOneFormPaysTransposesOnlyAtItsEnds) {
-  auto m = ParseModule(kChain);
-  ASSERT_TRUE(m.ok());
   PipelineDecisions d;
   d["layout-assignment#0"] = {1, 1};
-  auto out = RunPipeline(**m, "no-fuse", d);
-  ASSERT_TRUE(out.ok()) << out.status();
-  const std::string text = PrintModule(**out);
+  const std::string text = NoFuseChecked(kChain, d);
   EXPECT_EQ(Count(text, " transpose("), 3) << text;
   EXPECT_EQ(Count(text, "dim_labels=b01f_01io->b01f"), 2) << text;
-  auto before = testing::RunSeeded(**m, 3);
-  auto after = testing::RunSeeded(**out, 3);
-  ASSERT_TRUE(before.ok() && after.ok());
-  EXPECT_EQ(testing::CompareValues(*before, *after), "") << text;
   // Keep (the default) leaves the module's convolutions as they were.
-  auto kept = RunPipeline(**m, "no-fuse", {});
-  ASSERT_TRUE(kept.ok());
-  EXPECT_EQ(Count(PrintModule(**kept), " transpose("), 0);
+  const std::string kept = NoFuseChecked(kChain);
+  EXPECT_FALSE(kept.empty());
+  EXPECT_EQ(Count(kept, " transpose("), 0);
 }
 
 // Dots: a decode-step projection whose result is transposed (swapped, the transposes cancel),
@@ -190,16 +200,9 @@ TEST(LayoutAssignment, DotsOfferTheTransposedResult) {
   EXPECT_TRUE(Has(out, "dot(%w, %x)")) << out;
   EXPECT_TRUE(Has(out, "f32[3,6,4,5,2] dot(%b, %a)")) << out;
   // In the default pipeline the swapped dot writes what the transpose wanted: no transpose left.
-  auto m = ParseModule(kDots);
-  ASSERT_TRUE(m.ok());
-  auto opt = RunPipeline(**m, "no-fuse", {});
-  ASSERT_TRUE(opt.ok()) << opt.status();
-  const std::string text = PrintModule(**opt);
+  const std::string text = NoFuseChecked(kDots);
+  EXPECT_FALSE(text.empty());
   EXPECT_EQ(Count(text, " transpose("), 0) << text;
-  auto before = testing::RunSeeded(**m, 4);
-  auto after = testing::RunSeeded(**opt, 4);
-  ASSERT_TRUE(before.ok() && after.ok());
-  EXPECT_EQ(testing::CompareValues(*before, *after), "") << text;
 }
 
 // PyTorch transposes a weight gradient twice (the two cancel in the simplifier): the readers
@@ -225,11 +228,8 @@ TEST(LayoutAssignment, DotDefaultLooksThroughTransposeChains) {
   ASSERT_EQ(sites.size(), 2u);
   EXPECT_EQ(sites[0].default_choice, 0);
   EXPECT_EQ(sites[1].default_choice, 1);
-  auto m = ParseModule(kChains);
-  ASSERT_TRUE(m.ok());
-  auto opt = RunPipeline(**m, "no-fuse", {});
-  ASSERT_TRUE(opt.ok()) << opt.status();
-  const std::string text = PrintModule(**opt);
+  const std::string text = NoFuseChecked(kChains);
+  EXPECT_FALSE(text.empty());
   EXPECT_EQ(Count(text, " transpose("), 0) << text;
 }
 
