@@ -22,8 +22,10 @@
 namespace hlox {
 
 // What a search minimises.
-enum class Objective { kMeasured, kRoofline, kOpCount };
-absl::StatusOr<Objective> ParseObjective(const std::string& name);  // measured|roofline|ops
+// kScratchpad: DRAM<->scratchpad traffic on the scratchpad target (cost/scratchpad.h).
+enum class Objective { kMeasured, kRoofline, kOpCount, kScratchpad };
+absl::StatusOr<Objective> ParseObjective(const std::string& name);  // measured|roofline|ops|scratchpad
+const char* ObjectiveName(Objective objective);
 
 // The cost of a record under `objective`; +infinity for anything but OK.
 double RecordCost(const ResultRecord& record, Objective objective);

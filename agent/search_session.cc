@@ -79,8 +79,7 @@ absl::Status WriteOutputs(const SessionOptions& o, const SearchSpace& space, con
   std::ofstream(fs::path(o.out_dir) / "best_decisions.json") << DecisionsToJson(best) << "\n";
   const nlohmann::json summary = r.Summary(o);
   SearchLog log{fs::absolute(o.module_path).string(), o.pipeline, space.key,
-                o.search.objective == Objective::kMeasured ? "measured"
-                : o.search.objective == Objective::kRoofline ? "roofline" : "ops",
+                ObjectiveName(o.search.objective),
                 space.size(), r.search.log};
   HLOX_RETURN_IF_ERROR(WriteSearchLog((fs::path(o.out_dir) / "log.jsonl").string(), log));
   // One chart, two back ends: the PNG and the HTML report's SVG.
@@ -149,6 +148,9 @@ nlohmann::json SessionResult::Summary(const SessionOptions& o) const {
           {"best_cost", finite(search.best_cost)},
           {"search_speedup", finite(search.speedup())},
           {"noise_aware", o.search.noise_aware && o.search.objective == Objective::kMeasured},
+          {"objective", ObjectiveName(o.search.objective)},
+          {"scratchpad_target",
+           o.search.objective == Objective::kScratchpad ? nlohmann::json(CachedScratchpadTarget().ToString()) : nullptr},
           {"search_best_samples", search.best_samples},
           {"best_speedup", finite(best_speedup)},
           {"best_speedup_ci", {finite(ci_low), finite(ci_high)}},
@@ -401,9 +403,12 @@ absl::StatusOr<SessionResult> RunSearchSession(const SessionOptions& o) {
   r.sites = space.size();
   r.best_speedup = r.search.speedup();
   r.chosen = r.search.best;
-  if (o.verdict && o.race_k > 0) {
+  // The scratchpad objective is a deterministic count for another machine: its search result
+  // is the verdict (the CPU time of its pick is for `hlox eval --paired-against` to tell).
+  const bool verdict = o.verdict && o.search.objective != Objective::kScratchpad;
+  if (verdict && o.race_k > 0) {
     RaceVerdict(o, *measurer, space, r);
-  } else if (o.verdict && r.search.best != space.defaults && std::isfinite(r.search.best_cost)) {
+  } else if (verdict && r.search.best != space.defaults && std::isfinite(r.search.best_cost)) {
     r.outcome = "single";
     PairedRequest q;
     q.baseline_pipeline = q.pipeline = o.pipeline;
@@ -412,7 +417,7 @@ absl::StatusOr<SessionResult> RunSearchSession(const SessionOptions& o) {
     q.protocol = VerdictProtocol();
     q.seed = o.search.seed;
     ApplyVerdict(measurer->MeasurePaired(q), r);
-  } else if (o.verdict) {
+  } else if (verdict) {
     r.best_speedup = 1.0;  // the default policy itself is the best configuration found
   }
   r.verdict_measured_by = measurer->measured_by();

@@ -117,7 +117,7 @@ Totals ComputationTotals(const Computation& c, const Rates& r) {
 
 AnalyticalCost ComputeAnalyticalCost(const Module& module, const AnalyticalOptions& options) {
   AnalyticalCost a;
-  a.scratchpad_bytes = options.scratchpad_bytes;
+  a.scratchpad_bytes = options.scratchpad.scratchpad_bytes;
   if (module.entry() == nullptr) return a;
   const Computation& entry = *module.entry();
   Rates r;
@@ -134,7 +134,9 @@ AnalyticalCost ComputeAnalyticalCost(const Module& module, const AnalyticalOptio
   a.flops = t.flops;
   a.bytes_moved = t.bytes;
   a.roofline_seconds = t.seconds;
-  a.scratchpad_traffic_bytes = ScratchpadTraffic(entry, options.scratchpad_bytes);
+  const TrafficReport sp = ScratchpadTraffic(entry, options.scratchpad);
+  a.scratchpad_traffic_bytes = sp.Total();
+  a.scratchpad_seconds = sp.seconds;
   a.peak_memory_bytes = AnalyticalPeakMemory(entry);
   return a;
 }

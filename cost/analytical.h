@@ -26,7 +26,8 @@
 //   23:00): max(flops / peak, bytes / bandwidth) + kernel_overhead_us per kernel +
 //   fusion_overhead_us per fusion. A fusion
 //   the fused loop cannot compile counts as the kernels of its body (it runs unfused).
-// - scratchpad traffic for a scratchpad of S bytes: see scratchpad.h.
+// - scratchpad traffic and time on a scratchpad accelerator (AnalyticalOptions::scratchpad):
+//   the analytical model of scratchpad.h.
 // - peak memory: see peak_memory.h.
 #pragma once
 
@@ -35,6 +36,7 @@
 
 #include "cost/calibrate.h"
 #include "cost/result.h"
+#include "cost/scratchpad.h"
 #include "ir/module.h"
 
 namespace hlox {
@@ -65,7 +67,7 @@ struct FlopsOptions {
 struct AnalyticalOptions {
   MachinePeaks peaks = DefaultPeaks();
   int threads = 1;
-  int64_t scratchpad_bytes = int64_t{1} << 20;  // 1 MiB
+  ScratchpadTarget scratchpad = CachedScratchpadTarget();  // for the scratchpad traffic
   FusionFlopsRule fusion_flops = FusionFlopsRule::kRuntime;
   OverheadRule overhead = OverheadRule::kPerKind;
 };

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cost/host_reference.h"
+#include "cost/scratchpad.h"
 
 namespace hlox {
 
@@ -48,7 +49,8 @@ struct EvalOptions {
   TimingProtocol protocol;
   std::string worker_id, hardware_class;
   double tolerance_scale = 1.0;                  // multiplies the validation tolerances
-  int64_t scratchpad_bytes = int64_t{1} << 20;   // S for the scratchpad traffic figure
+  // The accelerator the scratchpad traffic figure is counted for ($HLOX_SCRATCHPAD_TARGET).
+  ScratchpadTarget scratchpad = CachedScratchpadTarget();
   // Per-job memory budget (cost/evaluate_memory.h): a candidate whose planned peak exceeds it
   // ends RESOURCE_EXHAUSTED before anything runs, and an allocation that fails is reported so.
   // 0 = no budget.

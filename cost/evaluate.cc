@@ -45,7 +45,7 @@ void Evaluate(const Module& original, const Module& opt, const std::string& modu
   AnalyticalOptions ao;
   ao.peaks = CachedPeaks();
   ao.threads = options.threads;
-  ao.scratchpad_bytes = options.scratchpad_bytes;
+  ao.scratchpad = options.scratchpad;
   r.analytical = ComputeAnalyticalCost(opt, ao);
   if (!options.validate && !options.measure) return;
   if (std::optional<std::string> over = OverBudgetMessage(

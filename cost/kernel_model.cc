@@ -202,6 +202,7 @@ KernelModel BuildKernelModel(const Computation& computation) {
     k.control_flow = IsControlFlowOp(*i);
     k.writes = resolved[i];
     for (int64_t n = 0; n < i->operand_count(); ++n) {
+      k.operand_tensors.push_back(resolved[i->operand(n)]);
       for (TensorAccess a : resolved[i->operand(n)]) {
         if (IsSliceLike(*i, n)) {
           a.bytes = std::min(a.bytes, static_cast<double>(i->shape().ByteSize()));

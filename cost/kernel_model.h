@@ -35,6 +35,8 @@ struct Kernel {
   std::vector<TensorAccess> reads;   // distinct input tensors
   std::vector<TensorAccess> writes;  // output tensors
   bool control_flow = false;         // while / conditional / call: bodies costed separately
+  // The tensors of each operand, in operand order (aliases resolved; full sizes).
+  std::vector<std::vector<TensorAccess>> operand_tensors;
   double ReadBytes() const;
   double WriteBytes() const;
 };

@@ -54,8 +54,9 @@ struct AnalyticalCost {
   double flops = 0;
   double bytes_moved = 0;      // DRAM traffic under the module's fusion
   double roofline_seconds = 0; // max(flops/peak, bytes/bandwidth) summed per kernel
-  int64_t scratchpad_bytes = 0;          // scratchpad size the traffic was counted for
-  double scratchpad_traffic_bytes = 0;   // DRAM<->scratchpad bytes
+  int64_t scratchpad_bytes = 0;          // scratchpad size of the target the traffic was counted for
+  double scratchpad_traffic_bytes = 0;   // DRAM<->scratchpad bytes (cost/scratchpad.h)
+  double scratchpad_seconds = 0;         // time on that target: max(compute, traffic / bandwidth) per kernel
   int64_t peak_memory_bytes = 0;
 };
 

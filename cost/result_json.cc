@@ -68,6 +68,7 @@ json ToJson(const AnalyticalCost& a) {
               {"roofline_seconds", a.roofline_seconds},
               {"scratchpad_bytes", a.scratchpad_bytes},
               {"scratchpad_traffic_bytes", a.scratchpad_traffic_bytes},
+              {"scratchpad_seconds", a.scratchpad_seconds},
               {"peak_memory_bytes", a.peak_memory_bytes}};
 }
 
@@ -218,6 +219,7 @@ absl::StatusOr<ResultRecord> ResultFromJson(const json& j) {
     HLOX_GET(*o, "roofline_seconds", &a.roofline_seconds);
     HLOX_GET(*o, "scratchpad_bytes", &a.scratchpad_bytes);
     HLOX_GET(*o, "scratchpad_traffic_bytes", &a.scratchpad_traffic_bytes);
+    if (o->contains("scratchpad_seconds")) HLOX_GET(*o, "scratchpad_seconds", &a.scratchpad_seconds);
     HLOX_GET(*o, "peak_memory_bytes", &a.peak_memory_bytes);
   }
   if (auto st = Object(j, "provenance", &o); !st.ok()) return st;

@@ -1,121 +1,421 @@
-// Scratchpad traffic simulation on the kernel view (rules in scratchpad.h).
+// The scratchpad target and the analytical traffic model (rules in scratchpad.h).
 #include "cost/scratchpad.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
+#include <mutex>
 #include <unordered_map>
-#include <vector>
 
+#include "absl/strings/str_format.h"
 #include "cost/analytical.h"
+#include "cost/calibrate.h"
 #include "cost/kernel_model.h"
+#include "cost/loop_nest.h"
+#include "cost/scratchpad_internal.h"
 
 namespace hlox {
-namespace {
 
-constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+std::string ScratchpadTarget::ToString() const {
+  return absl::StrFormat("%s (%lld KiB scratchpad, %lld-byte lines, %g GB/s, %g TFLOP/s)", name,
+                         static_cast<long long>(scratchpad_bytes >> 10), static_cast<long long>(line_bytes), dram_gbs,
+                         tflops);
+}
 
-struct Resident {
-  double bytes = 0;
-  bool dirty = false;  // produced here and not yet in DRAM
-};
+ScratchpadTarget DefaultScratchpadTarget() { return ScratchpadTarget{}; }
 
-double ControlFlowTraffic(const Instruction& i, int64_t s) {
-  const auto& called = i.called_computations();
-  double t = 0;
-  if (i.opcode() == Opcode::kWhile) {
-    for (const Computation* c : called) t += ScratchpadTraffic(*c, s);
-    return t * static_cast<double>(WhileTripCount(i));
+absl::StatusOr<ScratchpadTarget> LoadScratchpadTarget(const std::string& path) {
+  absl::StatusOr<nlohmann::json> j = ReadJsonObjectFile(path, "scratchpad target");
+  if (!j.ok()) return j.status();
+  ScratchpadTarget t;
+  try {
+    t.name = j->value("name", path);
+    t.scratchpad_bytes = j->at("scratchpad_bytes").get<int64_t>();
+    t.line_bytes = j->value("line_bytes", t.line_bytes);
+    t.dram_gbs = j->value("dram_gbs", t.dram_gbs);
+    t.tflops = j->value("tflops", t.tflops);
+  } catch (const nlohmann::json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrFormat("scratchpad target %s: %s", path, e.what()));
   }
-  for (const Computation* c : called) {
-    double ct = ScratchpadTraffic(*c, s);
-    t = i.opcode() == Opcode::kConditional ? std::max(t, ct) : t + ct;
+  if (t.scratchpad_bytes <= 0 || t.line_bytes <= 0 || t.line_bytes > t.scratchpad_bytes || !(t.dram_gbs > 0) ||
+      !(t.tflops > 0)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "scratchpad target %s: need scratchpad_bytes > 0, 0 < line_bytes <= scratchpad_bytes, dram_gbs > 0 and "
+        "tflops > 0",
+        path));
   }
   return t;
 }
 
-}  // namespace
-
-double ScratchpadTraffic(const Computation& computation, int64_t scratchpad_bytes) {
-  const double cap = static_cast<double>(std::max<int64_t>(0, scratchpad_bytes));
-  KernelModel m = BuildKernelModel(computation);
-  const int64_t end = static_cast<int64_t>(m.kernels.size());
-  // Positions of every use of each tensor, ascending; outputs are used at `end`.
-  std::unordered_map<TensorId, std::vector<int64_t>, TensorIdHash> uses;
-  for (int64_t p = 0; p < end; ++p) {
-    for (const auto& r : m.kernels[p].reads) uses[r.tensor].push_back(p);
+ScratchpadTarget CachedScratchpadTarget() {
+  // Loaded again when the variable changes (a command's --scratchpad-target sets it for the
+  // workers it starts).
+  static std::mutex mu;
+  static std::string loaded_from;
+  static ScratchpadTarget target = DefaultScratchpadTarget();
+  const char* env = std::getenv("HLOX_SCRATCHPAD_TARGET");
+  const std::string path = env == nullptr ? "" : env;
+  std::lock_guard<std::mutex> lock(mu);
+  if (path == loaded_from) return target;
+  loaded_from = path;
+  target = DefaultScratchpadTarget();
+  if (path.empty()) return target;
+  absl::StatusOr<ScratchpadTarget> t = LoadScratchpadTarget(path);
+  if (t.ok()) {
+    target = *t;
+  } else {
+    std::fprintf(stderr, "hlox: HLOX_SCRATCHPAD_TARGET: %s; using the built-in target\n",
+                 std::string(t.status().message()).c_str());
   }
-  for (const auto& o : m.outputs) uses[o.tensor].push_back(end);
-  auto next_use = [&](const TensorId& t, int64_t after) {
-    auto it = uses.find(t);
-    if (it == uses.end()) return kNever;
-    auto u = std::upper_bound(it->second.begin(), it->second.end(), after);
-    return u == it->second.end() ? kNever : *u;
-  };
+  return target;
+}
 
-  std::unordered_map<TensorId, Resident, TensorIdHash> resident;
-  double resident_bytes = 0;
-  double traffic = 0;
-  auto drop = [&](const TensorId& t, bool write_back) {
-    auto it = resident.find(t);
-    if (it == resident.end()) return;
-    if (write_back && it->second.dirty) traffic += it->second.bytes;
-    resident_bytes -= it->second.bytes;
-    resident.erase(it);
-  };
+namespace sp {
 
-  for (int64_t p = 0; p < end; ++p) {
-    const Kernel& k = m.kernels[p];
-    if (k.control_flow) {
-      for (const auto& r : k.reads) {
-        auto it = resident.find(r.tensor);
-        if (it != resident.end() && it->second.dirty) {
-          traffic += it->second.bytes;  // flushed for the body, stays resident and clean
-          it->second.dirty = false;
+TensorLifetimes Lifetimes(const KernelModel& m) {
+  TensorLifetimes life;
+  for (size_t p = 0; p < m.kernels.size(); ++p) {
+    for (const TensorAccess& r : m.kernels[p].reads) life.last_use[r.tensor] = static_cast<int64_t>(p);
+  }
+  for (const TensorAccess& o : m.outputs) life.outputs.insert(o.tensor);
+  return life;
+}
+
+bool TensorLifetimes::DeadAfter(const TensorId& t, int64_t p) const {
+  if (outputs.count(t)) return false;
+  auto it = last_use.find(t);
+  return it == last_use.end() || it->second <= p;
+}
+
+absl::StatusOr<TrafficReport> ControlFlowTraffic(const Instruction& instr, const ScratchpadTarget& target,
+                                                 const BodyCost& body) {
+  TrafficReport out;
+  for (const Computation* c : instr.called_computations()) {
+    absl::StatusOr<TrafficReport> r = body(*c, target);
+    if (!r.ok()) return r.status();
+    if (instr.opcode() == Opcode::kConditional) {
+      if (r->Total() > out.Total()) {
+        out.read_bytes = r->read_bytes;
+        out.write_bytes = r->write_bytes;
+      }
+    } else {
+      out.read_bytes += r->read_bytes;
+      out.write_bytes += r->write_bytes;
+    }
+  }
+  if (instr.opcode() == Opcode::kWhile) {
+    const double trips = static_cast<double>(WhileTripCount(instr));
+    out.read_bytes *= trips;
+    out.write_bytes *= trips;
+  }
+  return out;
+}
+
+double KernelSeconds(const Instruction& instr, double traffic, const ScratchpadTarget& target) {
+  const double flops = InstructionFlops(instr);
+  return std::max(flops / (target.tflops * 1e12), traffic / (target.dram_gbs * 1e9));
+}
+
+}  // namespace sp
+
+namespace {
+
+using sp::Access;
+using sp::Box;
+using sp::LoopNest;
+
+// Per access of a nest: what it moves with a cold scratchpad.
+struct NestCost {
+  bool fits = false;              // all its data fits at once (W(0) <= S)
+  std::vector<double> moved;      // lines per access (reads: loads; writes: write-backs)
+  std::vector<double> read_back;  // writes: lines read back for partial results
+  std::vector<double> distinct;   // lines of the whole access
+  std::vector<double> step;       // lines of its first step
+};
+
+// The recursion over the loops, outermost first, of one nest (see scratchpad.h). A box fixes
+// the loops outside the current level at one tile, full or the edge tile; the loops from the
+// level inward range over their whole extent.
+class NestWalk {
+ public:
+  NestWalk(const LoopNest& nest, const ScratchpadTarget& t)
+      : nest_(nest), n_(static_cast<int>(nest.loops.size())), line_(t.line_bytes),
+        s_(static_cast<double>(t.scratchpad_bytes)) {}
+
+  // Lines `a` moves over the block `box` at `level`.
+  double Moved(const Access& a, int level, Box& box) {
+    if (level == n_) return TileLines(a, box);
+    bool deps_inside = false;
+    for (int j = level; j < n_; ++j) deps_inside = deps_inside || a.DependsOn(j);
+    if (!deps_inside && Data(StepBox(box, level), n_) <= s_) return TileLines(a, box);  // same data every step
+    const sp::Loop& l = nest_.loops[level];
+    const int64_t trips = l.Trips(), rem = l.extent % l.tile;
+    const int64_t full = rem == 0 ? trips : trips - 1, edge = rem == 0 ? 0 : 1;
+    bool inner_dep = false;
+    for (int j = level + 1; j < n_; ++j) inner_dep = inner_dep || a.DependsOn(j);
+    // Whether the data comes back across a transition into an iteration of this shape: the
+    // bytes touched in between are one iteration (a depends on an inner loop) or one step.
+    auto reused = [&](int64_t lo, int64_t len) {
+      Set(box, level, lo, len);
+      const double distance = inner_dep ? Data(box, level + 1) : Data(StepBox(box, level + 1), n_);
+      return distance <= s_;
+    };
+    const bool reuse_full = full > 0 && reused(0, l.tile);
+    const bool reuse_edge = edge > 0 && reused((trips - 1) * l.tile, rem);
+    double moved = 0;
+    if (a.DependsOn(level)) {
+      // Different data per iteration; what neighbours share (halos, lines) is reused when the
+      // iteration fits.
+      if ((full == 0 || reuse_full) && (edge == 0 || reuse_edge)) {
+        Set(box, level, 0, l.extent);
+        moved = TileLines(a, box);
+      } else {
+        if (full > 0) {
+          Set(box, level, 0, l.tile);
+          moved += static_cast<double>(full) * Moved(a, level + 1, box);
+        }
+        if (edge > 0) {
+          Set(box, level, (trips - 1) * l.tile, rem);
+          moved += Moved(a, level + 1, box);
         }
       }
-      traffic += ControlFlowTraffic(*k.instr, scratchpad_bytes);
-      continue;  // outputs land in DRAM
-    }
-    double working_set = k.ReadBytes() + k.WriteBytes();
-    bool streams = working_set > cap;
-    for (const auto& r : k.reads) {
-      if (resident.count(r.tensor)) continue;
-      traffic += r.bytes;
-      double full = m.tensor_bytes[r.tensor];
-      if (!streams && r.bytes >= full) {
-        resident[r.tensor] = {full, false};
-        resident_bytes += full;
+    } else {
+      // The same data every iteration: loaded on the first, again on each transition it does
+      // not survive.
+      if (full > 0) {
+        Set(box, level, 0, l.tile);
+        const double once = Moved(a, level + 1, box);
+        moved += once + (reuse_full ? 0 : static_cast<double>(full - 1) * once);
+      }
+      if (edge > 0) {
+        Set(box, level, (trips - 1) * l.tile, rem);
+        const double once = Moved(a, level + 1, box);
+        moved += full == 0 || !reuse_edge ? once : 0;
       }
     }
-    for (const auto& w : k.writes) {
-      if (streams) {
-        traffic += w.bytes;
-      } else {
-        drop(w.tensor, false);
-        resident[w.tensor] = {w.bytes, true};
-        resident_bytes += w.bytes;
-      }
-    }
-    // Drop dead tensors, then evict furthest-next-use first until the set fits.
-    std::vector<std::pair<int64_t, TensorId>> order;
-    for (const auto& [t, r] : resident) order.push_back({next_use(t, p), t});
-    std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
-      if (a.first != b.first) return a.first > b.first;
-      if (a.second.producer != b.second.producer) {
-        return a.second.producer->unique_id() < b.second.producer->unique_id();
-      }
-      return a.second.leaf < b.second.leaf;
-    });
-    for (const auto& [nu, t] : order) {
-      if (nu == kNever) {
-        drop(t, false);
-      } else if (resident_bytes > cap) {
-        drop(t, true);
-      }
-    }
+    Set(box, level, 0, l.extent);
+    return moved;
   }
-  for (const auto& o : m.outputs) drop(o.tensor, true);
-  return traffic;
+
+  // The bytes all accesses touch over `box` from `level` inward (opaque ones at level 0 only).
+  double Data(const Box& box, int level) {
+    double w = 0;
+    for (const Access& a : nest_.accesses) {
+      if (!a.opaque || level == 0) w += sp::ApproxBoxLines(a, box, line_) * static_cast<double>(line_);
+    }
+    return w;
+  }
+
+  Box Whole() const {
+    Box b;
+    for (const sp::Loop& l : nest_.loops) {
+      b.lo.push_back(0);
+      b.len.push_back(l.extent);
+    }
+    return b;
+  }
+
+ private:
+  static void Set(Box& b, int j, int64_t lo, int64_t len) {
+    b.lo[j] = lo;
+    b.len[j] = len;
+  }
+  // `box` with the loops from `level` inward at their first (full) tile: one step.
+  Box StepBox(Box box, int level) const {
+    for (int j = level; j < n_; ++j) Set(box, j, 0, std::min(nest_.loops[j].tile, nest_.loops[j].extent));
+    return box;
+  }
+  // Lines of `a` over `box`; a full tile of the loop indexing a's innermost view dim is
+  // averaged over its first positions (their line offsets differ).
+  double TileLines(const Access& a, Box& box) {
+    int j = -1;
+    if (!a.opaque && !a.index.empty() && a.index.back().terms.size() == 1) j = a.index.back().terms[0].loop;
+    if (j < 0 || box.len[j] != nest_.loops[j].tile || box.lo[j] != 0 || nest_.loops[j].Trips() < 2) {
+      return sp::ApproxBoxLines(a, box, line_);
+    }
+    const sp::Loop& l = nest_.loops[j];
+    const int64_t positions = std::min<int64_t>(l.extent % l.tile == 0 ? l.Trips() : l.Trips() - 1, 8);
+    double sum = 0;
+    for (int64_t p = 0; p < positions; ++p) {
+      box.lo[j] = p * l.tile;
+      sum += sp::ApproxBoxLines(a, box, line_);
+    }
+    box.lo[j] = 0;
+    return sum / static_cast<double>(positions);
+  }
+
+  const LoopNest& nest_;
+  int n_;
+  int64_t line_;
+  double s_;
+};
+
+NestCost CostNest(const LoopNest& nest, const ScratchpadTarget& t) {
+  NestWalk walk(nest, t);
+  NestCost c;
+  Box whole = walk.Whole();
+  const double w0 = walk.Data(whole, 0);
+  c.fits = w0 <= static_cast<double>(t.scratchpad_bytes);
+  Box step = whole;
+  for (size_t j = 0; j < nest.loops.size(); ++j) step.len[j] = std::min(nest.loops[j].tile, nest.loops[j].extent);
+  for (const Access& a : nest.accesses) {
+    const double distinct = sp::ApproxBoxLines(a, whole, t.line_bytes);
+    const double moved = a.opaque || c.fits ? distinct : walk.Moved(a, 0, whole);
+    c.distinct.push_back(distinct);
+    c.moved.push_back(moved);
+    c.read_back.push_back(a.write ? std::max(0.0, moved - distinct) : 0);
+    c.step.push_back(a.opaque ? 0 : sp::ApproxBoxLines(a, step, t.line_bytes));
+  }
+  return c;
+}
+
+class Model {
+ public:
+  Model(const Computation& comp, const ScratchpadTarget& t)
+      : m_(BuildKernelModel(comp)), t_(t), life_(sp::Lifetimes(m_)) {}
+
+  TrafficReport Run() {
+    TrafficReport rep;
+    const double line = static_cast<double>(t_.line_bytes);
+    for (size_t p = 0; p < m_.kernels.size(); ++p) {
+      const Kernel& k = m_.kernels[p];
+      KernelTraffic kt;
+      kt.name = k.instr->name();
+      if (k.control_flow) {
+        kt.tiling = "control flow";
+        for (const TensorAccess& r : k.reads) {
+          auto it = resident_.find(r.tensor);
+          if (it != resident_.end() && it->second.dirty) {
+            kt.write_bytes += it->second.bytes;
+            it->second.dirty = false;
+          }
+        }
+        const TrafficReport body =
+            *sp::ControlFlowTraffic(*k.instr, t_, [](const Computation& c, const ScratchpadTarget& tt) {
+              return absl::StatusOr<TrafficReport>(ScratchpadTraffic(c, tt));
+            });
+        kt.read_bytes += body.read_bytes;
+        kt.write_bytes += body.write_bytes;
+      } else {
+        const LoopNest nest = sp::BuildLoopNest(k, t_.scratchpad_bytes);
+        kt.tiling = nest.tiling;
+        kt.tiles = sp::DescribeTiles(nest);
+        const NestCost c = CostNest(nest, t_);
+        const bool fits = c.fits;
+        // What each tensor has resident when the kernel ends: everything it touched when its
+        // data fits; when it streams, the most recent S bytes, shared among its tensors as their
+        // shares of one step's data (a step's results are written last, so they are there).
+        double step_total = 0;
+        for (double l : c.step) step_total += l;
+        std::unordered_map<TensorId, Res, TensorIdHash> after;
+        for (size_t a = 0; a < nest.accesses.size(); ++a) {
+          const Access& x = nest.accesses[a];
+          const double share = fits ? c.distinct[a] * line
+                                    : std::min(c.distinct[a] * line,
+                                               static_cast<double>(t_.scratchpad_bytes) * c.step[a] /
+                                                   std::max(1.0, step_total));
+          Res& r = after[x.tensor];
+          r.bytes = std::max(r.bytes, share);
+          r.last = clock_;
+          r.dirty = r.dirty || x.write;
+          if (x.write) {
+            // Every visit ends in a write-back, but for the share still resident at the end
+            // (written back later, or never when the result dies there).
+            kt.write_bytes += std::max(0.0, c.moved[a] * line - share);
+            kt.read_bytes += c.read_back[a] * line;
+          } else {
+            // Found resident when the kernel fits. A kernel that streams walks its inputs from
+            // their start while the scratchpad holds their ends (a producer's last steps) and
+            // pushes those out first: least-recently-used replacement finds none of it.
+            double moved = c.moved[a] * line;
+            auto it = resident_.find(x.tensor);
+            if (it != resident_.end() && fits) moved -= std::min(moved, it->second.bytes);
+            kt.read_bytes += moved;
+          }
+        }
+        // What was resident before: kept beside this kernel's data when that fits (least
+        // recently used out first), else pushed out (dirty data written back) by the stream.
+        for (auto& [tensor, r] : resident_) {
+          auto it = after.find(tensor);
+          if (it != after.end()) {
+            it->second.dirty = it->second.dirty || r.dirty;
+            if (!fits && r.dirty && r.bytes > it->second.bytes) kt.write_bytes += r.bytes - it->second.bytes;
+            continue;
+          }
+          if (fits) {
+            after[tensor] = r;
+          } else if (r.dirty) {
+            kt.write_bytes += r.bytes;
+          }
+        }
+        resident_ = std::move(after);
+        ++clock_;
+        kt.write_bytes += EvictToFit();
+      }
+      // Dead tensors leave for free; control flow results are in DRAM.
+      for (auto it = resident_.begin(); it != resident_.end();) {
+        if (life_.DeadAfter(it->first, static_cast<int64_t>(p))) {
+          it = resident_.erase(it);
+        } else {
+          ++it;
+        }
+      }
+      rep.read_bytes += kt.read_bytes;
+      rep.write_bytes += kt.write_bytes;
+      rep.flops += InstructionFlops(*k.instr);
+      rep.seconds += sp::KernelSeconds(*k.instr, kt.Total(), t_);
+      rep.kernels.push_back(std::move(kt));
+    }
+    KernelTraffic end;
+    end.name = "(end)";
+    for (const TensorAccess& o : m_.outputs) {
+      auto it = resident_.find(o.tensor);
+      if (it != resident_.end() && it->second.dirty) {
+        end.write_bytes += it->second.bytes;
+        it->second.dirty = false;
+      }
+    }
+    rep.write_bytes += end.write_bytes;
+    rep.seconds += end.write_bytes / (t_.dram_gbs * 1e9);
+    rep.kernels.push_back(end);
+    return rep;
+  }
+
+ private:
+  struct Res {
+    double bytes = 0;
+    bool dirty = false;
+    int64_t last = 0;
+  };
+
+  // Evicts least recently used tensors until the resident set fits; returns bytes written back.
+  double EvictToFit() {
+    double total = 0, written = 0;
+    for (const auto& [t, r] : resident_) total += r.bytes;
+    while (total > static_cast<double>(t_.scratchpad_bytes) && !resident_.empty()) {
+      auto victim = resident_.begin();
+      for (auto it = resident_.begin(); it != resident_.end(); ++it) {
+        if (it->second.last < victim->second.last) victim = it;
+      }
+      if (victim->second.dirty) written += victim->second.bytes;
+      total -= victim->second.bytes;
+      resident_.erase(victim);
+    }
+    return written;
+  }
+
+  KernelModel m_;
+  const ScratchpadTarget& t_;
+  sp::TensorLifetimes life_;
+  std::unordered_map<TensorId, Res, TensorIdHash> resident_;
+  int64_t clock_ = 0;
+};
+
+}  // namespace
+
+TrafficReport ScratchpadTraffic(const Computation& computation, const ScratchpadTarget& target) {
+  return Model(computation, target).Run();
 }
 
 }  // namespace hlox

@@ -1,28 +1,86 @@
-// DRAM<->scratchpad traffic for a scratchpad of S bytes, in the spirit of memory-access
-// minimisation for scratchpad accelerators, on the kernel view (kernel_model.h):
-// - kernels run in schedule order; tensors are whole buffers (no tiling);
-// - parameters and constants start in DRAM; a kernel's output tensors are produced in the
-//   scratchpad;
-// - a kernel whose working set (inputs + outputs) exceeds S streams: it reads every input from
-//   DRAM and writes every output to DRAM, and nothing it touched stays resident;
-// - otherwise inputs already resident cost nothing, others are loaded (DRAM read) and stay;
-// - when the resident set exceeds S, tensors are evicted furthest-next-use first (Belady); a
-//   dirty tensor (produced here, not yet in DRAM) that is still needed is written back; dead
-//   tensors are dropped for free;
-// - the computation's outputs end in DRAM (written back if only resident);
-// - control-flow ops flush their inputs to DRAM, and their bodies are costed recursively with
-//   the same S (times the trip count).
-// With S = 0 the traffic equals bytes moved; with S = infinity it is inputs read once plus
-// outputs written once.
+// DRAM<->scratchpad traffic of a computation on an accelerator with a software-managed
+// scratchpad (the memory-access minimisation setting), from the kernels' tiled loop nests
+// (cost/loop_nest.h), two ways that must agree:
+//
+// The analytical model (ScratchpadTraffic), per kernel, for a scratchpad of S bytes moved in
+// lines of L bytes:
+// - F_X(l): the lines tensor access X touches in one iteration of loop l (loops outside l at
+//   one tile, loops from l inward over their whole range; level n is one tile step), and
+//   W(l) = the sum over the kernel's accesses, in bytes;
+// - data is reused across the iterations of loop l while W(l) <= S: one iteration's data stays
+//   resident until the next (least-recently-used replacement keeps it), so with c the outermost
+//   level whose W fits, X moves the sum over the level-c blocks of F_X (tile shapes counted
+//   with their multiplicity, edge tiles included), a tile reloaded on every iteration of a loop
+//   outside c whether it depends on it or not;
+// - outputs: every block visit ends in a write-back and every visit after the first reads the
+//   partial results back (reduction loops outside c); the first write of a line needs no read;
+// - across kernels, whole tensors in least-recently-used order: after a kernel whose data fits
+//   (c = 0) its tensors stay resident while the resident set fits in S (the least recently used
+//   are evicted, dirty ones written back); a kernel that streams (c > 0) evicts everything;
+//   a resident input saves its first block's load; tensors dead after a kernel are dropped
+//   without write-back; the computation's outputs end in DRAM; parameters and constants start
+//   there; control flow writes back what it reads and costs its bodies (cold, times the trip
+//   count); its results are in DRAM.
+//
+// The simulator (SimulateScratchpadTraffic) replays the same nests step by step, every line
+// each step touches, on a fully associative least-recently-used scratchpad of S / L lines with
+// dirty bits, under the same rules at kernel and computation boundaries. The model has to
+// match it (tests/cost/scratchpad_test.cc, `hlox scratchpad --simulate`).
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
+#include "absl/status/statusor.h"
 #include "ir/module.h"
 
 namespace hlox {
 
-// DRAM<->scratchpad bytes of running `computation` once with a scratchpad of `scratchpad_bytes`.
-double ScratchpadTraffic(const Computation& computation, int64_t scratchpad_bytes);
+// The accelerator the traffic is counted for: a small JSON file users can edit (targets/
+// scratchpad/*.json: {"name", "scratchpad_bytes", "line_bytes", "dram_gbs", "tflops"}).
+struct ScratchpadTarget {
+  std::string name = "inferentia2-core";
+  int64_t scratchpad_bytes = int64_t{24} << 20;  // on-chip SRAM
+  int64_t line_bytes = 512;                      // transfer granularity
+  double dram_gbs = 410;                         // DRAM bandwidth, GB/s (1e9 bytes)
+  double tflops = 95;                            // multiply-add throughput, TFLOP/s
+  std::string ToString() const;
+};
+// The built-in target (targets/scratchpad/inferentia2-core.json holds the same figures).
+ScratchpadTarget DefaultScratchpadTarget();
+absl::StatusOr<ScratchpadTarget> LoadScratchpadTarget(const std::string& path);
+// $HLOX_SCRATCHPAD_TARGET when set (a file), else the built-in target; the file is read again
+// only when the variable changes. An unreadable file is reported on stderr and the built-in
+// target used.
+ScratchpadTarget CachedScratchpadTarget();
+
+struct KernelTraffic {
+  std::string name;       // the kernel's instruction
+  std::string tiling;     // its nest's tiling
+  std::string tiles;      // its nest's loops (loop_nest.h DescribeTiles)
+  double read_bytes = 0;  // DRAM -> scratchpad
+  double write_bytes = 0; // scratchpad -> DRAM
+  double Total() const { return read_bytes + write_bytes; }
+};
+
+struct TrafficReport {
+  double read_bytes = 0, write_bytes = 0;
+  double flops = 0;
+  std::vector<KernelTraffic> kernels;  // the entry's kernels in schedule order; control flow
+                                       // and the computation's boundary (write-backs at the end,
+                                       // evictions between kernels) are charged to kernels too
+  double Total() const { return read_bytes + write_bytes; }
+  // Time on the target: max(compute, traffic / bandwidth) per kernel, summed.
+  double seconds = 0;
+};
+
+// The analytical model of `computation` on `target`.
+TrafficReport ScratchpadTraffic(const Computation& computation, const ScratchpadTarget& target);
+// The simulator; stops with ResourceExhausted once it has replayed more than `max_touches`
+// line touches (large modules take long).
+absl::StatusOr<TrafficReport> SimulateScratchpadTraffic(const Computation& computation,
+                                                        const ScratchpadTarget& target,
+                                                        int64_t max_touches = int64_t{2} << 30);
 
 }  // namespace hlox

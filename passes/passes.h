@@ -21,6 +21,7 @@ std::unique_ptr<Pass> CreateSiblingFusion();       // passes/fusion/: multi-outp
 std::unique_ptr<Pass> CreateFusionMerger();        // passes/fusion/
 std::unique_ptr<Pass> CreateOutputFusion();        // passes/fusion/: dot + elementwise epilogue
 std::unique_ptr<Pass> CreateCodegenTuning();       // passes/fusion/: fused loops, dots, convolutions
+std::unique_ptr<Pass> CreateScratchpadTiling();    // passes/fusion/: tiles for the scratchpad objective
 
 // XLA's target-independent passes (passes/xla/, one file each, named after XLA's).
 std::unique_ptr<Pass> CreateZeroSizedElimination();   // zero-sized-elim

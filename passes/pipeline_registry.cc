@@ -19,8 +19,11 @@ PipelineStage SimplifyFixpoint() {
   return PipelineStage{{{"simplify"}, {"cse"}, {"constant-fold"}, {"tuple-simplify"}, {"dce"}}, kFixpointCap};
 }
 
-PipelineStage FusionStage(bool fuse_all) {
-  return Seq({{"fusion", fuse_all}, {"sibling-fusion"}, {"fusion-merger"}, {"output-fusion"}, {"codegen"}, {"dce"}});
+PipelineStage FusionStage(bool fuse_all, bool scratchpad = false) {
+  std::vector<PipelineStep> steps = {{"fusion", fuse_all}, {"sibling-fusion"}, {"fusion-merger"},
+                                     {"output-fusion"}, {"codegen"}, {"dce"}};
+  if (scratchpad) steps.push_back({"scratchpad-tiling"});
+  return Seq(std::move(steps));
 }
 
 // The default pipeline: XLA's CPU pipeline (cpu_compiler.cc: the passes through layout
@@ -31,7 +34,7 @@ PipelineStage FusionStage(bool fuse_all) {
 // Left out, measured: tree-reduction-rewriter (XLA runs it in the fixpoint; splitting long
 // reductions made gh_bert_fwd_bwd_tp1 3x slower on hlox's reduce kernels, docs/MEASUREMENTS.md
 // "The default pipeline in XLA's order").
-std::vector<PipelineStage> DefaultStages(bool fuse_all, bool fusion = true) {
+std::vector<PipelineStage> DefaultStages(bool fuse_all, bool fusion = true, bool scratchpad = false) {
   std::vector<PipelineStage> stages = {
       Seq({{"operand-upcaster"}, {"result-caster"}, {"zero-sized-elim"}, {"dynamic-index-splitter"},
            {"map-inliner"}, {"inline"}, {"dot-decomposer"}, {"batchnorm-expander"}, {"logistic-expander"},
@@ -43,14 +46,14 @@ std::vector<PipelineStage> DefaultStages(bool fuse_all, bool fusion = true) {
                     kFixpointCap},
       Seq({{"transpose-folding"}, {"cse"}, {"opt-barrier-expander"}, {"tuple-simplify"}, {"flatten-call-graph"},
            {"broadcast-canonicalizer"}})};
-  if (fusion) stages.push_back(FusionStage(fuse_all));
+  if (fusion) stages.push_back(FusionStage(fuse_all, scratchpad));
   return stages;
 }
 
 }  // namespace
 
 std::vector<std::string> PipelineNames() {
-  return {"none", "default", "classic", "fusion-only", "simplify-only", "no-fuse", "all-fuse", "order"};
+  return {"none", "default", "classic", "fusion-only", "simplify-only", "no-fuse", "all-fuse", "order", "scratchpad"};
 }
 
 std::vector<std::string> PassLabels() {
@@ -63,7 +66,7 @@ std::vector<std::string> PassLabels() {
           "while-loop-constant-sinking", "simplify-fp-conversions",
           "while-loop-invariant-code-motion", "flatten-call-graph", "dot-decomposer", "gather-simplifier",
           "tree-reduction-rewriter", "result-caster", "dynamic-index-splitter",
-          "custom-call-expander", "layout-assignment"};
+          "custom-call-expander", "layout-assignment", "scratchpad-tiling"};
 }
 
 std::vector<PassInfo> PassInfos() {
@@ -136,6 +139,10 @@ std::vector<PassInfo> PassInfos() {
        "the dimension order each convolution runs in (channels-last or channels-first) and each dot writes its "
        "result in, with explicit transposes (default: keep)",
        {"conv_layout", "dot_layout"}, true},
+      {"scratchpad-tiling",
+       "tile sizes and loop order of each kernel with reuse on a scratchpad accelerator (the scratchpad objective's "
+       "decision; the CPU runtime ignores it)",
+       {"sp_tiling"}},
   };
 }
 
@@ -178,6 +185,7 @@ absl::StatusOr<std::unique_ptr<Pass>> CreatePassByLabel(const std::string& label
   if (label == "dynamic-index-splitter") return CreateDynamicIndexSplitter();
   if (label == "custom-call-expander") return CreateCustomCallExpander();
   if (label == "layout-assignment") return CreateLayoutAssignment();
+  if (label == "scratchpad-tiling") return CreateScratchpadTiling();
   if (label == "pass-order") return CreatePassOrderSlots();  // the "order" pipeline's, not a menu item
   return absl::InvalidArgumentError(
       absl::StrCat("unknown pass '", label, "'; known: ", absl::StrJoin(PassLabels(), ", ")));
@@ -188,6 +196,10 @@ absl::StatusOr<PipelineSpec> GetPipeline(const std::string& name) {
   if (name == "none") return spec;
   if (name == "default" || name == "all-fuse") {
     spec.stages = DefaultStages(name == "all-fuse");
+    return spec;
+  }
+  if (name == "scratchpad") {  // the default, then the scratchpad tiling of the fused kernels
+    spec.stages = DefaultStages(false, true, true);
     return spec;
   }
   if (name == "classic") {  // the default before XLA's passes joined it (2026-11-28)

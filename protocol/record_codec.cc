@@ -110,10 +110,11 @@ std::string EncodeRecord(const ResultRecord& r) {
   }
   PackStr(pk, "analytical");
   const AnalyticalCost& a = r.analytical;
-  pk.pack_map(7);
+  pk.pack_map(8);
   KI(pk, "op_count", a.op_count); KD(pk, "flops", a.flops); KD(pk, "bytes_moved", a.bytes_moved);
   KD(pk, "roofline_seconds", a.roofline_seconds); KI(pk, "scratchpad_bytes", a.scratchpad_bytes);
   KD(pk, "scratchpad_traffic_bytes", a.scratchpad_traffic_bytes);
+  KD(pk, "scratchpad_seconds", a.scratchpad_seconds);
   KI(pk, "peak_memory_bytes", a.peak_memory_bytes);
   PackStr(pk, "provenance");
   const Provenance& p = r.provenance;
@@ -193,6 +194,7 @@ absl::StatusOr<ResultRecord> DecodeRecord(std::string_view bytes) {
   HLOX_ASSIGN_OR_RETURN(r.analytical.scratchpad_bytes, I64(a, "scratchpad_bytes"));
   HLOX_ASSIGN_OR_RETURN(r.analytical.scratchpad_traffic_bytes,
                         a.OptF64("scratchpad_traffic_bytes", 0));
+  HLOX_ASSIGN_OR_RETURN(r.analytical.scratchpad_seconds, a.OptF64("scratchpad_seconds", 0));
   HLOX_ASSIGN_OR_RETURN(r.analytical.peak_memory_bytes, I64(a, "peak_memory_bytes"));
   HLOX_ASSIGN_OR_RETURN(MapView p, m.Map("provenance"));
   Provenance& pv = r.provenance;

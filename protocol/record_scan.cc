@@ -299,7 +299,8 @@ constexpr Field kCostFields[] = {
 constexpr Field kAnalyticalFields[] = {
     {"op_count", Want::kInt}, {"flops", Want::kNum}, {"bytes_moved", Want::kNum},
     {"roofline_seconds", Want::kNum}, {"scratchpad_bytes", Want::kInt},
-    {"scratchpad_traffic_bytes", Want::kNum}, {"peak_memory_bytes", Want::kInt},
+    {"scratchpad_traffic_bytes", Want::kNum}, {"scratchpad_seconds", Want::kNum},
+    {"peak_memory_bytes", Want::kInt},
 };
 constexpr Field kProvenanceFields[] = {
     {"host", Want::kStr, false, kMaxNameBytes}, {"cpu", Want::kStr, false, kMaxNameBytes},

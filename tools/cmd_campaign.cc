@@ -30,7 +30,7 @@ void RegisterCampaign(CLI::App& app) {
   cmd->add_option("--broker-key", o->session.broker_key, "the broker's CURVE public key file (.pub)");
   cmd->add_option("--workers", o->session.workers, "embedded workers");
   cmd->add_option("--threads", o->session.threads, "runtime threads per evaluation")->capture_default_str();
-  cmd->add_option("--objective", *objective, "measured|roofline|ops")->capture_default_str();
+  cmd->add_option("--objective", *objective, "measured|roofline|ops|scratchpad (traffic on $HLOX_SCRATCHPAD_TARGET)")->capture_default_str();
   cmd->add_option("--model", o->session.search.model_path, "advantage model for guided");
   cmd->add_option("--surrogate-children", o->session.search.surrogate_children,
                   "evolution: children per generation proposed by a surrogate model (0 = plain EA)")

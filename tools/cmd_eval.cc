@@ -93,8 +93,8 @@ void PrintTable(const ResultRecord& r) {
   std::printf("flops           %.6g\n", a.flops);
   std::printf("bytes_moved     %.6g\n", a.bytes_moved);
   std::printf("roofline        %.6g s\n", a.roofline_seconds);
-  std::printf("scratchpad      %.6g bytes of traffic with S = %lld\n", a.scratchpad_traffic_bytes,
-              static_cast<long long>(a.scratchpad_bytes));
+  std::printf("scratchpad      %.6g bytes of traffic with S = %lld, %.6g s on that target\n",
+              a.scratchpad_traffic_bytes, static_cast<long long>(a.scratchpad_bytes), a.scratchpad_seconds);
   std::printf("peak_memory     %lld bytes\n", static_cast<long long>(a.peak_memory_bytes));
   if (r.mismatch) {
     std::printf("mismatch        output %lld index %lld expected %.9g actual %.9g\n",
@@ -221,7 +221,11 @@ void RegisterEval(CLI::App& app) {
   cmd->add_option("--reference-weight", o->eval.protocol.reference_compute_weight,
                   "compute reference's weight in the mix (0..1)")
       ->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--scratchpad", o->eval.scratchpad_bytes, "scratchpad bytes for the traffic model");
+  auto target = std::make_shared<std::string>();
+  cmd->add_option("--scratchpad-target", *target,
+                  "scratchpad target file for the traffic figure (default: $HLOX_SCRATCHPAD_TARGET or the built-in "
+                  "inferentia2-core)");
+  cmd->add_option("--scratchpad", o->eval.scratchpad.scratchpad_bytes, "scratchpad bytes (overrides the target's)");
   cmd->add_option("--tolerance-scale", o->eval.tolerance_scale, "multiply validation tolerances");
   cmd->add_flag("!--no-validate", o->eval.validate, "skip output validation");
   cmd->add_flag("!--no-measure", o->eval.measure, "skip timing (analytical costs only)");
@@ -229,14 +233,25 @@ void RegisterEval(CLI::App& app) {
   cmd->add_option("--job-memory-mb", *memory_mb,
                   "in this process: refuse (RESOURCE_EXHAUSTED) a module planned above this many "
                   "MiB (default 0: the machine's share, as `hlox worker`; -1: no budget)");
-  cmd->callback([o, cmd, memory_mb] {
+  cmd->callback([o, cmd, memory_mb, target] {
+    if (!target->empty()) {
+      absl::StatusOr<ScratchpadTarget> t = LoadScratchpadTarget(*target);
+      if (!t.ok()) {
+        std::cerr << "hlox eval: " << t.status().message() << "\n";
+        ExitCode() = 2;
+        return;
+      }
+      const int64_t bytes = cmd->count("--scratchpad") > 0 ? o->eval.scratchpad.scratchpad_bytes : t->scratchpad_bytes;
+      o->eval.scratchpad = *t;
+      o->eval.scratchpad.scratchpad_bytes = bytes;
+    }
     o->eval.memory_budget_bytes = *memory_mb < 0    ? 0
                                   : *memory_mb == 0 ? DefaultJobMemoryBytes()
                                                     : std::min<int64_t>(*memory_mb, int64_t{1} << 40) << 20;
     // A job carries module, pipeline and decisions; these options need this process.
     for (const char* local : {"--candidate", "--paired-against", "--seed", "--time-cap", "--target-error", "--min-samples", "--max-samples",
                               "--warmups", "--interference-threshold", "--sched-threshold", "--reference",
-                              "--reference-weight", "--scratchpad", "--tolerance-scale", "--no-validate",
+                              "--reference-weight", "--scratchpad", "--scratchpad-target", "--tolerance-scale", "--no-validate",
                               "--no-measure", "--job-memory-mb"}) {
       if (cmd->count(local) > 0) o->in_process = true;
     }

@@ -29,7 +29,7 @@ void RegisterSearch(CLI::App& app) {
   cmd->add_option("--threads", o->threads, "runtime threads per evaluation")->capture_default_str();
   cmd->add_option("--seed", o->search.seed, "search and input seed")->capture_default_str();
   cmd->add_option("--start", *start, "default|random starting decisions")->capture_default_str();
-  cmd->add_option("--objective", *objective, "measured|roofline|ops")->capture_default_str();
+  cmd->add_option("--objective", *objective, "measured|roofline|ops|scratchpad (traffic on $HLOX_SCRATCHPAD_TARGET)")->capture_default_str();
   cmd->add_option("--model", o->search.model_path, "advantage model for --algo guided");
   cmd->add_option("--temperature", o->search.temperature, "anneal start / gibbs tau (relative)")->capture_default_str();
   cmd->add_option("--beam-width", o->search.beam_width, "beam: configurations kept per step")->capture_default_str();

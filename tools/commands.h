@@ -24,6 +24,7 @@ void RegisterStatus(CLI::App& app);     // hlox status --broker ADDR
 void RegisterKeygen(CLI::App& app);     // hlox keygen
 void RegisterCpu(CLI::App& app);        // hlox cpu
 void RegisterPasses(CLI::App& app);     // hlox passes
+void RegisterScratchpad(CLI::App& app); // hlox scratchpad FILE [--simulate]
 
 // Exit status a subcommand callback stores; main returns it.
 int& ExitCode();

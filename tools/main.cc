@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
   for (auto reg : {RegisterCheck, RegisterPrint, RegisterRun, RegisterSites, RegisterOpt,
                    RegisterEval, RegisterCalibrate, RegisterCalibrateVerdict, RegisterBroker, RegisterWorker,
                    RegisterSearch, RegisterCampaign, RegisterTrainAdvantage, RegisterDataset,
-                   RegisterStatus, RegisterKeygen, RegisterCpu, RegisterPasses}) {
+                   RegisterStatus, RegisterKeygen, RegisterCpu, RegisterPasses, RegisterScratchpad}) {
     reg(app);
   }
   try {

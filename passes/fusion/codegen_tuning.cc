@@ -52,7 +52,7 @@ const Knob kPackedChoices[] = {
     {"b_in_l1", "\"hlox_gemm_order\":1"}};
 const Knob kBatchChoices[] = {{"split_batches", "\"hlox_gemm_batches\":1"},
                               {"split_each", "\"hlox_gemm_batches\":2"}};
-constexpr const char* kHloxKeys[] = {"\"hlox_block\":", "\"hlox_threads\":", "\"hlox_tile\":", "\"hlox_conv_algo\":",
+const std::vector<std::string> kHloxKeys = {"\"hlox_block\":", "\"hlox_threads\":", "\"hlox_tile\":", "\"hlox_conv_algo\":",
                                      "\"hlox_gemm_mc\":", "\"hlox_gemm_nc\":", "\"hlox_gemm_schedule\":",
                                      "\"hlox_gemm_batches\":", "\"hlox_gemm_order\":"};
 
@@ -197,36 +197,8 @@ std::vector<Knob> FusionKnobs(const Instruction& fusion) {
   return knobs;
 }
 
-// Removes earlier hlox keys so re-tuning does not stack them.
-std::string StripHloxKeys(std::string config) {
-  for (const char* key : kHloxKeys) {
-    size_t pos = config.find(key);
-    if (pos == std::string::npos) continue;
-    size_t end = config.find_first_of(",}", pos);
-    if (end == std::string::npos) continue;
-    if (config[end] == ',') ++end;
-    config.erase(pos, end - pos);
-  }
-  if (config.size() >= 2 && config[config.size() - 2] == ',' && config.back() == '}') {
-    config.erase(config.size() - 2, 1);
-  }
-  return config;
-}
-
-// `old` (a JSON object, or empty) with the hlox keys replaced by `keys` ("\"k\":v,...").
-std::string WithConfig(const std::string& old, const std::string& keys) {
-  std::string rest = StripHloxKeys(old);
-  if (rest.size() >= 2 && rest.front() == '{' && rest.back() == '}') {
-    std::string inner = rest.substr(1, rest.size() - 2);
-    return inner.empty() ? absl::StrCat("{", keys, "}") : absl::StrCat("{", keys, ",", inner, "}");
-  }
-  return absl::StrCat("{", keys, "}");
-}
-
 void SetConfig(Instruction& instr, const std::string& keys) {
-  Attributes& a = instr.attrs();
-  a.backend_config = WithConfig(a.has_backend_config ? a.backend_config : "", keys);
-  a.has_backend_config = true;
+  fusion::SetBackendConfigKeys(instr, keys, kHloxKeys);
 }
 
 class CodegenTuning : public Pass {

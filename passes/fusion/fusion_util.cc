@@ -271,4 +271,36 @@ absl::StatusOr<ApplyReport> ApplyChosenSites(Module& module, const std::vector<D
   return report;
 }
 
+namespace {
+
+std::string StripKeys(std::string config, const std::vector<std::string>& keys) {
+  for (const std::string& key : keys) {
+    size_t pos = config.find(key);
+    if (pos == std::string::npos) continue;
+    size_t end = key.back() == '"' ? config.find('"', pos + key.size()) : config.find_first_of(",}", pos);
+    if (end == std::string::npos) continue;
+    if (key.back() == '"') ++end;  // past a string value's closing quote
+    if (end < config.size() && config[end] == ',') ++end;
+    config.erase(pos, end - pos);
+  }
+  if (config.size() >= 2 && config[config.size() - 2] == ',' && config.back() == '}') {
+    config.erase(config.size() - 2, 1);
+  }
+  return config;
+}
+
+}  // namespace
+
+void SetBackendConfigKeys(Instruction& instr, const std::string& keys, const std::vector<std::string>& replaced) {
+  Attributes& a = instr.attrs();
+  std::string rest = StripKeys(a.has_backend_config ? a.backend_config : "", replaced);
+  if (rest.size() >= 2 && rest.front() == '{' && rest.back() == '}') {
+    std::string inner = rest.substr(1, rest.size() - 2);
+    a.backend_config = inner.empty() ? absl::StrCat("{", keys, "}") : absl::StrCat("{", keys, ",", inner, "}");
+  } else {
+    a.backend_config = absl::StrCat("{", keys, "}");
+  }
+  a.has_backend_config = true;
+}
+
 }  // namespace hlox::fusion

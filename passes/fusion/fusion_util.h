@@ -64,4 +64,9 @@ using SiteRewrite = std::function<RewriteResult(const DecisionSite& site, NameIn
 absl::StatusOr<ApplyReport> ApplyChosenSites(Module& module, const std::vector<DecisionSite>& sites,
                                              const DecisionVector& decisions, const SiteRewrite& rewrite);
 
+// Writes JSON keys ("\"k\":v,...") into `instr`'s backend_config (kept: whatever else is there,
+// XLA's keys included), first removing each key that starts one of `replaced` ("\"hlox_block\":"),
+// so re-tuning does not stack them.
+void SetBackendConfigKeys(Instruction& instr, const std::string& keys, const std::vector<std::string>& replaced);
+
 }  // namespace hlox::fusion

@@ -1,0 +1,33 @@
+// Internal: what the scratchpad traffic model and its simulator share (scratchpad.h).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "absl/status/statusor.h"
+#include "cost/kernel_model.h"
+#include "cost/scratchpad.h"
+
+namespace hlox::sp {
+
+// When each tensor of a computation dies: after the last kernel that reads it, unless the
+// computation returns it.
+struct TensorLifetimes {
+  std::unordered_map<TensorId, int64_t, TensorIdHash> last_use;
+  std::unordered_set<TensorId, TensorIdHash> outputs;
+  bool DeadAfter(const TensorId& t, int64_t kernel) const;
+};
+TensorLifetimes Lifetimes(const KernelModel& m);
+
+// Traffic of a control-flow kernel's bodies: a while's called computations times its trip
+// count, a conditional's costliest branch, a call's computations; each costed by `body`.
+using BodyCost = std::function<absl::StatusOr<TrafficReport>(const Computation&, const ScratchpadTarget&)>;
+absl::StatusOr<TrafficReport> ControlFlowTraffic(const Instruction& instr, const ScratchpadTarget& target,
+                                                 const BodyCost& body);
+
+// max(FLOPs / peak, traffic / bandwidth) of one kernel on the target.
+double KernelSeconds(const Instruction& instr, double traffic, const ScratchpadTarget& target);
+
+}  // namespace hlox::sp

@@ -1,0 +1,88 @@
+// ScratchpadTiling: how each kernel with reuse to plan is tiled on a scratchpad accelerator, as
+// decisions for the scratchpad traffic objective (cost/scratchpad.h, cost/loop_nest.h). One site
+// "sp:<kernel>" per dot, convolution, reduce and reduce-window, and per fusion holding one of
+// them or a transpose, in the computations fusion runs on: choices keep (the native tiling)
+// and, per loop order, tiles filling the scratchpad or an eighth of it with one step's data:
+//   out_l, out_s   output-stationary: the reduction loops innermost;
+//   in0_l, in0_s   operand 0's tile stays: the loops it does not use innermost;
+//   in1_l, in1_s   the same for operand 1 (a kernel without one takes the out order).
+// A choice writes backend_config "hlox_sp_tiling"; the CPU runtime does not read it, so it never
+// changes what or how the module runs on the CPU: it is the scratchpad objective's decision.
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "passes/fusion/fusion_util.h"
+#include "passes/passes.h"
+
+namespace hlox {
+namespace {
+
+const std::vector<std::string> kChoices = {"keep", "out_l", "out_s", "in0_l", "in0_s", "in1_l", "in1_s"};
+const std::vector<std::string> kKey = {"\"hlox_sp_tiling\":\""};
+
+bool Planned(Opcode op) {
+  return op == Opcode::kDot || op == Opcode::kConvolution || op == Opcode::kReduce || op == Opcode::kReduceWindow;
+}
+
+// Whether the kernel has reuse for a tiling to plan (an op over several loops that touches a
+// tensor along a subset of them, or in another order).
+bool Tiled(const Instruction& i) {
+  if (Planned(i.opcode())) return true;
+  if (i.opcode() != Opcode::kFusion || i.called_computations().size() != 1) return false;
+  for (const Instruction* f : i.called_computations()[0]->PostOrder()) {
+    if (Planned(f->opcode()) || f->opcode() == Opcode::kTranspose) return true;
+  }
+  return false;
+}
+
+class ScratchpadTiling : public Pass {
+ public:
+  std::string_view name() const override { return "scratchpad-tiling"; }
+
+  absl::StatusOr<std::vector<DecisionSite>> FindSites(const Module& module) override {
+    std::vector<DecisionSite> sites;
+    for (Computation* comp : fusion::FusibleComputations(module)) {
+      for (Instruction* i : comp->PostOrder()) {
+        if (!Tiled(*i)) continue;
+        DecisionSite s;
+        s.id = absl::StrCat("sp:", i->name());
+        s.rule = "sp_tiling";
+        s.instructions = {i->name()};
+        s.computation = comp->name();
+        s.choices = kChoices;
+        s.default_choice = 0;
+        int64_t operand_bytes = 0;
+        for (const Instruction* op : i->operands()) operand_bytes += op->shape().ByteSize();
+        s.features = {static_cast<float>(i->opcode()), static_cast<float>(i->shape().ByteSize()),
+                      static_cast<float>(operand_bytes), static_cast<float>(i->operand_count())};
+        sites.push_back(std::move(s));
+      }
+    }
+    return sites;
+  }
+
+  absl::StatusOr<ApplyReport> Apply(Module& module, const std::vector<DecisionSite>& sites,
+                                    const DecisionVector& decisions) override {
+    HLOX_RETURN_IF_ERROR(ValidateDecisions(sites, decisions));
+    ApplyReport report;
+    std::unordered_map<std::string, Instruction*> by_name = fusion::InstructionsByName(module);
+    for (size_t s = 0; s < sites.size(); ++s) {
+      if (decisions[s] == 0) continue;
+      auto it = by_name.find(sites[s].instructions.empty() ? "" : sites[s].instructions[0]);
+      if (it == by_name.end() || !Tiled(*it->second)) {
+        report.stale.push_back(sites[s].id);
+        continue;
+      }
+      const std::string& choice = sites[s].choices[decisions[s]];
+      fusion::SetBackendConfigKeys(*it->second, absl::StrCat(kKey[0], choice, "\""), kKey);
+      ++report.applied;
+      report.changes.push_back(absl::StrCat("scratchpad tiling of ", it->second->name(), ": ", choice));
+    }
+    return report;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> CreateScratchpadTiling() { return std::make_unique<ScratchpadTiling>(); }
+
+}  // namespace hlox

@@ -1,0 +1,275 @@
+// The scratchpad traffic model against its simulator (cost/scratchpad.h), the closed-form line
+// counts against enumeration (cost/loop_nest.h), the tilings, and the targets.
+#include <cmath>
+#include <fstream>
+#include <random>
+
+#include "cost/analytical.h"
+#include "cost/kernel_model.h"
+#include "cost/loop_nest.h"
+#include "cost/scratchpad.h"
+#include "gtest/gtest.h"
+#include "ir/parser.h"
+#include "passes/pipeline.h"
+#include "tests/test_util.h"
+
+namespace hlox {
+namespace {
+
+std::unique_ptr<Module> Parse(const std::string& text) {
+  auto m = ParseModule(text);
+  EXPECT_TRUE(m.ok()) << m.status();
+  return m.ok() ? *std::move(m) : nullptr;
+}
+
+ScratchpadTarget Target(int64_t bytes, int64_t line) {
+  ScratchpadTarget t;
+  t.name = "test";
+  t.scratchpad_bytes = bytes;
+  t.line_bytes = line;
+  return t;
+}
+
+// Model and simulator on one computation; returns model / simulated - 1.
+double Disagreement(const Computation& c, const ScratchpadTarget& t) {
+  const TrafficReport model = ScratchpadTraffic(c, t);
+  absl::StatusOr<TrafficReport> sim = SimulateScratchpadTraffic(c, t);
+  EXPECT_TRUE(sim.ok()) << sim.status();
+  if (!sim.ok() || sim->Total() == 0) return model.Total() == 0 ? 0 : INFINITY;
+  return model.Total() / sim->Total() - 1;
+}
+
+constexpr char kDot[] = R"(HloModule dot
+ENTRY e {
+  a = f32[300,200] parameter(0)
+  b = f32[200,260] parameter(1)
+  ROOT d = f32[300,260] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})";
+
+// Every tiling of a dot at scratchpads from much smaller than one operand (240 KB) to larger
+// than all three: the model within 10% of the simulated LRU scratchpad, and tilings that fill
+// more of a small scratchpad move less than the native one.
+TEST(ScratchpadTraffic, DotTilingsAgreeWithTheSimulator) {
+  for (int64_t s : {int64_t{16} << 10, int64_t{64} << 10, int64_t{256} << 10, int64_t{1} << 20}) {
+    for (const std::string& tiling : sp::TilingNames()) {
+      std::string text = kDot;
+      if (tiling != "native") {
+        text.replace(text.find("rhs_contracting_dims={0}"), 24,
+                     "rhs_contracting_dims={0}, backend_config={\"hlox_sp_tiling\":\"" + tiling + "\"}");
+      }
+      auto m = Parse(text);
+      ASSERT_TRUE(m);
+      const double d = Disagreement(*m->entry(), Target(s, 64));
+      EXPECT_LT(std::abs(d), 0.10) << tiling << " S=" << s;
+    }
+  }
+}
+
+TEST(ScratchpadTraffic, TilingsChangeTrafficAndTheBestBeatsNative) {
+  auto traffic = [](const std::string& tiling, int64_t s) {
+    std::string text = kDot;
+    text.replace(text.find("rhs_contracting_dims={0}"), 24,
+                 "rhs_contracting_dims={0}, backend_config={\"hlox_sp_tiling\":\"" + tiling + "\"}");
+    auto m = Parse(text);
+    return m ? ScratchpadTraffic(*m->entry(), Target(s, 64)).Total() : 0.0;
+  };
+  const int64_t s = int64_t{64} << 10;
+  const double native = traffic("native", s);
+  double best = native;
+  for (const std::string& t : sp::TilingNames()) best = std::min(best, traffic(t, s));
+  EXPECT_LT(best, 0.8 * native);
+  // Compulsory traffic is a floor: operands read once, the result written once.
+  EXPECT_GE(best, (300 * 200 + 200 * 260 + 300 * 260) * 4.0);
+}
+
+// Kernels of several kinds, fused and not, where tensors are larger than the scratchpad:
+// convolution with padding and stride, reduce and reduce-window, a transposing fusion, slices,
+// pads, concatenation, broadcasts, reshapes and a chain whose intermediates die.
+constexpr char kMix[] = R"(HloModule mix
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+max {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] maximum(x, y)
+}
+fused_t {
+  p = f32[96,130] parameter(0)
+  t = f32[130,96] transpose(p), dimensions={1,0}
+  q = f32[130,96] parameter(1)
+  ROOT m = f32[130,96] multiply(t, q)
+}
+ENTRY e {
+  in = f32[2,33,33,16] parameter(0)
+  k = f32[3,3,16,24] parameter(1)
+  c = f32[2,16,16,24] convolution(in, k), window={size=3x3 stride=2x2}, dim_labels=b01f_01io->b01f
+  r = f32[2,24] reduce(c, f32[] constant(0)), dimensions={1,2}, to_apply=add
+  pool = f32[2,8,8,24] reduce-window(c, f32[] constant(-inf)), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0}, to_apply=max
+  a = f32[96,130] parameter(2)
+  b = f32[130,96] parameter(3)
+  f = f32[130,96] fusion(a, b), kind=kLoop, calls=fused_t
+  s = f32[130,48] slice(f), slice={[0:130], [0:96:2]}
+  pd = f32[132,50] pad(s, f32[] constant(0)), padding=1_1x1_1
+  cat = f32[132,100] concatenate(pd, pd), dimensions={1}
+  rs = f32[100,132] reshape(cat)
+  bc = f32[2,100,132] broadcast(rs), dimensions={1,2}
+  ex = f32[2,100,132] exponential(bc)
+  ROOT out = (f32[2,24], f32[2,8,8,24], f32[2,100,132]) tuple(r, pool, ex)
+})";
+
+TEST(ScratchpadTraffic, KernelKindsAgreeWithTheSimulator) {
+  auto m = Parse(kMix);
+  ASSERT_TRUE(m);
+  for (int64_t s : {int64_t{8} << 10, int64_t{32} << 10, int64_t{128} << 10, int64_t{4} << 20}) {
+    for (int64_t line : {64, 512}) {
+      if (line * 4 > s) continue;
+      EXPECT_LT(std::abs(Disagreement(*m->entry(), Target(s, line))), 0.10) << "S=" << s << " line=" << line;
+    }
+  }
+}
+
+// A scratchpad that holds everything: each parameter read once, each result written once, and
+// intermediates never leave the scratchpad.
+TEST(ScratchpadTraffic, EverythingResidentMovesOnlyInputsAndOutputs) {
+  auto m = Parse(kMix);
+  ASSERT_TRUE(m);
+  const Computation& e = *m->entry();
+  const ScratchpadTarget t = Target(int64_t{1} << 30, 4);
+  double compulsory = 0;
+  for (const Instruction* p : e.parameters()) compulsory += static_cast<double>(p->shape().ByteSize());
+  compulsory += static_cast<double>(e.root()->shape().ByteSize());
+  compulsory += 2 * 4;  // the two scalar constants
+  EXPECT_DOUBLE_EQ(ScratchpadTraffic(e, t).Total(), compulsory);
+  absl::StatusOr<TrafficReport> sim = SimulateScratchpadTraffic(e, t);
+  ASSERT_TRUE(sim.ok());
+  EXPECT_DOUBLE_EQ(sim->Total(), compulsory);
+}
+
+// The closed-form line count equals enumeration on boxes of single-term maps (transposed,
+// strided, offset and clipped views) at both line sizes.
+TEST(LoopNest, ClosedFormLinesMatchEnumeration) {
+  std::mt19937 rng(7);
+  int checked = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    sp::Access a;
+    a.elem_bytes = trial % 3 == 0 ? 2 : 4;
+    const int rank = 1 + static_cast<int>(rng() % 3);
+    const int loops = rank;
+    sp::Box box;
+    std::vector<int64_t> extents;
+    for (int j = 0; j < loops; ++j) extents.push_back(1 + static_cast<int64_t>(rng() % 40));
+    for (int d = 0; d < rank; ++d) {
+      a.dims.push_back(1 + static_cast<int64_t>(rng() % 50));
+      sp::DimIndex di;
+      const int loop = static_cast<int>(rng() % loops);  // a permutation-like map, maybe repeated
+      const int64_t coeff = 1 + static_cast<int64_t>(rng() % 3 == 0 ? rng() % 3 : 0);
+      di.terms.push_back({loop, rng() % 5 == 0 ? -coeff : coeff});
+      di.offset = static_cast<int64_t>(rng() % 7) - 3 + (di.terms[0].coeff < 0 ? a.dims.back() - 1 : 0);
+      a.index.push_back(di);
+    }
+    for (int j = 0; j < loops; ++j) {
+      const int64_t len = 1 + static_cast<int64_t>(rng() % extents[j]);
+      box.lo.push_back(static_cast<int64_t>(rng() % (extents[j] - len + 1)));
+      box.len.push_back(len);
+    }
+    for (int64_t line : {64, 512}) {
+      const double exact = static_cast<double>(sp::BoxLines(a, box, line));
+      const double closed = sp::ApproxBoxLines(a, box, line);
+      // Groups at offsets that cycle within a line are averaged over the cycle: exact up to
+      // the part of the cycle the box covers.
+      EXPECT_NEAR(closed, exact, std::max(1.0, 0.05 * exact)) << "trial " << trial << " line " << line;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 800);
+}
+
+TEST(ScratchpadTarget, ShippedFilesLoadAndTheBuiltInIsTheDefaultFile) {
+  const std::string dir = testing::SourceDir() + "/targets/scratchpad/";
+  for (const char* f : {"inferentia2-core.json", "edge-2mib.json", "micro-256kib.json"}) {
+    absl::StatusOr<ScratchpadTarget> t = LoadScratchpadTarget(dir + f);
+    ASSERT_TRUE(t.ok()) << f << ": " << t.status();
+    EXPECT_GT(t->scratchpad_bytes, t->line_bytes);
+  }
+  absl::StatusOr<ScratchpadTarget> def = LoadScratchpadTarget(dir + "inferentia2-core.json");
+  ASSERT_TRUE(def.ok());
+  const ScratchpadTarget b = DefaultScratchpadTarget();
+  EXPECT_EQ(def->name, b.name);
+  EXPECT_EQ(def->scratchpad_bytes, b.scratchpad_bytes);
+  EXPECT_EQ(def->line_bytes, b.line_bytes);
+  EXPECT_DOUBLE_EQ(def->dram_gbs, b.dram_gbs);
+  EXPECT_DOUBLE_EQ(def->tflops, b.tflops);
+}
+
+TEST(ScratchpadTarget, BadFilesAreRefusedWithTheReason) {
+  const std::string path = ::testing::TempDir() + "/sp_target.json";
+  auto load = [&](const std::string& text) {
+    std::ofstream(path) << text;
+    return LoadScratchpadTarget(path);
+  };
+  EXPECT_EQ(LoadScratchpadTarget(path + ".missing").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_FALSE(load("[1, 2]").ok());
+  EXPECT_FALSE(load("{\"line_bytes\": 64}").ok());  // no size
+  EXPECT_FALSE(load("{\"scratchpad_bytes\": -5}").ok());
+  EXPECT_FALSE(load("{\"scratchpad_bytes\": 1024, \"line_bytes\": 4096}").ok());
+  EXPECT_FALSE(load("{\"scratchpad_bytes\": \"big\"}").ok());
+  absl::StatusOr<ScratchpadTarget> ok = load("{\"scratchpad_bytes\": 65536, \"line_bytes\": 128}");
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(ok->line_bytes, 128);
+}
+
+// The scratchpad pipeline's tiling sites: one per planned kernel; a choice writes the key the
+// model reads, and changes the modelled traffic but not a byte of what the CPU runtime runs
+// except that key.
+TEST(ScratchpadTiling, SitesWriteTheKeyTheModelReads) {
+  auto m = Parse(kDot);
+  ASSERT_TRUE(m);
+  absl::StatusOr<std::optional<DecisionPoint>> point = NextDecisionPoint(*m, "only:scratchpad-tiling", {});
+  ASSERT_TRUE(point.ok() && point->has_value()) << point.status();
+  ASSERT_EQ((*point)->sites.size(), 1u);
+  EXPECT_EQ((*point)->sites[0].id, "sp:d");
+  EXPECT_EQ((*point)->sites[0].choices.size(), sp::TilingNames().size());
+  PipelineDecisions d{{"scratchpad-tiling#0", {1}}};
+  absl::StatusOr<std::unique_ptr<Module>> out = RunPipeline(*m, "only:scratchpad-tiling", d);
+  ASSERT_TRUE(out.ok()) << out.status();
+  const Instruction* dot = (*out)->entry()->root();
+  EXPECT_EQ(sp::TilingKey(*dot), "out_l");
+  const ScratchpadTarget t = Target(int64_t{64} << 10, 64);
+  EXPECT_NE(ScratchpadTraffic(*(*out)->entry(), t).Total(), ScratchpadTraffic(*m->entry(), t).Total());
+  // Re-tiling replaces the key instead of adding a second one.
+  PipelineDecisions again{{"scratchpad-tiling#0", {3}}};
+  absl::StatusOr<std::unique_ptr<Module>> twice = RunPipeline(**out, "only:scratchpad-tiling", again);
+  ASSERT_TRUE(twice.ok());
+  const std::string& config = (*twice)->entry()->root()->attrs().backend_config;
+  EXPECT_EQ(sp::TilingKey(*(*twice)->entry()->root()), "in0_l");
+  EXPECT_EQ(config.find("hlox_sp_tiling"), config.rfind("hlox_sp_tiling")) << config;
+}
+
+// Corpus modules (the default pipeline's output plus native tiling) on the small targets: the
+// model within 10% of the simulator on every module the simulator finishes within its budget.
+TEST(ScratchpadTraffic, CorpusModulesAgreeWithTheSimulator) {
+  HLOX_REQUIRE_CORPUS();
+  int compared = 0;
+  for (const char* name : {"gh_bert_optimizer_tp1", "hloenv_mlp_regression_train_step", "gh_gpt2_decode_tp1",
+                           "hloenv_nux_flow_loss", "hloenv_maml_flax_train_step", "alpa_embed_sgd_spmd_pre"}) {
+    auto m = ParseModuleFile(testing::CorpusDir() + "/" + name + ".hlo");
+    ASSERT_TRUE(m.ok()) << name;
+    absl::StatusOr<std::unique_ptr<Module>> opt = RunPipeline(**m, "scratchpad", {});
+    ASSERT_TRUE(opt.ok()) << name << ": " << opt.status();
+    for (int64_t s : {int64_t{256} << 10, int64_t{2} << 20}) {
+      const ScratchpadTarget t = Target(s, 64);
+      const TrafficReport model = ScratchpadTraffic(*(*opt)->entry(), t);
+      absl::StatusOr<TrafficReport> sim = SimulateScratchpadTraffic(*(*opt)->entry(), t, int64_t{40} << 20);
+      if (!sim.ok()) continue;  // over the budget
+      ++compared;
+      EXPECT_NEAR(model.Total(), sim->Total(), 0.10 * sim->Total()) << name << " S=" << s;
+    }
+  }
+  EXPECT_GE(compared, 6);
+}
+
+}  // namespace
+}  // namespace hlox
