@@ -651,6 +651,7 @@ bool ApplyTiling(LoopNest& nest, const std::string& name, int64_t scratchpad_byt
     int outs = 0, reds = 0;
     for (int j = static_cast<int>(nest.loops.size()) - 1; j >= 0; --j) {
       Loop& l = nest.loops[j];
+      if (l.extent == 1) continue;  // a loop of one iteration is no one's tile
       if (l.reduction) {
         l.tile = reds++ == 0 ? std::min<int64_t>(l.extent, 128) : 1;
       } else {
@@ -853,29 +854,49 @@ double ApproxBoxLines(const Access& a, const Box& box, int64_t line) {
   const DimSpan& in = spans[r - 1];
   const double in_step = in.spacing * static_cast<double>(a.elem_bytes);
   int64_t span = static_cast<int64_t>(std::llround(static_cast<double>(in.count - 1) * in_step)) + a.elem_bytes;
-  bool dense = in.count == 1 || in_step < static_cast<double>(line) + 0.5 * a.elem_bytes;
-  double lines = dense ? static_cast<double>(LinesOfSpan(start, span, line)) : static_cast<double>(in.count);
-  for (int d = r - 2; d >= 0; --d) {
+  if (in.count > 1 && in_step >= static_cast<double>(line) + 0.5 * a.elem_bytes) {
+    // Sparse: every element on its own line.
+    double lines = static_cast<double>(in.count);
+    for (int d = r - 2; d >= 0; --d) lines *= static_cast<double>(spans[d].count);
+    return lines;
+  }
+  // Dense groups merge outward while no whole line fits between them; after that they are
+  // separate, each touching LinesOfSpan at its own offset within a line: a histogram of those
+  // offsets (weights: groups) is carried outward.
+  int d = r - 2;
+  for (; d >= 0; --d) {
     const DimSpan& o = spans[d];
     if (o.count <= 1) continue;
-    const double step_f = o.spacing * static_cast<double>(stride[d]);
-    const int64_t step = static_cast<int64_t>(std::llround(step_f));
-    if (dense && step - span < line) {  // no whole line between groups: one dense group
-      span += (o.count - 1) * step;
-      lines = static_cast<double>(LinesOfSpan(start, span, line));
+    const int64_t step = static_cast<int64_t>(std::llround(o.spacing * static_cast<double>(stride[d])));
+    if (step - span >= line) break;
+    span += (o.count - 1) * step;
+  }
+  std::vector<double> hist(static_cast<size_t>(line), 0);
+  hist[static_cast<size_t>(((start % line) + line) % line)] = 1;
+  for (; d >= 0; --d) {
+    const DimSpan& o = spans[d];
+    if (o.count <= 1) continue;
+    const int64_t step = static_cast<int64_t>(std::llround(o.spacing * static_cast<double>(stride[d])));
+    const int64_t shift = ((step % line) + line) % line;
+    if (shift == 0) {
+      for (double& h : hist) h *= static_cast<double>(o.count);
       continue;
     }
-    if (dense && step % line != 0) {
-      // Groups at several offsets within a line: average over the offsets' cycle.
-      const int64_t cycle = std::min<int64_t>(o.count, line / std::gcd(step % line, line));
-      double sum = 0;
-      for (int64_t k = 0; k < cycle; ++k) sum += static_cast<double>(LinesOfSpan(start + k * step, span, line));
-      lines = sum / static_cast<double>(cycle) * static_cast<double>(o.count);
-    } else {
-      lines *= static_cast<double>(o.count);
+    const int64_t period = line / std::gcd(shift, line);
+    const int64_t reps = o.count / period, extra = o.count % period;
+    std::vector<double> next(hist.size(), 0);
+    for (int64_t res = 0; res < line; ++res) {
+      if (hist[res] == 0) continue;
+      for (int64_t k = 0; k < std::min(period, o.count); ++k) {
+        const double w = static_cast<double>(reps + (k < extra ? 1 : 0));
+        next[(res + k * shift) % line] += hist[res] * w;
+      }
     }
-    span += (o.count - 1) * step;
-    dense = false;
+    hist = std::move(next);
+  }
+  double lines = 0;
+  for (int64_t res = 0; res < line; ++res) {
+    if (hist[res] != 0) lines += hist[res] * static_cast<double>(LinesOfSpan(res, span, line));
   }
   return lines;
 }

@@ -62,7 +62,7 @@ struct LoopNest {
 };
 
 // The tilings (passes/fusion/scratchpad_tiling.cc offers them): "native", the default policy
-// (natural loop order with the reduction loops innermost; the two innermost output loops tiled
+// (natural loop order with the reduction loops innermost; the two innermost output loops of more than one iteration tiled
 // 128 x 512, as a 128-row systolic array's partitions by a 512-element free dimension, the
 // innermost reduction loop 128, every other loop 1), then per loop order ("out": reduction loops
 // innermost, output-stationary; "in0"/"in1": the loops that the kernel's first / second read

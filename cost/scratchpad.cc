@@ -73,6 +73,32 @@ ScratchpadTarget CachedScratchpadTarget() {
 
 namespace sp {
 
+KernelModel ScratchpadKernels(const Computation& computation) {
+  KernelModel m = BuildKernelModel(computation);
+  std::unordered_map<TensorId, TensorId, TensorIdHash> alias;
+  auto root = [&](const TensorId& t) {
+    auto it = alias.find(t);
+    return it == alias.end() ? t : it->second;
+  };
+  auto rename = [&](std::vector<TensorAccess>& v) {
+    for (TensorAccess& a : v) a.tensor = root(a.tensor);
+  };
+  for (Kernel& k : m.kernels) {
+    rename(k.reads);
+    for (auto& op : k.operand_tensors) rename(op);
+    if (k.instr->opcode() == Opcode::kDynamicUpdateSlice && !k.operand_tensors.empty() &&
+        k.operand_tensors[0].size() == 1 && k.writes.size() == 1 &&
+        k.instr->operand(0)->shape().dims() == k.instr->shape().dims()) {
+      alias[k.writes[0].tensor] = k.operand_tensors[0][0].tensor;
+      m.tensor_bytes[k.operand_tensors[0][0].tensor] =
+          std::max(m.tensor_bytes[k.operand_tensors[0][0].tensor], m.tensor_bytes[k.writes[0].tensor]);
+    }
+    rename(k.writes);
+  }
+  rename(m.outputs);
+  return m;
+}
+
 TensorLifetimes Lifetimes(const KernelModel& m) {
   TensorLifetimes life;
   for (size_t p = 0; p < m.kernels.size(); ++p) {
@@ -273,7 +299,7 @@ NestCost CostNest(const LoopNest& nest, const ScratchpadTarget& t) {
 class Model {
  public:
   Model(const Computation& comp, const ScratchpadTarget& t)
-      : m_(BuildKernelModel(comp)), t_(t), life_(sp::Lifetimes(m_)) {}
+      : m_(sp::ScratchpadKernels(comp)), t_(t), life_(sp::Lifetimes(m_)) {}
 
   TrafficReport Run() {
     TrafficReport rep;

@@ -12,6 +12,11 @@
 
 namespace hlox::sp {
 
+// The kernel view the model and the simulator share: BuildKernelModel's, with the result of an
+// in-place dynamic-update-slice renamed to its operand's tensor (the runtime updates that
+// buffer), so the updated tensor keeps the operand's lines, residency and lifetime.
+KernelModel ScratchpadKernels(const Computation& computation);
+
 // When each tensor of a computation dies: after the last kernel that reads it, unless the
 // computation returns it.
 struct TensorLifetimes {

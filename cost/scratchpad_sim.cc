@@ -115,7 +115,7 @@ class Lru {
 class Simulator {
  public:
   Simulator(const Computation& comp, const ScratchpadTarget& t, int64_t max_touches)
-      : m_(BuildKernelModel(comp)), t_(t), life_(sp::Lifetimes(m_)), budget_(max_touches),
+      : m_(sp::ScratchpadKernels(comp)), t_(t), life_(sp::Lifetimes(m_)), budget_(max_touches),
         lru_(t.scratchpad_bytes / t.line_bytes) {
     // Every tensor on its own lines.
     int64_t next = 0;
@@ -160,7 +160,7 @@ class Simulator {
         if (absl::Status st = Replay(nest); !st.ok()) return st;
       }
       for (const auto& [id, range] : base_) {
-        if (life_.DeadAfter(id, static_cast<int64_t>(p)) && Touched(id)) {
+        if (life_.DeadAfter(id, static_cast<int64_t>(p)) && FirstDeath(id)) {
           ForLines(id, [&](int64_t l) { lru_.Drop(l); });
         }
       }
@@ -190,7 +190,7 @@ class Simulator {
     if (it == base_.end()) return;
     for (int64_t l = 0; l < it->second.second; ++l) fn(it->second.first + l);
   }
-  bool Touched(const TensorId& id) {
+  bool FirstDeath(const TensorId& id) {  // true once per tensor: its lines are dropped then
     if (dead_.count(id)) return false;
     dead_.insert(id);
     return true;
