@@ -10,7 +10,12 @@
 namespace hlox {
 
 std::vector<std::string> PassOrderMenu() {
-  std::vector<std::string> menu = PassLabels();
+  // Every pass but the scratchpad objective's tiling, which changes nothing the CPU runs (and
+  // would shift the menu indices of the ":all" variants in existing decision files).
+  std::vector<std::string> menu;
+  for (const std::string& label : PassLabels()) {
+    if (label != "scratchpad-tiling") menu.push_back(label);
+  }
   for (const PassInfo& info : PassInfos()) {
     if (info.all_variant) menu.push_back(info.label + ":all");
   }

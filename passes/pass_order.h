@@ -17,7 +17,8 @@
 
 namespace hlox {
 
-// The action menu: PassLabels() in order, then "<label>:all" for every PassInfos() entry with
+// The action menu: PassLabels() in order (but scratchpad-tiling, a decision of the scratchpad
+// objective only), then "<label>:all" for every PassInfos() entry with
 // all_variant, in that order, then "stop" (the last action).
 std::vector<std::string> PassOrderMenu();
 

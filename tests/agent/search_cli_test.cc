@@ -2,7 +2,9 @@
 // advantage model trains on it, guided search loads it, the best decisions feed `hlox opt`,
 // pass ordering shrinks the op count, and the embedded fleet (the default a new user meets)
 // runs a measured search with real worker processes.
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -45,6 +47,31 @@ TEST(SearchCli, GibbsTrainGuidedAndOpt) {
   CliRun opt = Hlox("opt " + Example() + " --pipeline default --decisions " + dir + "/gibbs/best_decisions.json -o " + dir + "/best.hlo");
   ASSERT_EQ(opt.code, 0) << opt.out;
   EXPECT_EQ(Hlox("check " + dir + "/best.hlo").code, 0);
+}
+
+// The scratchpad objective end to end: the command's model agrees with its simulator on a
+// shipped transformer block, a search over fusion and the tiling decisions minimises the traffic
+// (a deterministic count: no paired verdict), and a bad target file is a clear error.
+TEST(SearchCli, ScratchpadObjective) {
+  const std::string block = ::hlox::testing::SourceDir() + "/examples/gpt2_block_small.hlo";
+  const std::string target = ::hlox::testing::SourceDir() + "/targets/scratchpad/micro-256kib.json";
+  CliRun sp = Hlox("scratchpad " + block + " --target " + target + " --simulate --json");
+  ASSERT_EQ(sp.code, 0) << sp.out;
+  nlohmann::json j = nlohmann::json::parse(sp.out);
+  EXPECT_GT(j["model"]["traffic_bytes"].get<double>(), 0);
+  EXPECT_LT(std::abs(j["model_vs_simulated"].get<double>()), 0.10) << sp.out;
+  EXPECT_EQ(Hlox("scratchpad " + block + " --target /nonexistent.json").code, 2);
+  setenv("HLOX_SCRATCHPAD_TARGET", target.c_str(), 1);
+  CliRun s = Hlox("search " + block + " --pipeline scratchpad --point fusion+scratchpad-tiling --objective scratchpad "
+                  "--algo random --budget 12 --in-process --json");
+  unsetenv("HLOX_SCRATCHPAD_TARGET");
+  ASSERT_EQ(s.code, 0) << s.out;
+  nlohmann::json r = nlohmann::json::parse(s.out);
+  EXPECT_EQ(r["objective"], "scratchpad");
+  EXPECT_EQ(r["verdict"], "search");
+  EXPECT_EQ(r["evaluations"].get<int>(), 12);
+  EXPECT_LE(r["best_cost"].get<double>(), r["default_cost"].get<double>());
+  EXPECT_NE(r["scratchpad_target"].get<std::string>().find("micro-256kib"), std::string::npos);
 }
 
 TEST(SearchCli, BadArgumentsAreClearErrors) {
