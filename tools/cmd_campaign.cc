@@ -5,6 +5,7 @@
 #include "absl/strings/str_split.h"
 #include "agent/campaign.h"
 #include "local/local_evaluator.h"
+#include "tools/command_input.h"
 #include "tools/commands.h"
 
 namespace hlox::cli {
@@ -30,13 +31,19 @@ void RegisterCampaign(CLI::App& app) {
   cmd->add_option("--broker-key", o->session.broker_key, "the broker's CURVE public key file (.pub)");
   cmd->add_option("--workers", o->session.workers, "embedded workers");
   cmd->add_option("--threads", o->session.threads, "runtime threads per evaluation")->capture_default_str();
-  cmd->add_option("--objective", *objective, "measured|roofline|ops|scratchpad (traffic on $HLOX_SCRATCHPAD_TARGET)")->capture_default_str();
+  cmd->add_option("--objective", *objective, "measured|roofline|ops|scratchpad (traffic on --scratchpad-target)")->capture_default_str();
   cmd->add_option("--model", o->session.search.model_path, "advantage model for guided");
   cmd->add_option("--surrogate-children", o->session.search.surrogate_children,
                   "evolution: children per generation proposed by a surrogate model (0 = plain EA)")
       ->capture_default_str()->check(CLI::Range(0, 1000));
   cmd->add_flag("--in-process", o->session.in_process, "evaluate in this process");
-  cmd->callback([o, algos, objective] {
+  auto sp_target = std::make_shared<std::string>();
+  AddScratchpadTargetOption(cmd, sp_target.get());
+  cmd->callback([o, algos, objective, sp_target] {
+    if (!UseScratchpadTarget("campaign", *sp_target)) {
+      ExitCode() = 2;
+      return;
+    }
     o->algos = absl::StrSplit(*algos, ',', absl::SkipEmpty());
     absl::StatusOr<Objective> obj = ParseObjective(*objective);
     absl::Status s = obj.status();

@@ -222,9 +222,7 @@ void RegisterEval(CLI::App& app) {
                   "compute reference's weight in the mix (0..1)")
       ->check(CLI::Range(0.0, 1.0));
   auto target = std::make_shared<std::string>();
-  cmd->add_option("--scratchpad-target", *target,
-                  "scratchpad target file for the traffic figure (default: $HLOX_SCRATCHPAD_TARGET or the built-in "
-                  "inferentia2-core)");
+  AddScratchpadTargetOption(cmd, target.get());
   cmd->add_option("--scratchpad", o->eval.scratchpad.scratchpad_bytes, "scratchpad bytes (overrides the target's)");
   cmd->add_option("--tolerance-scale", o->eval.tolerance_scale, "multiply validation tolerances");
   cmd->add_flag("!--no-validate", o->eval.validate, "skip output validation");
@@ -234,24 +232,20 @@ void RegisterEval(CLI::App& app) {
                   "in this process: refuse (RESOURCE_EXHAUSTED) a module planned above this many "
                   "MiB (default 0: the machine's share, as `hlox worker`; -1: no budget)");
   cmd->callback([o, cmd, memory_mb, target] {
-    if (!target->empty()) {
-      absl::StatusOr<ScratchpadTarget> t = LoadScratchpadTarget(*target);
-      if (!t.ok()) {
-        std::cerr << "hlox eval: " << t.status().message() << "\n";
-        ExitCode() = 2;
-        return;
-      }
-      const int64_t bytes = cmd->count("--scratchpad") > 0 ? o->eval.scratchpad.scratchpad_bytes : t->scratchpad_bytes;
-      o->eval.scratchpad = *t;
-      o->eval.scratchpad.scratchpad_bytes = bytes;
+    if (!UseScratchpadTarget("eval", *target)) {
+      ExitCode() = 2;
+      return;
     }
+    const int64_t bytes = o->eval.scratchpad.scratchpad_bytes;
+    o->eval.scratchpad = CachedScratchpadTarget();
+    if (cmd->count("--scratchpad") > 0) o->eval.scratchpad.scratchpad_bytes = bytes;
     o->eval.memory_budget_bytes = *memory_mb < 0    ? 0
                                   : *memory_mb == 0 ? DefaultJobMemoryBytes()
                                                     : std::min<int64_t>(*memory_mb, int64_t{1} << 40) << 20;
     // A job carries module, pipeline and decisions; these options need this process.
     for (const char* local : {"--candidate", "--paired-against", "--seed", "--time-cap", "--target-error", "--min-samples", "--max-samples",
                               "--warmups", "--interference-threshold", "--sched-threshold", "--reference",
-                              "--reference-weight", "--scratchpad", "--scratchpad-target", "--tolerance-scale", "--no-validate",
+                              "--reference-weight", "--scratchpad", "--tolerance-scale", "--no-validate",
                               "--no-measure", "--job-memory-mb"}) {
       if (cmd->count(local) > 0) o->in_process = true;
     }

@@ -157,7 +157,7 @@ void RegisterScratchpad(CLI::App& app) {
   cmd->add_option("file", o->file, "HLO text file")->required();
   cmd->add_option("--pipeline,-p", o->pipeline, "pipeline (default: the decisions file's, else 'scratchpad')");
   cmd->add_option("--decisions,-d", o->decisions, "decisions file (JSON or compact, docs/DECISIONS.md)");
-  cmd->add_option("--target", o->target,
+  cmd->add_option("--target,--scratchpad-target", o->target,
                   "scratchpad target file (targets/scratchpad/*.json; default $HLOX_SCRATCHPAD_TARGET or the built-in "
                   "inferentia2-core)");
   cmd->add_option("--scratchpad", o->scratchpad_bytes, "scratchpad bytes (overrides the target's)");

@@ -4,6 +4,7 @@
 
 #include "agent/search_session.h"
 #include "local/local_evaluator.h"
+#include "tools/command_input.h"
 #include "tools/commands.h"
 
 namespace hlox::cli {
@@ -29,7 +30,7 @@ void RegisterSearch(CLI::App& app) {
   cmd->add_option("--threads", o->threads, "runtime threads per evaluation")->capture_default_str();
   cmd->add_option("--seed", o->search.seed, "search and input seed")->capture_default_str();
   cmd->add_option("--start", *start, "default|random starting decisions")->capture_default_str();
-  cmd->add_option("--objective", *objective, "measured|roofline|ops|scratchpad (traffic on $HLOX_SCRATCHPAD_TARGET)")->capture_default_str();
+  cmd->add_option("--objective", *objective, "measured|roofline|ops|scratchpad (traffic on --scratchpad-target)")->capture_default_str();
   cmd->add_option("--model", o->search.model_path, "advantage model for --algo guided");
   cmd->add_option("--temperature", o->search.temperature, "anneal start / gibbs tau (relative)")->capture_default_str();
   cmd->add_option("--beam-width", o->search.beam_width, "beam: configurations kept per step")->capture_default_str();
@@ -54,7 +55,13 @@ void RegisterSearch(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--confirm-samples", o->search.confirm_samples, "measurements a new best needs (noise-aware)")
       ->capture_default_str()->check(CLI::Range(1, 20));
-  cmd->callback([o, start, objective, json, no_verdict] {
+  auto sp_target = std::make_shared<std::string>();
+  AddScratchpadTargetOption(cmd, sp_target.get());
+  cmd->callback([o, start, objective, json, no_verdict, sp_target] {
+    if (!UseScratchpadTarget("search", *sp_target)) {
+      ExitCode() = 2;
+      return;
+    }
     if (*start != "default" && *start != "random") {
       std::cerr << "hlox search: --start must be default or random\n";
       ExitCode() = 1;

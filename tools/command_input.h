@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "CLI/CLI.hpp"
 #include "ir/module.h"
 #include "passes/decisions_io.h"
 
@@ -23,5 +24,12 @@ struct CommandInput {
 std::optional<CommandInput> ReadCommandInput(std::string_view command, const std::string& file,
                                              const std::string& decisions_path, int decisions_exit,
                                              int* exit_code);
+
+// --scratchpad-target FILE: checks that the file is a scratchpad target and sets
+// $HLOX_SCRATCHPAD_TARGET to its absolute path, so this process and the workers it starts count
+// scratchpad traffic for it. Empty: nothing to do. On a bad file prints the reason and returns
+// false.
+bool UseScratchpadTarget(std::string_view command, const std::string& path);
+void AddScratchpadTargetOption(CLI::App* cmd, std::string* path);
 
 }  // namespace hlox::cli
