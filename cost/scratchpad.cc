@@ -138,9 +138,22 @@ absl::StatusOr<TrafficReport> ControlFlowTraffic(const Instruction& instr, const
   return out;
 }
 
-double KernelSeconds(const Instruction& instr, double traffic, const ScratchpadTarget& target) {
+void AddKernel(TrafficReport& report, const Instruction& instr, KernelTraffic kernel, const ScratchpadTarget& target) {
   const double flops = InstructionFlops(instr);
-  return std::max(flops / (target.tflops * 1e12), traffic / (target.dram_gbs * 1e9));
+  report.read_bytes += kernel.read_bytes;
+  report.write_bytes += kernel.write_bytes;
+  report.flops += flops;
+  report.seconds += std::max(flops / (target.tflops * 1e12), kernel.Total() / (target.dram_gbs * 1e9));
+  report.kernels.push_back(std::move(kernel));
+}
+
+void AddEnd(TrafficReport& report, double write_bytes, const ScratchpadTarget& target) {
+  KernelTraffic end;
+  end.name = "(end)";
+  end.write_bytes = write_bytes;
+  report.write_bytes += write_bytes;
+  report.seconds += write_bytes / (target.dram_gbs * 1e9);
+  report.kernels.push_back(std::move(end));
 }
 
 }  // namespace sp
@@ -387,24 +400,17 @@ class Model {
           ++it;
         }
       }
-      rep.read_bytes += kt.read_bytes;
-      rep.write_bytes += kt.write_bytes;
-      rep.flops += InstructionFlops(*k.instr);
-      rep.seconds += sp::KernelSeconds(*k.instr, kt.Total(), t_);
-      rep.kernels.push_back(std::move(kt));
+      sp::AddKernel(rep, *k.instr, std::move(kt), t_);
     }
-    KernelTraffic end;
-    end.name = "(end)";
+    double end = 0;
     for (const TensorAccess& o : m_.outputs) {
       auto it = resident_.find(o.tensor);
       if (it != resident_.end() && it->second.dirty) {
-        end.write_bytes += it->second.bytes;
+        end += it->second.bytes;
         it->second.dirty = false;
       }
     }
-    rep.write_bytes += end.write_bytes;
-    rep.seconds += end.write_bytes / (t_.dram_gbs * 1e9);
-    rep.kernels.push_back(end);
+    sp::AddEnd(rep, end, t_);
     return rep;
   }
 

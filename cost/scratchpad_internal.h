@@ -32,7 +32,10 @@ using BodyCost = std::function<absl::StatusOr<TrafficReport>(const Computation&,
 absl::StatusOr<TrafficReport> ControlFlowTraffic(const Instruction& instr, const ScratchpadTarget& target,
                                                  const BodyCost& body);
 
-// max(FLOPs / peak, traffic / bandwidth) of one kernel on the target.
-double KernelSeconds(const Instruction& instr, double traffic, const ScratchpadTarget& target);
+// Adds a kernel's traffic to the report, with its time on the target: max(FLOPs / peak,
+// traffic / bandwidth).
+void AddKernel(TrafficReport& report, const Instruction& instr, KernelTraffic kernel, const ScratchpadTarget& target);
+// Adds the write-backs of the computation's results at its end, as the "(end)" entry.
+void AddEnd(TrafficReport& report, double write_bytes, const ScratchpadTarget& target);
 
 }  // namespace hlox::sp

@@ -8,7 +8,6 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "cost/analytical.h"
 #include "cost/kernel_model.h"
 #include "cost/loop_nest.h"
 #include "cost/scratchpad.h"
@@ -166,20 +165,11 @@ class Simulator {
       }
       kt.read_bytes = static_cast<double>(lru_.reads - r0) * line + body_r;
       kt.write_bytes = static_cast<double>(lru_.writes - w0) * line + body_w;
-      rep.read_bytes += kt.read_bytes;
-      rep.write_bytes += kt.write_bytes;
-      rep.flops += InstructionFlops(*k.instr);
-      rep.seconds += sp::KernelSeconds(*k.instr, kt.Total(), t_);
-      rep.kernels.push_back(std::move(kt));
+      sp::AddKernel(rep, *k.instr, std::move(kt), t_);
     }
-    KernelTraffic end;
-    end.name = "(end)";
     const int64_t w0 = lru_.writes;
     for (const TensorAccess& o : m_.outputs) ForLines(o.tensor, [&](int64_t l) { lru_.Flush(l); });
-    end.write_bytes = static_cast<double>(lru_.writes - w0) * line;
-    rep.write_bytes += end.write_bytes;
-    rep.seconds += end.write_bytes / (t_.dram_gbs * 1e9);
-    rep.kernels.push_back(end);
+    sp::AddEnd(rep, static_cast<double>(lru_.writes - w0) * line, t_);
     return rep;
   }
 

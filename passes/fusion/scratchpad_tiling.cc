@@ -62,22 +62,15 @@ class ScratchpadTiling : public Pass {
 
   absl::StatusOr<ApplyReport> Apply(Module& module, const std::vector<DecisionSite>& sites,
                                     const DecisionVector& decisions) override {
-    HLOX_RETURN_IF_ERROR(ValidateDecisions(sites, decisions));
-    ApplyReport report;
-    std::unordered_map<std::string, Instruction*> by_name = fusion::InstructionsByName(module);
-    for (size_t s = 0; s < sites.size(); ++s) {
-      if (decisions[s] == 0) continue;
-      auto it = by_name.find(sites[s].instructions.empty() ? "" : sites[s].instructions[0]);
-      if (it == by_name.end() || !Tiled(*it->second)) {
-        report.stale.push_back(sites[s].id);
-        continue;
-      }
-      const std::string& choice = sites[s].choices[decisions[s]];
-      fusion::SetBackendConfigKeys(*it->second, absl::StrCat(kKey[0], choice, "\""), kKey);
-      ++report.applied;
-      report.changes.push_back(absl::StrCat("scratchpad tiling of ", it->second->name(), ": ", choice));
-    }
-    return report;
+    return fusion::ApplyChosenSites(
+        module, sites, decisions, [&](const DecisionSite& site, fusion::NameIndex& by_name) -> fusion::RewriteResult {
+          auto it = by_name.find(site.instructions.empty() ? "" : site.instructions[0]);
+          if (it == by_name.end() || !Tiled(*it->second)) return std::nullopt;
+          const std::string& choice = site.choices[decisions[&site - sites.data()]];
+          fusion::SetBackendConfigKeys(*it->second, absl::StrCat(kKey[0], choice, "\""), kKey);
+          return std::make_pair(absl::StrCat("scratchpad tiling of ", it->second->name(), ": ", choice),
+                                it->second->parent());
+        });
   }
 };
 
