@@ -3,24 +3,26 @@
 // (cost/loop_nest.h), two ways that must agree:
 //
 // The analytical model (ScratchpadTraffic), per kernel, for a scratchpad of S bytes moved in
-// lines of L bytes:
-// - F_X(l): the lines tensor access X touches in one iteration of loop l (loops outside l at
-//   one tile, loops from l inward over their whole range; level n is one tile step), and
-//   W(l) = the sum over the kernel's accesses, in bytes;
-// - data is reused across the iterations of loop l while W(l) <= S: one iteration's data stays
-//   resident until the next (least-recently-used replacement keeps it), so with c the outermost
-//   level whose W fits, X moves the sum over the level-c blocks of F_X (tile shapes counted
-//   with their multiplicity, edge tiles included), a tile reloaded on every iteration of a loop
-//   outside c whether it depends on it or not;
-// - outputs: every block visit ends in a write-back and every visit after the first reads the
-//   partial results back (reduction loops outside c); the first write of a line needs no read;
-// - across kernels, whole tensors in least-recently-used order: after a kernel whose data fits
-//   (c = 0) its tensors stay resident while the resident set fits in S (the least recently used
-//   are evicted, dirty ones written back); a kernel that streams (c > 0) evicts everything;
-//   a resident input saves its first block's load; tensors dead after a kernel are dropped
-//   without write-back; the computation's outputs end in DRAM; parameters and constants start
-//   there; control flow writes back what it reads and costs its bodies (cold, times the trip
-//   count); its results are in DRAM.
+// lines of L bytes, walking the loops from the outermost (NestWalk in scratchpad.cc):
+// - an access's data comes back across the iterations of a loop when the bytes touched between
+//   two uses fit in S: one iteration of the loop when the access depends on a loop inside it,
+//   else one tile step (it is then touched on every step). When it comes back, the access moves
+//   its distinct lines over the loop's whole range (neighbouring tiles' shared lines and
+//   convolution halos included); when not, the sum over the loop's iterations, full tiles and
+//   the edge tile each with its own shape and the data recomputed inside;
+// - lines are counted in closed form (loop_nest.h ApproxBoxLines), tile offsets within a line
+//   included;
+// - results: every visit ends in a write-back and every visit after the first reads the
+//   partial results back; the first write of a line needs no read;
+// - across kernels, whole tensors in least-recently-used order: a kernel whose data fits leaves
+//   its tensors resident (the resident set kept within S, least recently used out first, dirty
+//   ones written back); one that streams leaves its last steps' share of each (by the tensors'
+//   shares of one step's data) and pushes out everything else; resident inputs are found only
+//   by a kernel that fits (a streaming one walks its inputs from the start and LRU pushes the
+//   producer's resident tail out first); tensors dead after a kernel are dropped without a
+//   write-back; an in-place dynamic-update-slice keeps its operand's lines; the computation's
+//   results end in DRAM; parameters and constants start there; control flow writes back what it
+//   reads and costs its bodies (cold, times the trip count); its results are in DRAM.
 //
 // The simulator (SimulateScratchpadTraffic) replays the same nests step by step, every line
 // each step touches, on a fully associative least-recently-used scratchpad of S / L lines with

@@ -67,11 +67,20 @@ int RunScratchpad(const ScratchpadOptions& o) {
   const std::string pipeline = o.pipeline.empty() ? (in->decisions.pipeline.empty() ? "scratchpad"
                                                                                     : in->decisions.pipeline)
                                                   : o.pipeline;
+  // Decisions are recorded (--save-decisions) as a policy makes them: random ones, or those of
+  // the decisions file with every undecided invocation at its default.
   PipelineDecisions used;
-  absl::StatusOr<std::unique_ptr<Module>> m =
-      o.random >= 0 ? RunPipelineWithPolicy(*in->module, pipeline,
-                                            RandomPolicy(static_cast<uint64_t>(o.random), o.random_labels), &used)
-                    : RunPipeline(*in->module, pipeline, in->decisions.decisions);
+  const PipelineDecisions& given = in->decisions.decisions;
+  DecisionPolicy policy = o.random >= 0 ? RandomPolicy(static_cast<uint64_t>(o.random), o.random_labels)
+                                        : DecisionPolicy([&given](const std::string& key, const Module&,
+                                                                  const std::vector<DecisionSite>& sites) {
+                                            auto it = given.find(key);
+                                            if (it != given.end()) return it->second;
+                                            DecisionVector v;
+                                            for (const DecisionSite& s : sites) v.push_back(s.default_choice);
+                                            return v;
+                                          });
+  absl::StatusOr<std::unique_ptr<Module>> m = RunPipelineWithPolicy(*in->module, pipeline, policy, &used);
   if (!m.ok()) {
     std::cerr << "hlox scratchpad: " << m.status().message() << "\n";
     return IsInvalidDecisions(m.status()) ? 3 : 1;
@@ -82,7 +91,7 @@ int RunScratchpad(const ScratchpadOptions& o) {
   }
   if (!o.save_decisions.empty()) {
     std::ofstream f(o.save_decisions);
-    f << DecisionsToJson(DecisionsFile{pipeline, o.random >= 0 ? used : in->decisions.decisions}) << "\n";
+    f << DecisionsToJson(DecisionsFile{pipeline, used}) << "\n";
     if (!f) {
       std::cerr << "hlox scratchpad: cannot write " << o.save_decisions << "\n";
       return 1;

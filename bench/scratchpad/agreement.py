@@ -28,8 +28,9 @@ POINTS = ["layout-assignment+fusion+scratchpad-tiling", "fusion+scratchpad-tilin
 
 
 def scratchpad(module, target, extra, max_touches):
-    cmd = [HLOX, "scratchpad", module, "--target", target, "--simulate", "--json",
-           "--max-touches", str(max_touches)] + extra
+    cmd = [HLOX, "scratchpad", module, "--target", target, "--json"] + extra
+    if max_touches > 1:
+        cmd += ["--simulate", "--max-touches", str(max_touches)]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         return {"error": (p.stderr or p.stdout).strip().splitlines()[-1] if (p.stderr or p.stdout) else str(p.returncode)}
@@ -70,21 +71,48 @@ def cmd_agree(a):
 def search_one(module, a, out):
     name = os.path.basename(module).replace(".hlo", "")
     d = os.path.join(out, name)
-    env = dict(os.environ, HLOX_SCRATCHPAD_TARGET=os.path.abspath(a.target))
-    for point in POINTS:
-        cmd = [HLOX, "search", module, "--pipeline", "scratchpad", "--point", point, "--objective", "scratchpad",
-               "--algo", "evolution", "--budget", str(a.budget), "--in-process", "--out", d, "--seed", "0",
-               "--no-verdict"]
-        p = subprocess.run(cmd, capture_output=True, text=True, env=env)
-        if p.returncode == 0 or "no decision point" not in p.stderr:
-            break
-    if p.returncode != 0:
-        return name, {"error": (p.stderr or p.stdout).strip()[-200:]}
+    summary_path = os.path.join(d, "summary.json")
+    if a.reuse and os.path.exists(summary_path):
+        point = json.load(open(summary_path))["decision_point"]
+    else:
+        env = dict(os.environ, HLOX_SCRATCHPAD_TARGET=os.path.abspath(a.target))
+        for point in POINTS:
+            cmd = [HLOX, "search", module, "--pipeline", "scratchpad", "--point", point, "--objective", "scratchpad",
+                   "--algo", "evolution", "--budget", str(a.budget), "--in-process", "--out", d, "--seed", "0",
+                   "--no-verdict"]
+            p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+            if p.returncode == 0 or "no decision point" not in p.stderr:
+                break
+        if p.returncode != 0:
+            return name, {"error": (p.stderr or p.stdout).strip()[-200:]}
     best = os.path.join(d, "best_decisions.json")
     base = scratchpad(module, a.target, [], a.max_touches)
     got = scratchpad(module, a.target, ["--decisions", best], a.max_touches)
     summary = json.load(open(os.path.join(d, "summary.json")))
-    return name, {"default": base, "best": got, "summary": summary, "best_file": best, "point": point}
+    # What each decision kind contributed: the best decisions of the earlier parts only (later
+    # invocations take their defaults; their sites depend on the earlier decisions), modelled.
+    parts, changed = {}, {}
+    decisions = json.load(open(best))
+    keys = [k for k in point.split("+") if k in decisions["decisions"]]  # the point's parts, in order
+    for n in range(1, len(keys)):
+        sub = dict(decisions, decisions={k: decisions["decisions"][k] for k in keys[:n]})
+        f = os.path.join(d, f"best_first{n}.json")
+        json.dump(sub, open(f, "w"))
+        r = scratchpad(module, a.target, ["--decisions", f], 1)  # the model only: no simulation budget
+        parts["+".join(keys[:n])] = r.get("model", {}).get("traffic_bytes")
+    default_file = os.path.join(d, "default_decisions.json")
+    scratchpad(module, a.target, ["--save-decisions", default_file], 1)
+    defaults = json.load(open(default_file))["decisions"]
+    for k in keys:
+        mine, dflt = decisions["decisions"][k], defaults.get(k)
+        if dflt is not None and len(dflt) == len(mine):
+            n = sum(1 for x, y in zip(mine, dflt) if x != y)
+            if n:
+                changed[k] = f"{n} of {len(mine)}"
+        else:
+            changed[k] = "other sites"
+    return name, {"default": base, "best": got, "summary": summary, "best_file": best, "point": point,
+                  "parts": parts, "changed": changed}
 
 
 def cmd_search(a):
@@ -107,7 +135,8 @@ def cmd_search(a):
             r["cpu"] = {"error": (p.stderr or p.stdout)[-200:]}
     print(f"target {a.target}; search: evolution, budget {a.budget}, joint point (first that exists of "
           f"{', '.join(POINTS)}); out {out}")
-    print(f"{'module':36s} {'default sim':>12s} {'best sim':>12s} {'change':>8s} {'model chg':>9s} {'cpu (base/cand)':>24s}")
+    print(f"{'module':36s} {'default sim':>12s} {'best sim':>12s} {'change':>8s} {'model chg':>9s} "
+          f"{'CPU speedup of the best, paired [95%], verdict':>34s}")
     reduced = 0
     for name, r in results.items():
         if "error" in r:
@@ -121,10 +150,13 @@ def cmd_search(a):
         mb, mg = b["model"]["traffic_bytes"], g["model"]["traffic_bytes"]
         cpu = r.get("cpu", {})
         ctext = "-"
-        if "ratio" in cpu:
-            ctext = f"{1 / cpu['ratio']:.3f} [{1 / cpu['ci_high']:.3f}, {1 / cpu['ci_low']:.3f}]"
+        if "speedup" in cpu:
+            ctext = f"{cpu['speedup']:.3f} [{cpu['ci_low']:.3f}, {cpu['ci_high']:.3f}] {cpu.get('outcome', '')}"
         reduced += sg <= 0.8 * sb
         print(f"{name:36s} {sb:12.4g} {sg:12.4g} {100 * (sg / sb - 1):+7.1f}% {100 * (mg / mb - 1):+8.1f}% {ctext:>24s}")
+        steps = ", ".join(f"{k}: {100 * (v / mb - 1):+.1f}%" for k, v in r.get("parts", {}).items() if v)
+        print(f"{'':36s} sites changed from the default: {r.get('changed')}; modelled change with the first "
+              f"parts only: {steps or '-'}")
     print(f"simulated traffic reduced by 20% or more: {reduced} of {len(results)}")
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump(results, f, indent=1, default=str)
@@ -143,6 +175,8 @@ def main():
     sub.choices["search"].add_argument("--budget", type=int, default=200)
     sub.choices["search"].add_argument("--out", default="")
     sub.choices["search"].add_argument("--no-cpu", action="store_true")
+    sub.choices["search"].add_argument("--reuse", action="store_true",
+                                       help="take the searches already in --out (summary.json) instead of searching")
     a = ap.parse_args()
     if not os.path.exists(HLOX):
         sys.exit(f"build {HLOX} first")
