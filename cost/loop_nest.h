@@ -51,7 +51,6 @@ struct Access {
   bool opaque = false;           // no affine map: opaque_bytes of the tensor, once per kernel
   int64_t opaque_bytes = 0;
   bool DependsOn(int loop) const;
-  int64_t TensorBytes() const;   // product of dims x elem_bytes
 };
 
 struct LoopNest {
