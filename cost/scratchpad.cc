@@ -103,6 +103,10 @@ TensorLifetimes Lifetimes(const KernelModel& m) {
   TensorLifetimes life;
   for (size_t p = 0; p < m.kernels.size(); ++p) {
     for (const TensorAccess& r : m.kernels[p].reads) life.last_use[r.tensor] = static_cast<int64_t>(p);
+    for (const TensorAccess& w : m.kernels[p].writes) {
+      int64_t& last = life.last_use.try_emplace(w.tensor, static_cast<int64_t>(p)).first->second;
+      last = std::max(last, static_cast<int64_t>(p));
+    }
   }
   for (const TensorAccess& o : m.outputs) life.outputs.insert(o.tensor);
   return life;
@@ -112,6 +116,14 @@ bool TensorLifetimes::DeadAfter(const TensorId& t, int64_t p) const {
   if (outputs.count(t)) return false;
   auto it = last_use.find(t);
   return it == last_use.end() || it->second <= p;
+}
+
+std::vector<std::vector<TensorId>> TensorLifetimes::DeathsByKernel(size_t kernels) const {
+  std::vector<std::vector<TensorId>> deaths(kernels);
+  for (const auto& [t, last] : last_use) {
+    if (!outputs.count(t) && last >= 0 && static_cast<size_t>(last) < kernels) deaths[last].push_back(t);
+  }
+  return deaths;
 }
 
 absl::StatusOr<TrafficReport> ControlFlowTraffic(const Instruction& instr, const ScratchpadTarget& target,

@@ -17,12 +17,14 @@ namespace hlox::sp {
 // buffer), so the updated tensor keeps the operand's lines, residency and lifetime.
 KernelModel ScratchpadKernels(const Computation& computation);
 
-// When each tensor of a computation dies: after the last kernel that reads it, unless the
-// computation returns it.
+// When each tensor of a computation dies: after the last kernel that reads it (or the one that
+// writes it, when none reads it), unless the computation returns it.
 struct TensorLifetimes {
   std::unordered_map<TensorId, int64_t, TensorIdHash> last_use;
   std::unordered_set<TensorId, TensorIdHash> outputs;
   bool DeadAfter(const TensorId& t, int64_t kernel) const;
+  // The tensors that die after each kernel (indexed by kernel), each listed once.
+  std::vector<std::vector<TensorId>> DeathsByKernel(size_t kernels) const;
 };
 TensorLifetimes Lifetimes(const KernelModel& m);
 

@@ -2,7 +2,6 @@
 // fully associative least-recently-used scratchpad with dirty bits.
 #include <algorithm>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -131,6 +130,7 @@ class Simulator {
       for (const TensorAccess& w : k.writes) place(w.tensor, m_.tensor_bytes[w.tensor]);
     }
     for (const TensorAccess& o : m_.outputs) place(o.tensor, m_.tensor_bytes[o.tensor]);
+    deaths_ = life_.DeathsByKernel(m_.kernels.size());
   }
 
   absl::StatusOr<TrafficReport> Run() {
@@ -158,11 +158,7 @@ class Simulator {
         kt.tiling = nest.tiling;
         if (absl::Status st = Replay(nest); !st.ok()) return st;
       }
-      for (const auto& [id, range] : base_) {
-        if (life_.DeadAfter(id, static_cast<int64_t>(p)) && FirstDeath(id)) {
-          ForLines(id, [&](int64_t l) { lru_.Drop(l); });
-        }
-      }
+      for (const TensorId& id : deaths_[p]) ForLines(id, [&](int64_t l) { lru_.Drop(l); });
       kt.read_bytes = static_cast<double>(lru_.reads - r0) * line + body_r;
       kt.write_bytes = static_cast<double>(lru_.writes - w0) * line + body_w;
       sp::AddKernel(rep, *k.instr, std::move(kt), t_);
@@ -179,11 +175,6 @@ class Simulator {
     auto it = base_.find(id);
     if (it == base_.end()) return;
     for (int64_t l = 0; l < it->second.second; ++l) fn(it->second.first + l);
-  }
-  bool FirstDeath(const TensorId& id) {  // true once per tensor: its lines are dropped then
-    if (dead_.count(id)) return false;
-    dead_.insert(id);
-    return true;
   }
   // Whether a miss on a line of `id` must read it: always for tensors the computation did not
   // produce here (parameters, constants), else once the line has been written back.
@@ -239,7 +230,7 @@ class Simulator {
   int64_t touches_ = 0;
   Lru lru_;
   std::unordered_map<TensorId, std::pair<int64_t, int64_t>, TensorIdHash> base_;  // first line, lines
-  std::unordered_set<TensorId, TensorIdHash> dead_;
+  std::vector<std::vector<TensorId>> deaths_;  // per kernel, the tensors dead after it
 };
 
 }  // namespace
