@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "cost/fused_flops.h"
+#include "ir/alias_ops.h"
 
 namespace hlox {
 namespace {
@@ -58,20 +59,7 @@ double Kernel::WriteBytes() const {
   return s;
 }
 
-bool IsAliasOp(const Instruction& instr) {
-  switch (instr.opcode()) {
-    case Opcode::kParameter:
-    case Opcode::kConstant:
-    case Opcode::kTuple:
-    case Opcode::kGetTupleElement:
-    case Opcode::kBitcast:
-    case Opcode::kAfterAll:
-    case Opcode::kAddDependency:
-    case Opcode::kOptimizationBarrier:
-    case Opcode::kDomain: return true;
-    default: return false;
-  }
-}
+bool IsAliasOp(const Instruction& instr) { return IsAliasOpcode(instr.opcode()); }
 
 bool IsControlFlowOp(const Instruction& instr) {
   switch (instr.opcode()) {

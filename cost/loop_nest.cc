@@ -115,15 +115,24 @@ bool Access::DependsOn(int loop) const {
   return false;
 }
 
-std::string TilingKey(const Instruction& instr) {
+std::string BackendKey(const Instruction& instr, std::string_view key) {
   if (!instr.attrs().has_backend_config) return "";
   const std::string& c = instr.attrs().backend_config;
-  constexpr std::string_view kKey = "\"hlox_sp_tiling\":\"";
-  const size_t pos = c.find(kKey);
+  const std::string quoted = absl::StrCat("\"", absl::string_view(key.data(), key.size()), "\":\"");
+  const size_t pos = c.find(quoted);
   if (pos == std::string::npos) return "";
-  const size_t start = pos + kKey.size();
+  const size_t start = pos + quoted.size();
   const size_t end = c.find('"', start);
   return end == std::string::npos ? "" : c.substr(start, end - start);
+}
+
+void MoveLoopOutermost(LoopNest& nest, int loop, int64_t tile) {
+  std::vector<int> perm = {loop};
+  for (int j = 0; j < static_cast<int>(nest.loops.size()); ++j) {
+    if (j != loop) perm.push_back(j);
+  }
+  Permute(nest, perm);
+  nest.loops[0].tile = std::max<int64_t>(1, std::min(tile, nest.loops[0].extent));
 }
 
 const std::vector<std::string>& TilingNames() {

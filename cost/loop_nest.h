@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cost/kernel_model.h"
@@ -78,8 +79,12 @@ bool ApplyTiling(LoopNest& nest, const std::string& name, int64_t scratchpad_byt
 LoopNest BuildLoopNest(const Kernel& k, int64_t scratchpad_bytes);
 // "t/e r t/e ...": each loop's tile and extent in loop order, reduction loops marked r.
 std::string DescribeTiles(const LoopNest& nest);
-// The key's value in a backend_config ("" when absent).
-std::string TilingKey(const Instruction& instr);
+// The value of string key `key` in the instruction's backend_config ("" when absent): the
+// tiling's "hlox_sp_tiling", the staging decision's "hlox_sp_stage".
+std::string BackendKey(const Instruction& instr, std::string_view key);
+inline std::string TilingKey(const Instruction& instr) { return BackendKey(instr, "hlox_sp_tiling"); }
+// Moves loop `loop` outermost with tile `tile`; the other loops keep their order and tiles.
+void MoveLoopOutermost(LoopNest& nest, int loop, int64_t tile);
 
 // ---- Boxes: what one tile step (or a range of steps) touches ----
 

@@ -327,11 +327,11 @@ class Model {
 
   TrafficReport Run() {
     TrafficReport rep;
-    const double line = static_cast<double>(t_.line_bytes);
-    for (size_t p = 0; p < m_.kernels.size(); ++p) {
-      const Kernel& k = m_.kernels[p];
-      KernelTraffic kt;
-      kt.name = k.instr->name();
+    for (sp::StageGroup& g : sp::PlanStageGroups(m_, life_, t_)) {
+      const Kernel& k = m_.kernels[g.first];
+      std::vector<KernelTraffic> kts(g.count);
+      for (size_t i = 0; i < g.count; ++i) kts[i].name = m_.kernels[g.first + i].instr->name();
+      KernelTraffic& kt = kts.back();  // a group's traffic is charged to its last member
       if (k.control_flow) {
         kt.tiling = "control flow";
         for (const TensorAccess& r : k.reads) {
@@ -348,70 +348,23 @@ class Model {
         kt.read_bytes += body.read_bytes;
         kt.write_bytes += body.write_bytes;
       } else {
-        const LoopNest nest = sp::BuildLoopNest(k, t_.scratchpad_bytes);
-        kt.tiling = nest.tiling;
-        kt.tiles = sp::DescribeTiles(nest);
-        const NestCost c = CostNest(nest, t_);
-        const bool fits = c.fits;
-        // What each tensor has resident when the kernel ends: everything it touched when its
-        // data fits; when it streams, the most recent S bytes, shared among its tensors as their
-        // shares of one step's data (a step's results are written last, so they are there).
-        double step_total = 0;
-        for (double l : c.step) step_total += l;
-        std::unordered_map<TensorId, Res, TensorIdHash> after;
-        for (size_t a = 0; a < nest.accesses.size(); ++a) {
-          const Access& x = nest.accesses[a];
-          const double share = fits ? c.distinct[a] * line
-                                    : std::min(c.distinct[a] * line,
-                                               static_cast<double>(t_.scratchpad_bytes) * c.step[a] /
-                                                   std::max(1.0, step_total));
-          Res& r = after[x.tensor];
-          r.bytes = std::max(r.bytes, share);
-          r.last = clock_;
-          r.dirty = r.dirty || x.write;
-          if (x.write) {
-            // Every visit ends in a write-back, but for the share still resident at the end
-            // (written back later, or never when the result dies there).
-            kt.write_bytes += std::max(0.0, c.moved[a] * line - share);
-            kt.read_bytes += c.read_back[a] * line;
-          } else {
-            // Found resident when the kernel fits. A kernel that streams walks its inputs from
-            // their start while the scratchpad holds their ends (a producer's last steps) and
-            // pushes those out first: least-recently-used replacement finds none of it.
-            double moved = c.moved[a] * line;
-            auto it = resident_.find(x.tensor);
-            if (it != resident_.end() && fits) moved -= std::min(moved, it->second.bytes);
-            kt.read_bytes += moved;
-          }
+        for (size_t i = 0; i < g.count; ++i) {
+          kts[i].tiling = g.count == 1 ? g.nests[i].tiling : sp::StagedTiling(g, i);
+          kts[i].tiles = sp::DescribeTiles(g.nests[i]);
         }
-        // What was resident before: kept beside this kernel's data when that fits (least
-        // recently used out first), else pushed out (dirty data written back) by the stream.
-        for (auto& [tensor, r] : resident_) {
-          auto it = after.find(tensor);
-          if (it != after.end()) {
-            it->second.dirty = it->second.dirty || r.dirty;
-            if (!fits && r.dirty && r.bytes > it->second.bytes) kt.write_bytes += r.bytes - it->second.bytes;
-            continue;
-          }
-          if (fits) {
-            after[tensor] = r;
-          } else if (r.dirty) {
-            kt.write_bytes += r.bytes;
-          }
-        }
-        resident_ = std::move(after);
-        ++clock_;
-        kt.write_bytes += EvictToFit();
+        bool fits = false;
+        const std::vector<Entry> entries = g.count == 1 ? KernelEntries(g.nests[0], &fits) : GroupEntries(g, &fits);
+        Settle(entries, fits, kt);
       }
       // Dead tensors leave for free; control flow results are in DRAM.
       for (auto it = resident_.begin(); it != resident_.end();) {
-        if (life_.DeadAfter(it->first, static_cast<int64_t>(p))) {
+        if (life_.DeadAfter(it->first, static_cast<int64_t>(g.last()))) {
           it = resident_.erase(it);
         } else {
           ++it;
         }
       }
-      sp::AddKernel(rep, *k.instr, std::move(kt), t_);
+      for (size_t i = 0; i < g.count; ++i) sp::AddKernel(rep, *m_.kernels[g.first + i].instr, std::move(kts[i]), t_);
     }
     double end = 0;
     for (const TensorAccess& o : m_.outputs) {
@@ -431,6 +384,102 @@ class Model {
     bool dirty = false;
     int64_t last = 0;
   };
+
+  // What a kernel or group does to one tensor: bytes it loads (a read, unless found resident)
+  // or writes back and reads back (a write), and its share of the scratchpad when it ends.
+  struct Entry {
+    TensorId tensor;
+    bool write = false;
+    double moved = 0, read_back = 0, share = 0;
+  };
+
+  // A single kernel's accesses. What each tensor has resident when the kernel ends: everything
+  // it touched when its data fits; when it streams, the most recent S bytes, shared among its
+  // tensors as their shares of one step's data (a step's results are written last, so they are
+  // there).
+  std::vector<Entry> KernelEntries(const LoopNest& nest, bool* fits) const {
+    const double line = static_cast<double>(t_.line_bytes);
+    const NestCost c = CostNest(nest, t_);
+    *fits = c.fits;
+    double step_total = 0;
+    for (double l : c.step) step_total += l;
+    std::vector<Entry> out;
+    for (size_t a = 0; a < nest.accesses.size(); ++a) {
+      const Access& x = nest.accesses[a];
+      Entry e{x.tensor, x.write, c.moved[a] * line, c.read_back[a] * line, c.distinct[a] * line};
+      if (!c.fits) e.share = std::min(e.share, Share(c.step[a], step_total));
+      out.push_back(e);
+    }
+    return out;
+  }
+
+  // A staging group's tensors: each moved once, its lines over the whole group (a step touches
+  // at most half the scratchpad, so what the next step reuses is still there); tensors that
+  // live and die inside the group never move.
+  std::vector<Entry> GroupEntries(const sp::StageGroup& g, bool* fits) const {
+    const double line = static_cast<double>(t_.line_bytes);
+    double total = 0, step_total = 0;
+    for (const sp::StagedTensor& s : g.tensors) {
+      total += s.lines * line;
+      if (!s.internal) step_total += s.step_lines;
+    }
+    *fits = total <= static_cast<double>(t_.scratchpad_bytes);
+    std::vector<Entry> out;
+    for (const sp::StagedTensor& s : g.tensors) {
+      if (s.internal) continue;
+      Entry e{s.tensor, s.written, s.lines * line, 0, s.lines * line};
+      if (!*fits) e.share = std::min(e.share, Share(s.step_lines, step_total));
+      out.push_back(e);
+    }
+    return out;
+  }
+
+  double Share(double step_lines, double step_total) const {
+    return static_cast<double>(t_.scratchpad_bytes) * step_lines / std::max(1.0, step_total);
+  }
+
+  // Charges `entries` to kt and updates the resident set.
+  void Settle(const std::vector<Entry>& entries, bool fits, KernelTraffic& kt) {
+    std::unordered_map<TensorId, Res, TensorIdHash> after;
+    for (const Entry& x : entries) {
+      Res& r = after[x.tensor];
+      r.bytes = std::max(r.bytes, x.share);
+      r.last = clock_;
+      r.dirty = r.dirty || x.write;
+      if (x.write) {
+        // Every visit ends in a write-back, but for the share still resident at the end
+        // (written back later, or never when the result dies there).
+        kt.write_bytes += std::max(0.0, x.moved - x.share);
+        kt.read_bytes += x.read_back;
+      } else {
+        // Found resident when the kernel fits. A kernel that streams walks its inputs from
+        // their start while the scratchpad holds their ends (a producer's last steps) and
+        // pushes those out first: least-recently-used replacement finds none of it.
+        double moved = x.moved;
+        auto it = resident_.find(x.tensor);
+        if (it != resident_.end() && fits) moved -= std::min(moved, it->second.bytes);
+        kt.read_bytes += moved;
+      }
+    }
+    // What was resident before: kept beside this kernel's data when that fits (least
+    // recently used out first), else pushed out (dirty data written back) by the stream.
+    for (auto& [tensor, r] : resident_) {
+      auto it = after.find(tensor);
+      if (it != after.end()) {
+        it->second.dirty = it->second.dirty || r.dirty;
+        if (!fits && r.dirty && r.bytes > it->second.bytes) kt.write_bytes += r.bytes - it->second.bytes;
+        continue;
+      }
+      if (fits) {
+        after[tensor] = r;
+      } else if (r.dirty) {
+        kt.write_bytes += r.bytes;
+      }
+    }
+    resident_ = std::move(after);
+    ++clock_;
+    kt.write_bytes += EvictToFit();
+  }
 
   // Evicts least recently used tensors until the resident set fits; returns bytes written back.
   double EvictToFit() {

@@ -136,10 +136,11 @@ class Simulator {
   absl::StatusOr<TrafficReport> Run() {
     TrafficReport rep;
     const double line = static_cast<double>(t_.line_bytes);
-    for (size_t p = 0; p < m_.kernels.size(); ++p) {
-      const Kernel& k = m_.kernels[p];
-      KernelTraffic kt;
-      kt.name = k.instr->name();
+    for (const sp::StageGroup& g : sp::PlanStageGroups(m_, life_, t_)) {
+      const Kernel& k = m_.kernels[g.first];
+      std::vector<KernelTraffic> kts(g.count);
+      for (size_t i = 0; i < g.count; ++i) kts[i].name = m_.kernels[g.first + i].instr->name();
+      KernelTraffic& kt = kts.back();  // a group's traffic is charged to its last member (as the model does)
       const int64_t r0 = lru_.reads, w0 = lru_.writes;
       double body_r = 0, body_w = 0;
       if (k.control_flow) {
@@ -153,15 +154,18 @@ class Simulator {
         if (!body.ok()) return body.status();
         body_r = body->read_bytes;
         body_w = body->write_bytes;
-      } else {
-        const sp::LoopNest nest = sp::BuildLoopNest(k, t_.scratchpad_bytes);
-        kt.tiling = nest.tiling;
-        if (absl::Status st = Replay(nest); !st.ok()) return st;
+      } else if (g.count == 1) {
+        kt.tiling = g.nests[0].tiling;
+        if (absl::Status st = Replay(g.nests[0], 0, -1); !st.ok()) return st;
+      } else if (absl::Status st = ReplayGroup(g, kts); !st.ok()) {
+        return st;
       }
-      for (const TensorId& id : deaths_[p]) ForLines(id, [&](int64_t l) { lru_.Drop(l); });
+      for (size_t p = g.first; p <= g.last(); ++p) {
+        for (const TensorId& id : deaths_[p]) ForLines(id, [&](int64_t l) { lru_.Drop(l); });
+      }
       kt.read_bytes = static_cast<double>(lru_.reads - r0) * line + body_r;
       kt.write_bytes = static_cast<double>(lru_.writes - w0) * line + body_w;
-      sp::AddKernel(rep, *k.instr, std::move(kt), t_);
+      for (size_t i = 0; i < g.count; ++i) sp::AddKernel(rep, *m_.kernels[g.first + i].instr, std::move(kts[i]), t_);
     }
     const int64_t w0 = lru_.writes;
     for (const TensorAccess& o : m_.outputs) ForLines(o.tensor, [&](int64_t l) { lru_.Flush(l); });
@@ -184,7 +188,8 @@ class Simulator {
     return lru_.written_back.contains(line);
   }
 
-  absl::Status Replay(const sp::LoopNest& nest) {
+  // Replays steps [first, last) of `nest` (last -1: to the end), innermost loop fastest.
+  absl::Status Replay(const sp::LoopNest& nest, int64_t first, int64_t last) {
     const int n = static_cast<int>(nest.loops.size());
     std::vector<int64_t> step(n, 0);
     sp::Box box;
@@ -193,7 +198,12 @@ class Simulator {
     std::vector<std::pair<int64_t, int64_t>> runs;
     int64_t steps = 1;
     for (const sp::Loop& l : nest.loops) steps *= l.Trips();
-    for (int64_t s = 0; s < steps; ++s) {
+    if (last < 0 || last > steps) last = steps;
+    for (int64_t j = n - 1, r = first; j >= 0; --j) {
+      step[j] = r % nest.loops[j].Trips();
+      r /= nest.loops[j].Trips();
+    }
+    for (int64_t s = first; s < last; ++s) {
       for (int j = 0; j < n; ++j) {
         box.lo[j] = step[j] * nest.loops[j].tile;
         box.len[j] = std::min(nest.loops[j].tile, nest.loops[j].extent - box.lo[j]);
@@ -218,6 +228,30 @@ class Simulator {
       for (int j = n - 1; j >= 0; --j) {  // the next step, innermost loop fastest
         if (++step[j] < nest.loops[j].Trips()) break;
         step[j] = 0;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // A staging group: per step of the group loop, each member's steps for it in turn; then the
+  // rows of the group's internal tensors that step finished are dropped (the line a row ends
+  // inside waits for the next step, which writes the rest of it).
+  absl::Status ReplayGroup(const sp::StageGroup& g, std::vector<KernelTraffic>& kts) {
+    for (size_t i = 0; i < g.count; ++i) kts[i].tiling = sp::StagedTiling(g, i);
+    const int64_t trips = g.Trips();
+    for (int64_t i = 0; i < trips; ++i) {
+      for (const sp::LoopNest& nest : g.nests) {
+        int64_t inner = 1;
+        for (size_t j = 1; j < nest.loops.size(); ++j) inner *= nest.loops[j].Trips();
+        if (absl::Status st = Replay(nest, i * inner, (i + 1) * inner); !st.ok()) return st;
+      }
+      const int64_t end = std::min(g.extent, (i + 1) * g.tile);
+      for (const sp::StagedTensor& s : g.tensors) {
+        auto it = base_.find(s.tensor);
+        if (s.row_bytes == 0 || it == base_.end()) continue;
+        const int64_t from = i * g.tile * s.row_bytes / t_.line_bytes;
+        const int64_t to = i + 1 == trips ? it->second.second : end * s.row_bytes / t_.line_bytes;
+        for (int64_t l = from; l < to && l < it->second.second; ++l) lru_.Drop(it->second.first + l);
       }
     }
     return absl::OkStatus();

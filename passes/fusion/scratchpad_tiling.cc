@@ -6,10 +6,16 @@
 //   out_l, out_s   output-stationary: the reduction loops innermost;
 //   in0_l, in0_s   operand 0's tile stays: the loops it does not use innermost;
 //   in1_l, in1_s   the same for operand 1 (a kernel without one takes the out order).
-// A choice writes backend_config "hlox_sp_tiling"; the CPU runtime does not read it, so it never
-// changes what or how the module runs on the CPU: it is the scratchpad objective's decision.
+// And one site "stage:<kernel>" per kernel that reads the result of the kernel just before it in
+// the schedule: split (keep) or join, run interleaved with that kernel over a loop they share, a
+// few rows at a time, so that the rows one writes and the other reads never leave the
+// scratchpad (cost/scratchpad_internal.h PlanStageGroups says when a join takes effect).
+// A choice writes backend_config "hlox_sp_tiling" or "hlox_sp_stage"; the CPU runtime reads
+// neither, so they never change what or how the module runs on the CPU: they are the scratchpad
+// objective's decisions.
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "ir/alias_ops.h"
 #include "passes/fusion/fusion_util.h"
 #include "passes/passes.h"
 
@@ -18,6 +24,34 @@ namespace {
 
 const std::vector<std::string> kChoices = {"keep", "out_l", "out_s", "in0_l", "in0_s", "in1_l", "in1_s"};
 const std::vector<std::string> kKey = {"\"hlox_sp_tiling\":\""};
+const std::vector<std::string> kStageChoices = {"split", "join"};
+const std::vector<std::string> kStageKey = {"\"hlox_sp_stage\":\""};
+
+bool ControlFlow(Opcode op) { return op == Opcode::kWhile || op == Opcode::kConditional || op == Opcode::kCall; }
+
+// Whether `instr` reads `kernel`'s result, directly or through ops that only forward values.
+bool ReadsResultOf(const Instruction& instr, const Instruction* kernel, int depth = 0) {
+  for (const Instruction* op : instr.operands()) {
+    if (op == kernel) return true;
+    if (depth < 8 && IsAliasOpcode(op->opcode()) && ReadsResultOf(*op, kernel, depth + 1)) return true;
+  }
+  return false;
+}
+
+// The kernels (instructions that are not alias ops) that can join the kernel before them: they
+// read its result, and neither is control flow.
+std::vector<Instruction*> StageCandidates(const Computation& comp) {
+  std::vector<Instruction*> out;
+  const Instruction* prev = nullptr;
+  for (Instruction* i : comp.PostOrder()) {
+    if (IsAliasOpcode(i->opcode())) continue;
+    if (prev != nullptr && !ControlFlow(i->opcode()) && !ControlFlow(prev->opcode()) && ReadsResultOf(*i, prev)) {
+      out.push_back(i);
+    }
+    prev = i;
+  }
+  return out;
+}
 
 bool Planned(Opcode op) {
   return op == Opcode::kDot || op == Opcode::kConvolution || op == Opcode::kReduce || op == Opcode::kReduceWindow;
@@ -56,6 +90,18 @@ class ScratchpadTiling : public Pass {
                       static_cast<float>(operand_bytes), static_cast<float>(i->operand_count())};
         sites.push_back(std::move(s));
       }
+      for (Instruction* i : StageCandidates(*comp)) {
+        DecisionSite s;
+        s.id = absl::StrCat("stage:", i->name());
+        s.rule = "sp_stage";
+        s.instructions = {i->name()};
+        s.computation = comp->name();
+        s.choices = kStageChoices;
+        s.default_choice = 0;
+        s.features = {static_cast<float>(i->opcode()), static_cast<float>(i->shape().ByteSize()), 0.f,
+                      static_cast<float>(i->operand_count())};
+        sites.push_back(std::move(s));
+      }
     }
     return sites;
   }
@@ -65,10 +111,13 @@ class ScratchpadTiling : public Pass {
     return fusion::ApplyChosenSites(
         module, sites, decisions, [&](const DecisionSite& site, fusion::NameIndex& by_name) -> fusion::RewriteResult {
           auto it = by_name.find(site.instructions.empty() ? "" : site.instructions[0]);
-          if (it == by_name.end() || !Tiled(*it->second)) return std::nullopt;
+          const bool stage = site.rule == "sp_stage";
+          if (it == by_name.end() || (!stage && !Tiled(*it->second))) return std::nullopt;
           const std::string& choice = site.choices[decisions[&site - sites.data()]];
-          fusion::SetBackendConfigKeys(*it->second, absl::StrCat(kKey[0], choice, "\""), kKey);
-          return std::make_pair(absl::StrCat("scratchpad tiling of ", it->second->name(), ": ", choice),
+          const std::vector<std::string>& key = stage ? kStageKey : kKey;
+          fusion::SetBackendConfigKeys(*it->second, absl::StrCat(key[0], choice, "\""), key);
+          return std::make_pair(absl::StrCat(stage ? "scratchpad staging of " : "scratchpad tiling of ",
+                                             it->second->name(), ": ", choice),
                                 it->second->parent());
         });
   }

@@ -264,6 +264,108 @@ TEST(ScratchpadTiling, SitesWriteTheKeyTheModelReads) {
   EXPECT_EQ(config.find("hlox_sp_tiling"), config.rfind("hlox_sp_tiling")) << config;
 }
 
+// A softmax over 1024 rows of 600 (2.4 KB each), 2.4 MB in all, on scratchpads far smaller: each
+// op alone streams whole tensors through DRAM; staged (every op joined to the one before it),
+// the rows each op writes are read by the next while they are in the scratchpad.
+constexpr char kSoftmax[] = R"(HloModule softmax
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+max {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] maximum(x, y)
+}
+ENTRY e {
+  x = f32[1024,600] parameter(0)
+  m = f32[1024] reduce(x, f32[] constant(-inf)), dimensions={1}, to_apply=max
+  mb = f32[1024,600] broadcast(m), dimensions={0}, backend_config={"hlox_sp_stage":"join"}
+  s = f32[1024,600] subtract(x, mb), backend_config={"hlox_sp_stage":"join"}
+  ex = f32[1024,600] exponential(s), backend_config={"hlox_sp_stage":"join"}
+  z = f32[1024] reduce(ex, f32[] constant(0)), dimensions={1}, to_apply=add, backend_config={"hlox_sp_stage":"join"}
+  zb = f32[1024,600] broadcast(z), dimensions={0}, backend_config={"hlox_sp_stage":"join"}
+  ROOT y = f32[1024,600] divide(ex, zb), backend_config={"hlox_sp_stage":"join"}
+})";
+
+std::string Unstaged(std::string text) {
+  for (size_t p; (p = text.find(", backend_config={\"hlox_sp_stage\":\"join\"}")) != std::string::npos;) {
+    text.erase(p, std::string(", backend_config={\"hlox_sp_stage\":\"join\"}").size());
+  }
+  return text;
+}
+
+TEST(ScratchpadStaging, JoinedKernelsKeepRowsInTheScratchpad) {
+  auto staged = Parse(kSoftmax);
+  auto split = Parse(Unstaged(kSoftmax));
+  ASSERT_TRUE(staged && split);
+  const double compulsory = 2 * 1024 * 600 * 4.0;  // x read once, y written once
+  for (int64_t s : {int64_t{64} << 10, int64_t{256} << 10, int64_t{1} << 20}) {
+    for (int64_t line : {64, 512}) {
+      const ScratchpadTarget t = Target(s, line);
+      const TrafficReport st = ScratchpadTraffic(*staged->entry(), t);
+      const TrafficReport sp = ScratchpadTraffic(*split->entry(), t);
+      EXPECT_LT(st.Total(), 1.05 * compulsory) << "S=" << s << " line=" << line;
+      EXPECT_GT(sp.Total(), 2 * compulsory) << "S=" << s << " line=" << line;
+      EXPECT_LT(std::abs(Disagreement(*staged->entry(), t)), 0.10) << "staged S=" << s << " line=" << line;
+      EXPECT_LT(std::abs(Disagreement(*split->entry(), t)), 0.10) << "split S=" << s << " line=" << line;
+      int members = 0;
+      for (const KernelTraffic& k : st.kernels) members += k.tiling.find("staged") != std::string::npos;
+      EXPECT_EQ(members, 7);
+    }
+  }
+}
+
+// A join takes effect only where the loop fusion is sound and fits: a transpose writes its
+// output in columns of the shared loop (not rows); a scratchpad whose half holds less than one
+// row leaves every kernel on its own, and one that holds a few rows ends a group where the next
+// member's row would not fit.
+TEST(ScratchpadStaging, JoinsThatCannotStageAreIgnored) {
+  std::string text = kSoftmax;
+  text.replace(text.find("ROOT y"), 6, "y");
+  text.replace(text.rfind("}"), 1,
+               "  ROOT t = f32[600,1024] transpose(y), dimensions={1,0}, backend_config={\"hlox_sp_stage\":\"join\"}\n}");
+  auto m = Parse(text);
+  ASSERT_TRUE(m);
+  const TrafficReport r = ScratchpadTraffic(*m->entry(), Target(int64_t{256} << 10, 64));
+  ASSERT_EQ(r.kernels.size(), 9u);  // 8 kernels and the end
+  EXPECT_NE(r.kernels[6].tiling.find("staged 7/7"), std::string::npos) << r.kernels[6].tiling;
+  EXPECT_EQ(r.kernels[7].tiling.find("staged"), std::string::npos) << r.kernels[7].tiling;
+  auto softmax = Parse(kSoftmax);
+  ASSERT_TRUE(softmax);
+  const TrafficReport tiny = ScratchpadTraffic(*softmax->entry(), Target(int64_t{4} << 10, 64));
+  for (const KernelTraffic& k : tiny.kernels) EXPECT_EQ(k.tiling.find("staged"), std::string::npos) << k.name;
+  // 16 KiB: x, m, mb and s rows fit in 8 KiB (about 7.3 KB), ex's would not.
+  const TrafficReport small = ScratchpadTraffic(*softmax->entry(), Target(int64_t{16} << 10, 64));
+  EXPECT_NE(small.kernels[2].tiling.find("staged 3/3"), std::string::npos) << small.kernels[2].tiling;
+  EXPECT_NE(small.kernels[3].tiling.find("staged 1/"), std::string::npos) << small.kernels[3].tiling;
+  EXPECT_LT(std::abs(Disagreement(*softmax->entry(), Target(int64_t{16} << 10, 64))), 0.10);
+}
+
+// The pass offers a staging site per kernel that reads the kernel before it; "join" writes the
+// key the model reads.
+TEST(ScratchpadStaging, SitesWriteTheKeyTheModelReads) {
+  auto m = Parse(Unstaged(kSoftmax));
+  ASSERT_TRUE(m);
+  absl::StatusOr<std::optional<DecisionPoint>> point = NextDecisionPoint(*m, "only:scratchpad-tiling", {});
+  ASSERT_TRUE(point.ok() && point->has_value()) << point.status();
+  std::vector<int> all_join;
+  int stage_sites = 0;
+  for (const DecisionSite& site : (*point)->sites) {
+    const bool stage = site.rule == "sp_stage";
+    stage_sites += stage;
+    all_join.push_back(stage ? 1 : 0);
+  }
+  EXPECT_EQ(stage_sites, 6);  // every op but the first reads the one before it
+  absl::StatusOr<std::unique_ptr<Module>> out =
+      RunPipeline(*m, "only:scratchpad-tiling", PipelineDecisions{{"scratchpad-tiling#0", all_join}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(sp::BackendKey(*(*out)->entry()->root(), "hlox_sp_stage"), "join");
+  const ScratchpadTarget t = Target(int64_t{256} << 10, 64);
+  EXPECT_LT(ScratchpadTraffic(*(*out)->entry(), t).Total(), 0.5 * ScratchpadTraffic(*m->entry(), t).Total());
+}
+
 // Corpus modules (the default pipeline's output plus native tiling) on the small targets: the
 // model within 10% of the simulator on every module the simulator finishes within its budget.
 TEST(ScratchpadTraffic, CorpusModulesAgreeWithTheSimulator) {
