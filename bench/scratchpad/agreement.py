@@ -6,10 +6,14 @@ scratchpad objective's search against the default decisions (issue 34).
       For each module: `hlox scratchpad --simulate` with the default decisions of the
       `scratchpad` pipeline and with N random decision vectors (fusion, layout assignment and
       scratchpad tiling decided at random); prints model, simulated and their difference.
-  /usr/bin/python3 bench/scratchpad/agreement.py search [--target F] [--budget B] [--jobs J] MODULE...
-      For each module: `hlox search --objective scratchpad` (evolution, in-process) over the
-      joint point layout-assignment+fusion+scratchpad-tiling; simulates the default and the best
-      decisions, and measures the CPU time of both, paired (`hlox eval --paired-against`).
+  /usr/bin/python3 bench/scratchpad/agreement.py search [--target F] [--budget B] [--algo A]
+          [--surrogate-children N] [--jobs J] MODULE...
+      For each module: `hlox search --objective scratchpad` (surrogate-assisted evolution,
+      in-process) over the joint point layout-assignment+fusion+scratchpad-tiling (tiling and
+      staging sites); simulates the default and the best decisions, gives the floor (the
+      traffic with an unbounded scratchpad: each parameter read once, each result written once,
+      which no decision can beat), what each decision kind contributed, and measures the CPU time
+      of both, paired (`hlox eval --paired-against`).
 
 Everything is deterministic except the CPU times. Deterministic parts run `--jobs` at a time.
 """
@@ -78,8 +82,10 @@ def search_one(module, a, out):
         env = dict(os.environ, HLOX_SCRATCHPAD_TARGET=os.path.abspath(a.target))
         for point in POINTS:
             cmd = [HLOX, "search", module, "--pipeline", "scratchpad", "--point", point, "--objective", "scratchpad",
-                   "--algo", "evolution", "--budget", str(a.budget), "--in-process", "--out", d, "--seed", "0",
+                   "--algo", a.algo, "--budget", str(a.budget), "--in-process", "--out", d, "--seed", "0",
                    "--no-verdict"]
+            if a.algo == "evolution":
+                cmd += ["--surrogate-children", str(a.surrogate_children)]
             p = subprocess.run(cmd, capture_output=True, text=True, env=env)
             if p.returncode == 0 or "no decision point" not in p.stderr:
                 break
@@ -103,16 +109,45 @@ def search_one(module, a, out):
     default_file = os.path.join(d, "default_decisions.json")
     scratchpad(module, a.target, ["--save-decisions", default_file], 1)
     defaults = json.load(open(default_file))["decisions"]
+    rules = site_rules(module, decisions, keys[-1], d) if keys else []
     for k in keys:
         mine, dflt = decisions["decisions"][k], defaults.get(k)
         if dflt is not None and len(dflt) == len(mine):
-            n = sum(1 for x, y in zip(mine, dflt) if x != y)
-            if n:
-                changed[k] = f"{n} of {len(mine)}"
+            diff = [i for i, (x, y) in enumerate(zip(mine, dflt)) if x != y]
+            if k == keys[-1] and rules:
+                for rule in sorted(set(rules)):
+                    n = sum(1 for i in diff if rules[i] == rule)
+                    if n:
+                        changed[f"{k} {rule}"] = f"{n} of {rules.count(rule)}"
+            elif diff:
+                changed[k] = f"{len(diff)} of {len(mine)}"
         else:
             changed[k] = "other sites"
+    if rules and "sp_stage" in rules:
+        # Staging's share: the best decisions with every staging site back at split.
+        k = keys[-1]
+        sub = json.loads(json.dumps(decisions))
+        sub["decisions"][k] = [0 if r == "sp_stage" else v for r, v in zip(rules, decisions["decisions"][k])]
+        f = os.path.join(d, "best_without_staging.json")
+        json.dump(sub, open(f, "w"))
+        parts["all but staging"] = scratchpad(module, a.target, ["--decisions", f], 1).get("model", {}).get("traffic_bytes")
+    floor = scratchpad(module, a.target, ["--scratchpad", str(1 << 40)], 1).get("model", {}).get("traffic_bytes")
     return name, {"default": base, "best": got, "summary": summary, "best_file": best, "point": point,
-                  "parts": parts, "changed": changed}
+                  "parts": parts, "changed": changed, "floor": floor}
+
+
+def site_rules(module, decisions, key, d):
+    """The rule of each site of invocation `key` (its sites depend on the earlier decisions)."""
+    earlier = dict(decisions, decisions={k: v for k, v in decisions["decisions"].items() if k != key})
+    f = os.path.join(d, "before_" + key.replace("#", "_") + ".json")
+    json.dump(earlier, open(f, "w"))
+    p = subprocess.run([HLOX, "sites", module, "--pipeline", decisions.get("pipeline", "scratchpad"), "--decisions", f,
+                        "--json"], capture_output=True, text=True)
+    try:
+        j = json.loads(p.stdout)
+    except json.JSONDecodeError:
+        return []
+    return [site["rule"] for site in j.get("sites", [])] if j.get("key") == key else []
 
 
 def cmd_search(a):
@@ -133,10 +168,11 @@ def cmd_search(a):
             r["cpu"] = j.get("paired", j)
         except json.JSONDecodeError:
             r["cpu"] = {"error": (p.stderr or p.stdout)[-200:]}
-    print(f"target {a.target}; search: evolution, budget {a.budget}, joint point (first that exists of "
+    algo = a.algo + (f" (surrogate children {a.surrogate_children})" if a.algo == "evolution" else "")
+    print(f"target {a.target}; search: {algo}, budget {a.budget}, joint point (first that exists of "
           f"{', '.join(POINTS)}); out {out}")
     print(f"{'module':36s} {'default sim':>12s} {'best sim':>12s} {'change':>8s} {'model chg':>9s} "
-          f"{'CPU speedup of the best, paired [95%], verdict':>34s}")
+          f"{'floor/dflt':>10s} {'CPU speedup of the best, paired [95%], verdict':>34s}")
     reduced = 0
     for name, r in results.items():
         if "error" in r:
@@ -153,7 +189,10 @@ def cmd_search(a):
         if "speedup" in cpu:
             ctext = f"{cpu['speedup']:.3f} [{cpu['ci_low']:.3f}, {cpu['ci_high']:.3f}] {cpu.get('outcome', '')}"
         reduced += sg <= 0.8 * sb
-        print(f"{name:36s} {sb:12.4g} {sg:12.4g} {100 * (sg / sb - 1):+7.1f}% {100 * (mg / mb - 1):+8.1f}% {ctext:>24s}")
+        floor = r.get("floor")
+        ftext = f"{floor / mb:.3f}" if floor else "-"
+        print(f"{name:36s} {sb:12.4g} {sg:12.4g} {100 * (sg / sb - 1):+7.1f}% {100 * (mg / mb - 1):+8.1f}% "
+              f"{ftext:>10s} {ctext:>24s}")
         steps = ", ".join(f"{k}: {100 * (v / mb - 1):+.1f}%" for k, v in r.get("parts", {}).items() if v)
         print(f"{'':36s} sites changed from the default: {r.get('changed')}; modelled change with the first "
               f"parts only: {steps or '-'}")
@@ -172,7 +211,9 @@ def main():
         p.add_argument("--jobs", type=int, default=2)
         p.add_argument("--max-touches", type=int, default=400_000_000)
     sub.choices["agree"].add_argument("--random", type=int, default=3)
-    sub.choices["search"].add_argument("--budget", type=int, default=200)
+    sub.choices["search"].add_argument("--budget", type=int, default=500)
+    sub.choices["search"].add_argument("--algo", default="evolution")
+    sub.choices["search"].add_argument("--surrogate-children", type=int, default=6)
     sub.choices["search"].add_argument("--out", default="")
     sub.choices["search"].add_argument("--no-cpu", action="store_true")
     sub.choices["search"].add_argument("--reuse", action="store_true",

@@ -27,7 +27,24 @@ const std::vector<std::string> kKey = {"\"hlox_sp_tiling\":\""};
 const std::vector<std::string> kStageChoices = {"split", "join"};
 const std::vector<std::string> kStageKey = {"\"hlox_sp_stage\":\""};
 
-bool ControlFlow(Opcode op) { return op == Opcode::kWhile || op == Opcode::kConditional || op == Opcode::kCall; }
+// Kernels a join can stage: not control flow, and none of the ops the traffic model reads as
+// opaque bytes (no loop to share). A custom call's backend_config belongs to its target.
+bool Stageable(Opcode op) {
+  switch (op) {
+    case Opcode::kWhile:
+    case Opcode::kConditional:
+    case Opcode::kCall:
+    case Opcode::kCustomCall:
+    case Opcode::kGather:
+    case Opcode::kScatter:
+    case Opcode::kSort:
+    case Opcode::kDynamicSlice:
+    case Opcode::kDynamicUpdateSlice:
+    case Opcode::kRng:
+    case Opcode::kRngBitGenerator: return false;
+    default: return true;
+  }
+}
 
 // Whether `instr` reads `kernel`'s result, directly or through ops that only forward values.
 bool ReadsResultOf(const Instruction& instr, const Instruction* kernel, int depth = 0) {
@@ -39,13 +56,13 @@ bool ReadsResultOf(const Instruction& instr, const Instruction* kernel, int dept
 }
 
 // The kernels (instructions that are not alias ops) that can join the kernel before them: they
-// read its result, and neither is control flow.
+// read its result, and both are stageable.
 std::vector<Instruction*> StageCandidates(const Computation& comp) {
   std::vector<Instruction*> out;
   const Instruction* prev = nullptr;
   for (Instruction* i : comp.PostOrder()) {
     if (IsAliasOpcode(i->opcode())) continue;
-    if (prev != nullptr && !ControlFlow(i->opcode()) && !ControlFlow(prev->opcode()) && ReadsResultOf(*i, prev)) {
+    if (prev != nullptr && Stageable(i->opcode()) && Stageable(prev->opcode()) && ReadsResultOf(*i, prev)) {
       out.push_back(i);
     }
     prev = i;
