@@ -59,7 +59,7 @@ double Kernel::WriteBytes() const {
   return s;
 }
 
-bool IsAliasOp(const Instruction& instr) { return IsAliasOpcode(instr.opcode()); }
+bool IsAliasOp(const Instruction& instr) { return IsAliasInstruction(instr); }
 
 bool IsControlFlowOp(const Instruction& instr) {
   switch (instr.opcode()) {
@@ -181,7 +181,7 @@ KernelModel BuildKernelModel(const Computation& computation) {
         if (i->operand_count() > 0) r = resolved[i->operand(0)];
         break;
       case Opcode::kAfterAll: break;
-      default: r = own(i); break;
+      default: r = IsSharedIdentityCall(*i) ? resolved[i->operand(0)] : own(i); break;
     }
     resolved[i] = r;
     if (IsAliasOp(*i)) continue;

@@ -444,7 +444,7 @@ class Model {
     for (const Entry& x : entries) {
       Res& r = after[x.tensor];
       r.bytes = std::max(r.bytes, x.share);
-      r.last = clock_;
+      r.last = ++clock_;  // a stamp per access, in access order: ties never hang on hash order
       r.dirty = r.dirty || x.write;
       if (x.write) {
         // Every visit ends in a write-back, but for the share still resident at the end
@@ -477,7 +477,6 @@ class Model {
       }
     }
     resident_ = std::move(after);
-    ++clock_;
     kt.write_bytes += EvictToFit();
   }
 

@@ -148,7 +148,8 @@ class Planner {
 
   // Bytes one step of `tile` indices of the group loop touches (each tensor once).
   double StepBytes(const std::vector<Member>& ms, int64_t tile) const {
-    std::unordered_map<TensorId, double, TensorIdHash> lines;
+    std::unordered_map<TensorId, size_t, TensorIdHash> where;
+    std::vector<double> lines;  // per tensor, in access order (a sum in a fixed order)
     for (const Member& mb : ms) {
       Box box;
       for (const Loop& l : mb.nest.loops) {
@@ -157,12 +158,13 @@ class Planner {
       }
       box.len[mb.loop] = std::min(tile, extent_);
       for (const Access& a : mb.nest.accesses) {
-        double& x = lines[a.tensor];
-        x = std::max(x, ApproxBoxLines(a, box, t_.line_bytes));
+        auto [it, added] = where.try_emplace(a.tensor, lines.size());
+        if (added) lines.push_back(0);
+        lines[it->second] = std::max(lines[it->second], ApproxBoxLines(a, box, t_.line_bytes));
       }
     }
     double total = 0;
-    for (const auto& [tensor, l] : lines) total += l;
+    for (double l : lines) total += l;
     return total * static_cast<double>(t_.line_bytes);
   }
 

@@ -18,4 +18,14 @@ bool IsAliasOpcode(Opcode op) {
   }
 }
 
+bool IsSharedIdentityCall(const Instruction& instr) {
+  return instr.opcode() == Opcode::kCustomCall && instr.operand_count() == 1 &&
+         instr.attrs().custom_call_target == "AwsNeuronTransferWithStaticRing" &&
+         instr.shape() == instr.operand(0)->shape();
+}
+
+bool IsAliasInstruction(const Instruction& instr) {
+  return IsAliasOpcode(instr.opcode()) || IsSharedIdentityCall(instr);
+}
+
 }  // namespace hlox

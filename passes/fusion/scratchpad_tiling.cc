@@ -50,7 +50,7 @@ bool Stageable(Opcode op) {
 bool ReadsResultOf(const Instruction& instr, const Instruction* kernel, int depth = 0) {
   for (const Instruction* op : instr.operands()) {
     if (op == kernel) return true;
-    if (depth < 8 && IsAliasOpcode(op->opcode()) && ReadsResultOf(*op, kernel, depth + 1)) return true;
+    if (depth < 8 && IsAliasInstruction(*op) && ReadsResultOf(*op, kernel, depth + 1)) return true;
   }
   return false;
 }
@@ -61,7 +61,7 @@ std::vector<Instruction*> StageCandidates(const Computation& comp) {
   std::vector<Instruction*> out;
   const Instruction* prev = nullptr;
   for (Instruction* i : comp.PostOrder()) {
-    if (IsAliasOpcode(i->opcode())) continue;
+    if (IsAliasInstruction(*i)) continue;
     if (prev != nullptr && Stageable(i->opcode()) && Stageable(prev->opcode()) && ReadsResultOf(*i, prev)) {
       out.push_back(i);
     }
