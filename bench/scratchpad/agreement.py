@@ -160,6 +160,11 @@ def cmd_search(a):
     for name, r in results.items():
         if "error" in r or a.no_cpu:
             continue
+        if all(k.startswith("scratchpad-tiling") for k in r.get("changed", {})):
+            # Only scratchpad decisions changed: the CPU runtime reads none of them, so both sides
+            # run the same program.
+            r["cpu"] = {"same_program": True}
+            continue
         module = [m for m in a.modules if os.path.basename(m).replace(".hlo", "") == name][0]
         p = subprocess.run([HLOX, "eval", module, "--decisions", r["best_file"], "--paired-against", "default",
                             "--in-process", "--json"], capture_output=True, text=True)
@@ -188,6 +193,8 @@ def cmd_search(a):
         ctext = "-"
         if "speedup" in cpu:
             ctext = f"{cpu['speedup']:.3f} [{cpu['ci_low']:.3f}, {cpu['ci_high']:.3f}] {cpu.get('outcome', '')}"
+        elif cpu.get("same_program"):
+            ctext = "same CPU program"
         reduced += sg <= 0.8 * sb
         floor = r.get("floor")
         ftext = f"{floor / mb:.3f}" if floor else "-"

@@ -85,6 +85,23 @@ bool Tiled(const Instruction& i) {
   return false;
 }
 
+// A site on kernel `i`; features: opcode, result bytes, operand bytes, operand count.
+DecisionSite KernelSite(const Instruction& i, const Computation& comp, const char* prefix, const char* rule,
+                        const std::vector<std::string>& choices) {
+  DecisionSite s;
+  s.id = absl::StrCat(prefix, i.name());
+  s.rule = rule;
+  s.instructions = {i.name()};
+  s.computation = comp.name();
+  s.choices = choices;
+  s.default_choice = 0;
+  int64_t operand_bytes = 0;
+  for (const Instruction* op : i.operands()) operand_bytes += op->shape().ByteSize();
+  s.features = {static_cast<float>(i.opcode()), static_cast<float>(i.shape().ByteSize()),
+                static_cast<float>(operand_bytes), static_cast<float>(i.operand_count())};
+  return s;
+}
+
 class ScratchpadTiling : public Pass {
  public:
   std::string_view name() const override { return "scratchpad-tiling"; }
@@ -93,31 +110,10 @@ class ScratchpadTiling : public Pass {
     std::vector<DecisionSite> sites;
     for (Computation* comp : fusion::FusibleComputations(module)) {
       for (Instruction* i : comp->PostOrder()) {
-        if (!Tiled(*i)) continue;
-        DecisionSite s;
-        s.id = absl::StrCat("sp:", i->name());
-        s.rule = "sp_tiling";
-        s.instructions = {i->name()};
-        s.computation = comp->name();
-        s.choices = kChoices;
-        s.default_choice = 0;
-        int64_t operand_bytes = 0;
-        for (const Instruction* op : i->operands()) operand_bytes += op->shape().ByteSize();
-        s.features = {static_cast<float>(i->opcode()), static_cast<float>(i->shape().ByteSize()),
-                      static_cast<float>(operand_bytes), static_cast<float>(i->operand_count())};
-        sites.push_back(std::move(s));
+        if (Tiled(*i)) sites.push_back(KernelSite(*i, *comp, "sp:", "sp_tiling", kChoices));
       }
       for (Instruction* i : StageCandidates(*comp)) {
-        DecisionSite s;
-        s.id = absl::StrCat("stage:", i->name());
-        s.rule = "sp_stage";
-        s.instructions = {i->name()};
-        s.computation = comp->name();
-        s.choices = kStageChoices;
-        s.default_choice = 0;
-        s.features = {static_cast<float>(i->opcode()), static_cast<float>(i->shape().ByteSize()), 0.f,
-                      static_cast<float>(i->operand_count())};
-        sites.push_back(std::move(s));
+        sites.push_back(KernelSite(*i, *comp, "stage:", "sp_stage", kStageChoices));
       }
     }
     return sites;

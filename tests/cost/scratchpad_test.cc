@@ -88,8 +88,8 @@ TEST(ScratchpadTraffic, TilingsChangeTrafficAndTheBestBeatsNative) {
 // Kernels of several kinds, fused and not, where tensors are larger than the scratchpad:
 // convolution with padding and stride, reduce and reduce-window, a transposing fusion, slices,
 // pads, concatenation, broadcasts, reshapes and a chain whose intermediates die.
-constexpr char kMix[] = R"(HloModule mix
-add {
+// The reducers of the modules below.
+constexpr char kAddMax[] = R"(add {
   x = f32[] parameter(0)
   y = f32[] parameter(1)
   ROOT s = f32[] add(x, y)
@@ -99,7 +99,9 @@ max {
   y = f32[] parameter(1)
   ROOT s = f32[] maximum(x, y)
 }
-fused_t {
+)";
+
+const std::string kMix = std::string("HloModule mix\n") + kAddMax + R"(fused_t {
   p = f32[96,130] parameter(0)
   t = f32[130,96] transpose(p), dimensions={1,0}
   q = f32[130,96] parameter(1)
@@ -267,18 +269,7 @@ TEST(ScratchpadTiling, SitesWriteTheKeyTheModelReads) {
 // A softmax over 1024 rows of 600 (2.4 KB each), 2.4 MB in all, on scratchpads far smaller: each
 // op alone streams whole tensors through DRAM; staged (every op joined to the one before it),
 // the rows each op writes are read by the next while they are in the scratchpad.
-constexpr char kSoftmax[] = R"(HloModule softmax
-add {
-  x = f32[] parameter(0)
-  y = f32[] parameter(1)
-  ROOT s = f32[] add(x, y)
-}
-max {
-  x = f32[] parameter(0)
-  y = f32[] parameter(1)
-  ROOT s = f32[] maximum(x, y)
-}
-ENTRY e {
+const std::string kSoftmax = std::string("HloModule softmax\n") + kAddMax + R"(ENTRY e {
   x = f32[1024,600] parameter(0)
   m = f32[1024] reduce(x, f32[] constant(-inf)), dimensions={1}, to_apply=max
   mb = f32[1024,600] broadcast(m), dimensions={0}, backend_config={"hlox_sp_stage":"join"}
@@ -343,6 +334,26 @@ TEST(ScratchpadStaging, JoinsThatCannotStageAreIgnored) {
   EXPECT_LT(std::abs(Disagreement(*softmax->entry(), Target(int64_t{16} << 10, 64))), 0.10);
 }
 
+// A member may reduce over the shared loop (a column sum of the rows the group makes): its result
+// does not depend on that loop, stays resident across the steps and is written back once.
+TEST(ScratchpadStaging, AMemberMayReduceOverTheSharedLoop) {
+  std::string text = kSoftmax;
+  text.replace(text.find("ROOT y"), 6, "y");
+  text.replace(text.rfind("}"), 1,
+               "  ROOT cs = f32[600] reduce(y, f32[] constant(0)), dimensions={0}, to_apply=add, "
+               "backend_config={\"hlox_sp_stage\":\"join\"}\n}");
+  auto m = Parse(text);
+  ASSERT_TRUE(m);
+  for (int64_t s : {int64_t{64} << 10, int64_t{256} << 10}) {
+    const ScratchpadTarget t = Target(s, 64);
+    const TrafficReport r = ScratchpadTraffic(*m->entry(), t);
+    EXPECT_NE(r.kernels[7].tiling.find("staged 8/8"), std::string::npos) << r.kernels[7].tiling;
+    // x read once, the column sums written once: nothing else moves.
+    EXPECT_LT(r.Total(), 1.02 * (1024 * 600 + 600) * 4.0) << s;
+    EXPECT_LT(std::abs(Disagreement(*m->entry(), t)), 0.10) << s;
+  }
+}
+
 // The pass offers a staging site per kernel that reads the kernel before it; "join" writes the
 // key the model reads.
 TEST(ScratchpadStaging, SitesWriteTheKeyTheModelReads) {
@@ -364,6 +375,28 @@ TEST(ScratchpadStaging, SitesWriteTheKeyTheModelReads) {
   EXPECT_EQ(sp::BackendKey(*(*out)->entry()->root(), "hlox_sp_stage"), "join");
   const ScratchpadTarget t = Target(int64_t{256} << 10, 64);
   EXPECT_LT(ScratchpadTraffic(*(*out)->entry(), t).Total(), 0.5 * ScratchpadTraffic(*m->entry(), t).Total());
+}
+
+// AwsNeuronTransferWithStaticRing of its operand's exact shape is an identity the runtime runs by
+// sharing the buffer: no kernel, no bytes; with another shape it copies, and is a kernel.
+TEST(ScratchpadTraffic, SharedIdentityCallsMoveNothing) {
+  auto m = Parse(R"(HloModule t
+ENTRY e {
+  w = f32[512,256] parameter(0)
+  x = f32[8,512] parameter(1)
+  same = f32[512,256] custom-call(w), custom_call_target="AwsNeuronTransferWithStaticRing"
+  d = f32[8,256] dot(x, same), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  other = f32[256,512] custom-call(w), custom_call_target="AwsNeuronTransferWithStaticRing"
+  ROOT out = (f32[8,256], f32[256,512]) tuple(d, other)
+})");
+  ASSERT_TRUE(m);
+  const KernelModel km = BuildKernelModel(*m->entry());
+  std::vector<std::string> kernels;
+  for (const Kernel& k : km.kernels) kernels.push_back(k.instr->name());
+  EXPECT_EQ(kernels, (std::vector<std::string>{"d", "other"}));
+  // Everything resident: w and x read once, d and other written once.
+  const double all = ScratchpadTraffic(*m->entry(), Target(int64_t{1} << 30, 64)).Total();
+  EXPECT_DOUBLE_EQ(all, (512 * 256 + 8 * 512 + 8 * 256 + 256 * 512) * 4.0);
 }
 
 // Corpus modules (the default pipeline's output plus native tiling) on the small targets: the
