@@ -186,6 +186,25 @@ DecisionVector SearchDriver::RandomVector() {
 
 DecisionVector SearchDriver::Start() { return options_.start_random ? RandomVector() : space_.defaults; }
 
+std::vector<DecisionVector> SearchDriver::RuleSweeps(size_t max) {
+  const DecisionVector start = Start();
+  std::vector<std::string> rules;
+  for (const DecisionSite& site : space_.sites) {
+    if (std::find(rules.begin(), rules.end(), site.rule) == rules.end()) rules.push_back(site.rule);
+  }
+  std::vector<DecisionVector> out;
+  for (const std::string& rule : rules) {
+    if (out.size() >= max) break;
+    DecisionVector v = start;
+    for (int64_t i = 0; i < space_.size(); ++i) {
+      if (space_.sites[i].rule != rule || Choices(i) < 2) continue;
+      v[i] = space_.defaults[i] == 0 ? 1 : 0;
+    }
+    if (v != start) out.push_back(std::move(v));
+  }
+  return out;
+}
+
 SearchResult SearchDriver::Finish() {
   if (noisy_) {
     // One more fresh default measurement (not an evaluation), so the last candidates' drift

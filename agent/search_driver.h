@@ -46,6 +46,10 @@ class SearchDriver {
   // The starting point: the defaults, or a random vector when options.start_random.
   DecisionVector Start();
   DecisionVector RandomVector();
+  // One vector per decision kind (site rule), in order of first appearance, at most `max`: the
+  // start with every site of that rule at another choice (the first non-default one), as a
+  // uniform setting of one kind across the graph (all dots of one layout, every kernel staged).
+  std::vector<DecisionVector> RuleSweeps(size_t max);
   int Choices(int64_t site) const { return static_cast<int>(space_.sites[site].choices.size()); }
 
   const DecisionVector& best() const { return result_.best; }

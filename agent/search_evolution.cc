@@ -1,4 +1,7 @@
-// Evolutionary search: a population seeded with the start vector and random vectors;
+// Evolutionary search: a population seeded with the start vector, one uniform setting per
+// decision kind (SearchDriver::RuleSweeps, up to half the population: a kind whose sites pay
+// only together, such as staging every kernel of a chain, is otherwise out of reach of
+// one-site mutations) and random vectors;
 // each generation breeds children by tournament selection, uniform crossover and per-site
 // mutation, and keeps the best of parents and children. Noise-aware (search.h), members are
 // ranked by the driver's current scores (pessimistic estimates), and each generation re-measures
@@ -34,6 +37,7 @@ void RunEvolution(SearchDriver& d) {
   int pop_size = std::max(4, d.options().population);
   double rate = d.options().mutation_rate > 0 ? d.options().mutation_rate : 1.0 / std::max<int64_t>(1, d.space().size());
   std::vector<DecisionVector> init{d.Start()};
+  for (DecisionVector& v : d.RuleSweeps(static_cast<size_t>(pop_size / 2))) init.push_back(std::move(v));
   while (static_cast<int>(init.size()) < pop_size) init.push_back(d.RandomVector());
   std::vector<double> costs = d.Evaluate(init);
   std::vector<Member> pop;

@@ -90,6 +90,55 @@ TEST_P(AllAlgorithms, RespectsBudgetAndImproves) {
 INSTANTIATE_TEST_SUITE_P(Agents, AllAlgorithms,
                          ::testing::Values("random", "greedy", "beam", "anneal", "gibbs", "evolution"));
 
+// Pays only when every site of one kind is switched together (as staging pays along a whole
+// chain): cost 1 with all "stage" sites at 1, else 2 (less a little per "fuse" site at 0).
+class AllOrNothingEvaluator : public Evaluator {
+ public:
+  explicit AllOrNothingEvaluator(const SearchSpace& s) : space_(s) {}
+  std::vector<ResultRecord> Evaluate(const std::vector<PipelineDecisions>& batch) override {
+    std::vector<ResultRecord> out;
+    for (const PipelineDecisions& d : batch) {
+      const DecisionVector& v = d.at("fusion#0");
+      bool all = true;
+      double c = 2;
+      for (size_t i = 0; i < v.size(); ++i) {
+        if (space_.sites[i].rule == "stage") all = all && v[i] == 1;
+        else c -= 0.001 * (v[i] == 0);
+      }
+      ResultRecord r;
+      r.cost.median = all ? 1 : c;
+      r.cost.samples = {r.cost.median};
+      out.push_back(r);
+    }
+    return out;
+  }
+  int parallelism() const override { return 4; }
+
+ private:
+  const SearchSpace& space_;
+};
+
+// Evolution's first population holds one uniform setting per decision kind, so a kind that pays
+// only as a whole is found at once; one-site mutations and random vectors (2^-24 here) are not.
+TEST(Search, EvolutionSeedsOneUniformSettingPerKind) {
+  SearchSpace space = MakeSpace(32);
+  for (int i = 0; i < 32; ++i) space.sites[i].rule = i % 4 == 0 ? "fuse" : "stage";
+  AllOrNothingEvaluator eval(space);
+  SearchOptions o;
+  o.algo = "evolution";
+  o.budget = 40;
+  o.seed = 1;
+  absl::StatusOr<SearchResult> r = RunSearch(space, eval, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_DOUBLE_EQ(r->best_cost, 1.0);
+  // The sweeps come right after the start: "fuse" sites flipped, then "stage" sites flipped.
+  ASSERT_GE(r->log.size(), 3u);
+  for (int i = 0; i < 32; ++i) {
+    EXPECT_EQ(r->log[1].decisions[i], i % 4 == 0 ? 1 : 0) << i;
+    EXPECT_EQ(r->log[2].decisions[i], i % 4 == 0 ? 0 : 1) << i;
+  }
+}
+
 TEST(Search, GreedyReachesThePlantedOptimum) {
   SearchSpace space = MakeSpace(10);
   PlantedEvaluator eval(10);
