@@ -59,8 +59,6 @@ double Kernel::WriteBytes() const {
   return s;
 }
 
-bool IsAliasOp(const Instruction& instr) { return IsAliasInstruction(instr); }
-
 bool IsControlFlowOp(const Instruction& instr) {
   switch (instr.opcode()) {
     case Opcode::kWhile:
@@ -184,7 +182,7 @@ KernelModel BuildKernelModel(const Computation& computation) {
       default: r = IsSharedIdentityCall(*i) ? resolved[i->operand(0)] : own(i); break;
     }
     resolved[i] = r;
-    if (IsAliasOp(*i)) continue;
+    if (IsAliasInstruction(*i)) continue;  // ir/alias_ops.h: no kernel, no traffic
     Kernel k;
     k.instr = i;
     k.control_flow = IsControlFlowOp(*i);

@@ -1,7 +1,8 @@
 // The kernel view of a computation that bytes-moved, roofline and scratchpad models share: its
 // instructions in schedule order (post order), each either an alias (no kernel) or a kernel
 // reading and writing tensors. A tensor is one array leaf produced by an instruction (a
-// parameter, a constant or a kernel); aliases (tuple, get-tuple-element, bitcast, ...) resolve
+// parameter, a constant or a kernel); aliases (ir/alias_ops.h: tuple, get-tuple-element,
+// bitcast, ..., and custom calls the runtime runs as shared-buffer identities) resolve
 // to the tensors they forward.
 #pragma once
 
@@ -47,8 +48,6 @@ struct KernelModel {
   std::unordered_map<TensorId, double, TensorIdHash> tensor_bytes;  // full size of each tensor
 };
 
-// True for instructions that only forward or name values (no kernel, no traffic).
-bool IsAliasOp(const Instruction& instr);
 bool IsControlFlowOp(const Instruction& instr);
 // The kind of kernel `instr` runs as (a fusion: by the fused evaluator that runs it; a fusion
 // that runs unfused: kOther, its body's kernels are costed instead).
